@@ -1,0 +1,200 @@
+"""Present suite results: terminal tables, a JSON file, a PNG chart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .suite import format_seconds
+from .workloads import AUTOGRAPH, EAGER, HAND_LAX, KINDS, UNROLLED
+
+RATIO_TARGET = 1.05
+
+
+def _cell(entry: dict | None, key: str = "median_s") -> str:
+    if entry is None:
+        return "-"
+    if "error" in entry:
+        return "error"
+    if "skipped" in entry:
+        return "skipped"
+    value = entry.get(key)
+    return "-" if value is None else format_seconds(value)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
+    return "\n".join(lines)
+
+
+def per_call_table(results: dict) -> str:
+    """Median time per call of each implementation, and the ratios to hand lax."""
+    rows = []
+    for w in results["workloads"]:
+        impls = w["impls"]
+        ratio = w.get("ratio_autograph_to_hand_lax")
+        unrolled = w.get("ratio_unrolled_to_hand_lax")
+        agree = all(e.get(k, True) for e in impls.values() for k in e if k.startswith("agrees"))
+        rows.append([w["name"], *(_cell(impls.get(k)) for k in KINDS),
+                     f"{ratio:.2f}" if ratio else "-",
+                     f"{unrolled:.2f}" if unrolled else "-",
+                     "yes" if agree else "NO"])
+    return _table(["workload", *KINDS, "autograph/hand", "unrolled/hand", "results agree"], rows)
+
+
+def first_call_table(results: dict) -> str:
+    """First-call cost of the compiled implementations, split into stages, and jaxpr sizes."""
+    rows = []
+    for w in results["workloads"]:
+        for kind in (AUTOGRAPH, HAND_LAX, UNROLLED):
+            e = w["impls"].get(kind)
+            if e is None or "trace_s" not in e:
+                continue
+            rows.append([w["name"], kind, format_seconds(e.get("convert_s", 0.0)),
+                         format_seconds(e["trace_s"]), format_seconds(e["lower_s"]),
+                         format_seconds(e["compile_s"]), format_seconds(e["first_call_s"]),
+                         f"{e['eqns']['top']}", f"{e['eqns']['total']}"])
+    return _table(["workload", "impl", "convert", "trace", "lower", "compile", "first call",
+                   "eqns (top)", "eqns (all)"], rows)
+
+
+def errors_table(results: dict) -> str:
+    """Every implementation that failed, was skipped, or disagreed, with the reason."""
+    rows = []
+    for w in results["workloads"]:
+        for kind, e in w["impls"].items():
+            if "error" in e:
+                rows.append([w["name"], kind, "error: " + _shorten(e["error"])])
+            elif "skipped" in e:
+                rows.append([w["name"], kind, "skipped: " + e["skipped"]])
+            elif "mismatch" in e:
+                rows.append([w["name"], kind, "results differ: " + e["mismatch"]])
+    return _table(["workload", "impl", "status"], rows) if rows else ""
+
+
+def _shorten(text: str, limit: int = 150) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def conversion_table(results: dict) -> str:
+    """Cold and cached conversion time per function."""
+    rows = []
+    for name, c in results["conversion"].items():
+        if "error" in c:
+            rows.append([name, "error: " + _shorten(c["error"]), ""])
+        else:
+            rows.append([name, format_seconds(c["cold_s"]), format_seconds(c["cached_s"])])
+    return _table(["function", "cold", "cached"], rows)
+
+
+def scaling_table(results: dict) -> str:
+    """Trace + lower + compile time of ``for i in range(n)`` per n and implementation."""
+    by_n: dict[int, dict[str, str]] = {}
+    for row in results["scaling"]:
+        if "error" in row:
+            cell = "error"
+        elif "skipped" in row:
+            cell = "skipped"
+        else:
+            cell = f"{format_seconds(row['total_s'])} ({row['eqns']['total']} eqns)"
+        by_n.setdefault(row["n"], {})[row["kind"]] = cell
+    kinds = (AUTOGRAPH, HAND_LAX, UNROLLED)
+    rows = [[str(n), *(cells.get(k, "-") for k in kinds)] for n, cells in by_n.items()]
+    return _table(["n", *kinds], rows)
+
+
+def render_text(results: dict) -> str:
+    """The whole report as terminal text."""
+    env = results["environment"]
+    plan = results["settings"]["plan"]
+    parts = [
+        f"jax {env['jax']} on {env['backend']} ({env['device']}), {env['cpu_count']} CPUs, "
+        f"python {env['python']}; {'quick' if results['settings']['quick'] else 'full'} run, "
+        f"{plan['rounds']} interleaved rounds, medians",
+        "",
+        "Per-call time (median)",
+        per_call_table(results),
+        "",
+        "First call (compiled implementations) and jaxpr equation counts",
+        first_call_table(results),
+    ]
+    problems = errors_table(results)
+    if problems:
+        parts += ["", "Errors, skips and mismatches", problems]
+    parts += ["", "Conversion time per function", conversion_table(results)]
+    if results["scaling"]:
+        parts += ["", "Compile-time scaling of `for i in range(n)` (trace + lower + compile)",
+                  scaling_table(results)]
+    parts += ["", f"total wall time {results['wall_s']:.1f} s"]
+    return "\n".join(parts)
+
+
+def write_json(results: dict, out_dir: Path) -> Path:
+    """Write ``results.json`` under ``out_dir``; return its path."""
+    path = out_dir / "results.json"
+    path.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return path
+
+
+def write_chart(results: dict, out_dir: Path) -> Path | None:
+    """Write ``results.png`` (ratios per workload, scaling curve); None without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6))
+    _plot_ratios(left, results)
+    _plot_scaling(right, results)
+    env = results["environment"]
+    fig.suptitle(f"jax-autograph benchmarks: jax {env['jax']}, {env['backend']} "
+                 f"({env['device']})")
+    fig.tight_layout()
+    path = out_dir / "results.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _plot_ratios(ax, results: dict) -> None:
+    names = [w["name"] for w in results["workloads"]]
+    kinds = [(AUTOGRAPH, "autograph"), (UNROLLED, "jit, unrolled"), (EAGER, "eager")]
+    height = 0.8 / len(kinds)
+    for k, (kind, label) in enumerate(kinds):
+        ys, xs = [], []
+        for i, w in enumerate(results["workloads"]):
+            ratio = w.get(f"ratio_{kind}_to_hand_lax")
+            if ratio:
+                ys.append(i + (k - 1) * height)
+                xs.append(ratio)
+        ax.barh(ys, xs, height=height, label=label)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.axvline(RATIO_TARGET, color="red", linestyle="--", linewidth=0.8,
+               label=f"target {RATIO_TARGET}")
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("median time per call / hand-written lax (log)")
+    ax.set_title("Run time relative to hand-written jax.lax")
+    ax.legend(loc="lower right", fontsize="small")
+
+
+def _plot_scaling(ax, results: dict) -> None:
+    for kind, label in ((AUTOGRAPH, "autograph"), (HAND_LAX, "hand lax"),
+                        (UNROLLED, "jit, unrolled")):
+        points = [(r["n"], r["total_s"]) for r in results["scaling"]
+                  if r["kind"] == kind and "total_s" in r]
+        if points:
+            ns, ts = zip(*points, strict=True)
+            ax.plot(ns, ts, marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("trip count n of `for i in range(n)`")
+    ax.set_ylabel("trace + lower + compile (s)")
+    ax.set_title("Compile time vs trip count")
+    ax.legend(fontsize="small")
