@@ -25,12 +25,12 @@ or stages both with ``lax.cond`` when it is traced.
 from __future__ import annotations
 
 import jax
-from autograph.runtime import state as st
-from autograph.runtime.tracing import caller_location, is_tracer, param_names
-from autograph.runtime.undefined import Undefined, is_undefined
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import state as st
+from autograph.runtime.tracing import caller_location, is_tracer, param_names
+from autograph.runtime.undefined import Undefined, is_undefined
 
 
 def if_stmt(cond, if_true, if_false, state):

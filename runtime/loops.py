@@ -40,12 +40,12 @@ import operator
 
 import jax
 import jax.numpy as jnp
-from autograph.runtime import state as st
-from autograph.runtime.conditionals import predicate
-from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import state as st
+from autograph.runtime.conditionals import predicate
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 
 
 class TracedRange:

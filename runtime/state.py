@@ -11,11 +11,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from autograph.runtime.tracing import describe
-from autograph.runtime.undefined import Undefined, is_undefined
 from jax import lax, tree_util
 
 from autograph.errors import ConversionError, StagingTypeError
+from autograph.runtime.tracing import describe
+from autograph.runtime.undefined import Undefined, is_undefined
 
 
 def as_tuple(value, count: int) -> tuple:
