@@ -1,0 +1,26 @@
+"""Static analysis of a function's AST: names read and modified, liveness, definedness.
+
+Each pass stores its results as annotations on the nodes (see ``annos``); the
+converters read them. The passes work on the structured AST directly: Python has
+no ``goto``, so data flow follows the nesting of statements.
+"""
+
+from autograph.analysis import annos
+from autograph.analysis.activity import (
+    bound_names,
+    local_names,
+    modified_names,
+    read_names,
+)
+from autograph.analysis.definedness import annotate_definedness
+from autograph.analysis.liveness import annotate_liveness
+
+__all__ = [
+    "annos",
+    "annotate_definedness",
+    "annotate_liveness",
+    "bound_names",
+    "local_names",
+    "modified_names",
+    "read_names",
+]

@@ -1,0 +1,206 @@
+"""Which names a piece of code reads, binds and modifies.
+
+Scopes are respected: the bodies of nested functions, lambdas and comprehensions
+bind their own names; the names they read from outside count as reads of the
+enclosing code (a closure reads its free variables).
+"""
+
+from __future__ import annotations
+
+import gast
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def bound_names(target) -> set[str]:
+    """Names bound by an assignment target (``a``, ``a, (b, *c)``); none for ``x[i]``."""
+    if isinstance(target, gast.Name):
+        return {target.id}
+    if isinstance(target, (gast.Tuple, gast.List)):
+        names = set()
+        for elt in target.elts:
+            names |= bound_names(elt)
+        return names
+    if isinstance(target, gast.Starred):
+        return bound_names(target.value)
+    return set()
+
+
+def _base_name(target):
+    """``x`` for ``x[i]``, ``x.a.b``, ``x[i].a``; None when the base is not a name."""
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+def modified_names(stmts) -> set[str]:
+    """Names that ``stmts`` rebind or mutate through item or attribute assignment.
+
+    ``x[i] = v`` and ``x.a = v`` modify ``x``: in a staged region the new value
+    of ``x`` has to be carried out of the region like a rebinding.
+    """
+    visitor = _ModifiedNames()
+    for stmt in stmts if isinstance(stmts, list) else [stmts]:
+        visitor.visit(stmt)
+    return visitor.names
+
+
+class _ModifiedNames(gast.NodeVisitor):
+    def __init__(self):
+        self.names = set()
+
+    def _target(self, target):
+        self.names |= bound_names(target)
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for elt in target.elts:
+                self._target(elt)
+        elif isinstance(target, gast.Starred):
+            self._target(target.value)
+        else:
+            base = _base_name(target)
+            if base is not None:
+                self.names.add(base)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self._target(target)
+        self.visit(node.value)
+
+    def visit_AugAssign(self, node):
+        self._target(node.target)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self._target(node.target)
+            self.visit(node.value)
+
+    def visit_For(self, node):
+        self._target(node.target)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node):
+        if node.optional_vars is not None:
+            self._target(node.optional_vars)
+
+    def visit_ExceptHandler(self, node):
+        if node.name is not None:
+            self._target(node.name)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self._target(target)
+
+    def visit_NamedExpr(self, node):
+        self._target(node.target)
+        self.visit(node.value)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.names.add((alias.asname or alias.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def visit_FunctionDef(self, node):
+        self.names.add(node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        pass
+
+    def _comprehension(self, node):
+        # Only a walrus inside a comprehension binds in the enclosing scope.
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.NamedExpr):
+                self._target(sub.target)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+
+def read_names(node) -> set[str]:
+    """Names read by ``node`` (an expression, statement or list of statements).
+
+    Reads inside nested functions, lambdas and comprehensions count when the name
+    is not bound inside them: those are the values a closure captures.
+    """
+    names = set()
+    for item in node if isinstance(node, list) else [node]:
+        _collect_reads(item, names)
+    return names
+
+
+def _collect_reads(node, names):
+    if isinstance(node, gast.Name):
+        if not isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+        return
+    if isinstance(node, _SCOPES) or isinstance(node, _COMPREHENSIONS):
+        names |= _free_names(node)
+        return
+    for child in gast.iter_child_nodes(node):
+        _collect_reads(child, names)
+
+
+def _free_names(scope) -> set[str]:
+    """Names a nested scope reads from the enclosing one."""
+    outer = set()
+    if isinstance(scope, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+        args = scope.args
+        for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            _collect_reads(default, outer)
+        if not isinstance(scope, gast.Lambda):
+            for decorator in scope.decorator_list:
+                _collect_reads(decorator, outer)
+        body = scope.body if isinstance(scope.body, list) else [scope.body]
+        inner_bound = local_names(scope)
+    elif isinstance(scope, gast.ClassDef):
+        for expr in scope.bases + scope.decorator_list:
+            _collect_reads(expr, outer)
+        body, inner_bound = scope.body, set()
+    else:  # comprehension
+        generators = scope.generators
+        _collect_reads(generators[0].iter, outer)
+        inner_bound = set()
+        for gen in generators:
+            inner_bound |= bound_names(gen.target)
+        body = [gen.iter for gen in generators[1:]]
+        body += [cond for gen in generators for cond in gen.ifs]
+        body += [scope.key, scope.value] if isinstance(scope, gast.DictComp) else [scope.elt]
+    inner_reads = set()
+    for item in body:
+        _collect_reads(item, inner_reads)
+    return outer | (inner_reads - inner_bound)
+
+
+def local_names(fn) -> set[str]:
+    """Names local to function ``fn``: its parameters and every name its body binds,
+    less those declared ``global`` or ``nonlocal``."""
+    args = fn.args
+    params = args.posonlyargs + args.args + args.kwonlyargs
+    params += [a for a in (args.vararg, args.kwarg) if a is not None]
+    names = {p.id for p in params}
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    binders = _Binders()
+    for stmt in body:
+        binders.visit(stmt)
+    names |= binders.names
+    declared = set()
+    for stmt in body:
+        for sub in gast.walk(stmt):
+            if isinstance(sub, (gast.Global, gast.Nonlocal)):
+                declared.update(sub.names)
+    return names - declared
+
+
+class _Binders(_ModifiedNames):
+    """Only true bindings: ``x[i] = v`` does not bind ``x``."""
+
+    def _target(self, target):
+        self.names |= bound_names(target)

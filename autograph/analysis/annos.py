@@ -1,0 +1,21 @@
+"""Annotation keys the analyses attach to AST nodes, and the two accessors."""
+
+LIVE_OUT = "live_out"              # If/While/For: names live after the statement
+LIVE_IN_BODY = "live_in_body"      # If/While/For: names live on entry to the body
+LIVE_IN_ORELSE = "live_in_orelse"  # If: names live on entry to the else branch
+LIVE_AT_HEAD = "live_at_head"      # While/For: names live at the top of each iteration
+DEFINED_IN = "defined_in"          # If/While/For: names bound on every path to the statement
+MAYBE_DEFINED_IN = "maybe_defined_in"  # If/While/For: names bound on some path
+MAYBE_UNDEFINED = "maybe_undefined"    # Name (load): the name may be unbound when read
+
+_PREFIX = "_ag_"
+
+
+def get(node, key, default=None):
+    """The annotation ``key`` of ``node``, or ``default``."""
+    return getattr(node, _PREFIX + key, default)
+
+
+def set(node, key, value):  # noqa: A001 - mirrors get
+    """Attach ``value`` to ``node`` under ``key``."""
+    setattr(node, _PREFIX + key, value)

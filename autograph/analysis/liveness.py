@@ -1,0 +1,184 @@
+"""Liveness: which names may still be read after each point of a function.
+
+A backward pass over the structured statement lists. Loops iterate to a fixed
+point. The result is attached to every ``if``, ``while`` and ``for``:
+``LIVE_OUT`` (after the statement), ``LIVE_IN_BODY`` / ``LIVE_IN_ORELSE`` (on
+entry to a block) and ``LIVE_AT_HEAD`` (at the top of each loop iteration).
+
+The answer errs on the side of "live": a name that may be read is live. Names
+that a nested function or lambda reads from this function are live everywhere,
+because a closure reads them whenever it is called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from autograph.analysis import annos
+from autograph.analysis.activity import bound_names, read_names
+
+_NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+@dataclass(frozen=True)
+class _Loop:
+    after: frozenset   # live where `break` jumps
+    head: frozenset    # live where `continue` jumps
+
+
+def annotate_liveness(fn: gast.FunctionDef) -> None:
+    """Annotate every control-flow statement of ``fn`` (nested functions included)."""
+    _Liveness(_closure_reads(fn)).block(fn.body, frozenset(), None)
+    for node in gast.walk(fn):
+        if node is not fn and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            _Liveness(_closure_reads(node)).block(node.body, frozenset(), None)
+
+
+def _closure_reads(fn) -> frozenset:
+    """Names that nested scopes directly inside ``fn`` read from it."""
+    names = set()
+    for stmt in fn.body:
+        for node in gast.walk(stmt):
+            if isinstance(node, _NESTED_SCOPES):
+                names |= read_names(node)
+    return frozenset(names)
+
+
+class _Liveness:
+    def __init__(self, always_live: frozenset):
+        self.always_live = always_live
+
+    def block(self, stmts, live_out, loop):
+        live = frozenset(live_out) | self.always_live
+        for stmt in reversed(stmts):
+            live = self.stmt(stmt, live, loop) | self.always_live
+        return live
+
+    def stmt(self, node, live_out, loop):
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is not None:
+            return method(node, live_out, loop)
+        return self.simple(node, live_out)
+
+    def simple(self, node, live_out):
+        return (live_out - _kills(node)) | _uses(node)
+
+    def stmt_If(self, node, live_out, loop):
+        body_in = self.block(node.body, live_out, loop)
+        orelse_in = self.block(node.orelse, live_out, loop)
+        annos.set(node, annos.LIVE_OUT, live_out)
+        annos.set(node, annos.LIVE_IN_BODY, body_in)
+        annos.set(node, annos.LIVE_IN_ORELSE, orelse_in)
+        return frozenset(read_names(node.test)) | body_in | orelse_in
+
+    def stmt_While(self, node, live_out, loop):
+        orelse_in = self.block(node.orelse, live_out, loop)
+        test_reads = frozenset(read_names(node.test))
+        head = test_reads | orelse_in
+        while True:
+            body_in = self.block(node.body, head, _Loop(live_out, head))
+            new_head = test_reads | body_in | orelse_in
+            if new_head == head:
+                break
+            head = new_head
+        annos.set(node, annos.LIVE_OUT, live_out)
+        annos.set(node, annos.LIVE_IN_BODY, body_in)
+        annos.set(node, annos.LIVE_AT_HEAD, head)
+        return head
+
+    def stmt_For(self, node, live_out, loop):
+        orelse_in = self.block(node.orelse, live_out, loop)
+        target_kills = frozenset(bound_names(node.target))
+        target_reads = frozenset(read_names(node.target))
+        head = orelse_in
+        while True:
+            body_in = self.block(node.body, head, _Loop(live_out, head))
+            new_head = orelse_in | (body_in - target_kills) | target_reads
+            if new_head == head:
+                break
+            head = new_head
+        annos.set(node, annos.LIVE_OUT, live_out)
+        annos.set(node, annos.LIVE_IN_BODY, body_in)
+        annos.set(node, annos.LIVE_AT_HEAD, head)
+        return frozenset(read_names(node.iter)) | head
+
+    stmt_AsyncFor = stmt_For
+
+    def stmt_Break(self, node, live_out, loop):
+        return loop.after if loop is not None else live_out
+
+    def stmt_Continue(self, node, live_out, loop):
+        return loop.head if loop is not None else live_out
+
+    def stmt_Return(self, node, live_out, loop):
+        return frozenset(read_names(node.value)) if node.value is not None else frozenset()
+
+    def stmt_Raise(self, node, live_out, loop):
+        return frozenset(read_names(node))
+
+    def stmt_With(self, node, live_out, loop):
+        body_in = self.block(node.body, live_out, loop)
+        kills = set()
+        for item in node.items:
+            if item.optional_vars is not None:
+                kills |= bound_names(item.optional_vars)
+        return (body_in - kills) | frozenset(read_names(node.items))
+
+    stmt_AsyncWith = stmt_With
+
+    def stmt_Try(self, node, live_out, loop):
+        # Any statement of the body may raise into a handler: be generous.
+        final_in = self.block(node.finalbody, live_out, loop)
+        orelse_in = self.block(node.orelse, final_in, loop)
+        handlers_in = frozenset()
+        for handler in node.handlers:
+            handlers_in |= self.block(handler.body, final_in, loop)
+            if handler.type is not None:
+                handlers_in |= read_names(handler.type)
+        body_in = self.block(node.body, orelse_in | handlers_in | final_in, loop)
+        return body_in | handlers_in | final_in
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_Match(self, node, live_out, loop):
+        live = frozenset(live_out)
+        for case in node.cases:
+            live |= self.block(case.body, live_out, loop) | read_names(case.pattern)
+            if case.guard is not None:
+                live |= read_names(case.guard)
+        return live | read_names(node.subject)
+
+
+def _kills(node) -> frozenset:
+    """Names a simple statement certainly rebinds (``x = ...``, ``del x``, ``def x``)."""
+    if isinstance(node, gast.Assign):
+        names = set()
+        for target in node.targets:
+            names |= bound_names(target)
+        return frozenset(names)
+    if isinstance(node, gast.AnnAssign) and node.value is not None:
+        return frozenset(bound_names(node.target))
+    if isinstance(node, gast.Delete):
+        names = set()
+        for target in node.targets:
+            names |= bound_names(target)
+        return frozenset(names)
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return frozenset([node.name])
+    if isinstance(node, (gast.Import, gast.ImportFrom)):
+        return frozenset((a.asname or a.name).split(".")[0] for a in node.names)
+    return frozenset()
+
+
+def _uses(node) -> frozenset:
+    """Names a simple statement reads (``x += 1`` reads ``x``; ``x[i] = v`` reads ``x``)."""
+    if isinstance(node, gast.AugAssign):
+        return frozenset(read_names(node.value) | read_names(node.target)
+                         | bound_names(node.target))
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return frozenset(read_names(node))
+    if isinstance(node, (gast.Global, gast.Nonlocal, gast.Import, gast.ImportFrom, gast.Pass)):
+        return frozenset()
+    return frozenset(read_names(node))

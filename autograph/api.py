@@ -1,0 +1,120 @@
+"""The public API: ``convert``, ``to_graph``, ``to_code``, ``do_not_convert`` and directives."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+import jax
+import jax.numpy as jnp
+
+from autograph.context import ConversionOptions
+from autograph.errors import ConversionError
+from autograph.transpiler import Transpiler
+
+_TRANSPILER = Transpiler()
+_DO_NOT_CONVERT = "__autograph_do_not_convert__"
+_ORIGINAL = "__autograph_original__"
+_OPTIONS = "__autograph_options__"
+
+
+def convert(func=None, *, recursive: bool = True):
+    """Convert ``func``'s Python control flow so that it stages under JAX tracing.
+
+    Use as ``@convert`` or ``@convert(recursive=False)``. The converted function
+    keeps ``func``'s name, docstring and signature. Called with Python values it
+    behaves exactly like ``func``; called with traced values (inside ``jax.jit``,
+    ``grad``, ``vmap``...) its ``if``/``while``/``for`` on traced conditions are
+    staged into ``lax.cond``/``while_loop``/``fori_loop``/``scan``. Conversion
+    happens on the first call and is cached.
+
+        @autograph.convert
+        def huber_loss(a, delta=1.0):
+            if abs(a) <= delta:
+                loss = a * a / 2
+            else:
+                loss = delta * (abs(a) - delta / 2)
+            return loss
+
+        huber_loss(0.5)                        # 0.125, plain Python
+        jax.jit(huber_loss)(jnp.float32(3.0))  # 2.5, via lax.cond
+    """
+    options = ConversionOptions(recursive=recursive)
+    if func is None:
+        return functools.partial(convert, recursive=recursive)
+    original = _original(func)
+    if getattr(original, _DO_NOT_CONVERT, False):
+        return func
+    if inspect.ismethod(func):
+        return types.MethodType(convert(func.__func__, recursive=recursive), func.__self__)
+    if not isinstance(original, types.FunctionType):
+        raise ConversionError(
+            f"autograph.convert takes a Python function; got {type(func).__name__} "
+            f"{func!r:.80}. Builtins and C functions need no conversion: call them "
+            "from a converted function.")
+    converted = []
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if not converted:
+            converted.append(_TRANSPILER.convert(original, options))
+        return converted[0](*args, **kwargs)
+
+    setattr(wrapper, _ORIGINAL, original)
+    setattr(wrapper, _OPTIONS, options)
+    return wrapper
+
+
+def to_graph(func, **jit_kwargs):
+    """``jax.jit`` over ``convert(func)``: the converted function, compiled.
+
+    Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
+    """
+    return jax.jit(convert(func), **jit_kwargs)
+
+
+def to_code(func) -> str:
+    """The Python source that ``convert(func)`` runs, as a readable string."""
+    original = _original(func)
+    if inspect.ismethod(original):
+        original = original.__func__
+    if not isinstance(original, types.FunctionType):
+        raise ConversionError(f"to_code takes a Python function; got {func!r:.80}")
+    options = getattr(func, _OPTIONS, ConversionOptions())
+    return _TRANSPILER.program(original, options).source
+
+
+def do_not_convert(func):
+    """Mark ``func`` to be run as it is, never converted (at any call depth)."""
+    setattr(_original(func), _DO_NOT_CONVERT, True)
+    return func
+
+
+def set_loop_options(*, maximum_iterations=None):
+    """Directive, the first statement of a loop body: options for the staged loop.
+
+    ``maximum_iterations=N`` bounds a staged ``while`` loop (or a ``for`` over a
+    traced range) to N iterations and lowers it to a masked ``scan``, which
+    reverse-mode ``jax.grad`` can differentiate. Run as plain Python, it does
+    nothing: the loop runs as the original would.
+    """
+    del maximum_iterations
+
+
+def set_element_type(lst, dtype, shape=()):
+    """Directive: declare that the list ``lst`` holds arrays of ``dtype`` and ``shape``.
+
+    Run as plain Python it returns ``lst`` unchanged.
+    """
+    del dtype, shape
+    return lst
+
+
+def stack(lst):
+    """The elements of the list ``lst`` stacked into one array along a new first axis."""
+    return jnp.stack(lst)
+
+
+def _original(func):
+    return getattr(func, _ORIGINAL, func)

@@ -1,0 +1,58 @@
+"""What a converter knows about the function it rewrites."""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+
+import gast
+
+
+@dataclass(frozen=True)
+class ConversionOptions:
+    """Options that change the generated code (part of the cache key)."""
+
+    recursive: bool = True
+
+
+@dataclass
+class ConversionContext:
+    """Per-function facts and services shared by the converters."""
+
+    filename: str
+    runtime_name: str
+    options: ConversionOptions
+    user_names: frozenset          # every identifier the user's function mentions
+    shadowing_names: frozenset     # names the function binds, its closure and module define
+    _fresh: dict = field(default_factory=dict)
+
+    def fresh_name(self, base: str) -> str:
+        """``base``, or ``base_1``, ``base_2``... if the user's code uses ``base``.
+
+        The same base always gives the same name: generated helpers of the same kind
+        can share a name because each lives in its own scope.
+        """
+        if base not in self._fresh:
+            candidate, n = base, 0
+            while candidate in self.user_names:
+                n += 1
+                candidate = f"{base}_{n}"
+            self._fresh[base] = candidate
+        return self._fresh[base]
+
+    def is_builtin(self, name: str) -> bool:
+        """Whether ``name`` read in this function is Python's builtin of that name."""
+        return name not in self.shadowing_names and hasattr(builtins, name)
+
+
+def all_identifiers(node) -> frozenset:
+    """Every identifier in ``node``: names, parameters, function and class names."""
+    names = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name):
+            names.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(sub.name)
+        elif isinstance(sub, gast.alias):
+            names.add((sub.asname or sub.name).split(".")[0])
+    return frozenset(names)

@@ -1,0 +1,212 @@
+"""Code templates: converters write what they emit as Python source with placeholders.
+
+    nodes = templates.replace(
+        '''
+        def body_name(state):
+            body
+            return state
+        state = ag__.while_stmt(test_name, body_name, state)
+        ''',
+        body_name='loop_body', state=['n', 'steps'], body=node.body, ...)
+
+A placeholder is a name in the template. What replaces it depends on what is given:
+- a ``str``: the name is renamed (also a function's name or a parameter);
+- a gast expression: it takes the name's place, in the name's load/store context;
+- a list of statements: an expression statement holding just the name is replaced
+  by them (an empty list removes it);
+- a list of names (``str``) or expressions where the template has a name
+  standing for several: parameters, tuple elements, call arguments. A name used as
+  a bare value (``return state``) becomes a tuple for several names, the name
+  itself for one, and a statement ``return state`` or ``state = call`` with no
+  names is shortened to ``return`` / ``call``.
+
+Every replacement given must be used, so a typo in a placeholder fails loudly.
+"""
+
+from __future__ import annotations
+
+import functools
+import textwrap
+
+import gast
+
+_LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+@functools.cache
+def _parse(template: str):
+    module = gast.parse(textwrap.dedent(template))
+    for node in gast.walk(module):
+        for field in _LOCATION_FIELDS:
+            if hasattr(node, field):
+                setattr(node, field, None)
+    return module.body
+
+
+def replace(template: str, **replacements) -> list:
+    """The statements of ``template`` with its placeholders replaced."""
+    stmts = copy_tree(_parse(template))
+    replacer = _Replacer(replacements)
+    result = replacer.statements(stmts)
+    unused = set(replacements) - replacer.used
+    if unused:
+        raise ValueError(f"placeholders not in the template: {sorted(unused)}")
+    return result
+
+
+def replace_expr(template: str, **replacements):
+    """Like ``replace`` for a template that is a single expression."""
+    stmts = replace(template, **replacements)
+    if len(stmts) != 1 or not isinstance(stmts[0], gast.Expr):
+        raise ValueError("the template is not a single expression")
+    return stmts[0].value
+
+
+def name(identifier: str, ctx=None) -> gast.Name:
+    """A ``gast.Name`` node (load context unless ``ctx`` is given)."""
+    return gast.Name(id=identifier, ctx=ctx or gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def copy_tree(value):
+    """A deep copy of a gast tree (or list of trees), annotations included; much
+    faster than ``copy.deepcopy``, which matters for conversion time."""
+    if isinstance(value, gast.AST):
+        new = type(value).__new__(type(value))
+        new.__dict__.update(
+            (k, copy_tree(v) if isinstance(v, (gast.AST, list)) else v)
+            for k, v in value.__dict__.items())
+        return new
+    if isinstance(value, list):
+        return [copy_tree(v) for v in value]
+    return value
+
+
+def set_location(nodes, origin) -> None:
+    """Give every node of ``nodes`` that has no location the location of ``origin``.
+
+    Nodes that have a location are the user's own code: they and everything below
+    them are left as they are.
+    """
+    loc = {f: getattr(origin, f, None) for f in _LOCATION_FIELDS}
+    if loc["end_lineno"] != loc["lineno"]:
+        # Generated code stands for the construct's first line (`while n != 1:`).
+        loc["end_lineno"], loc["end_col_offset"] = loc["lineno"], None
+    stack = list(nodes) if isinstance(nodes, list) else [nodes]
+    while stack:
+        node = stack.pop()
+        if "lineno" in node._attributes:
+            if getattr(node, "lineno", None) is not None:
+                continue
+            for field, value in loc.items():
+                setattr(node, field, value)
+        stack.extend(gast.iter_child_nodes(node))
+
+
+# Where a placeholder given a list stands for several items rather than a tuple.
+_SEQUENCES = {(gast.arguments, "args"), (gast.Tuple, "elts"), (gast.List, "elts"),
+              (gast.Call, "args")}
+
+
+def _with_ctx(node, ctx):
+    if isinstance(node, (gast.Name, gast.Attribute, gast.Subscript, gast.Starred)):
+        node.ctx = ctx
+    if isinstance(node, (gast.Tuple, gast.List)):
+        node.ctx = ctx
+        for elt in node.elts:
+            _with_ctx(elt, ctx)
+    if isinstance(node, gast.Starred):
+        _with_ctx(node.value, ctx)
+    return node
+
+
+def _as_expr(value, ctx):
+    if isinstance(value, str):
+        return name(value, ctx)
+    return _with_ctx(copy_tree(value), ctx)
+
+
+class _Replacer:
+    def __init__(self, replacements):
+        self.replacements = replacements
+        self.used = set()
+
+    def lookup(self, identifier):
+        if identifier in self.replacements:
+            self.used.add(identifier)
+            return True, self.replacements[identifier]
+        return False, None
+
+    def statements(self, stmts):
+        out = []
+        for stmt in stmts:
+            replaced = self.statement(stmt)
+            out.extend(replaced if isinstance(replaced, list) else [replaced])
+        return out
+
+    def statement(self, stmt):
+        # `body` standing alone: splice statements.
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name):
+            found, value = self.lookup(stmt.value.id)
+            if found and isinstance(value, list) and (
+                    not value or isinstance(value[0], gast.stmt)):
+                return list(value)
+        # `return state` / `state = call(...)` with an empty list of names.
+        if isinstance(stmt, gast.Return) and isinstance(stmt.value, gast.Name):
+            found, value = self.lookup(stmt.value.id)
+            if found and isinstance(value, list) and not value:
+                return gast.Return(value=None)
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)):
+            found, value = self.lookup(stmt.targets[0].id)
+            if found and isinstance(value, list) and not value:
+                return gast.Expr(value=self.node(stmt.value))
+        return self.node(stmt)
+
+    def node(self, node):
+        """Replace placeholders in a template node; inserted values are not revisited."""
+        if isinstance(node, gast.Name):
+            return self.name(node)
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            found, value = self.lookup(node.name)
+            if found:
+                node.name = value
+        for field, old in gast.iter_fields(node):
+            if isinstance(old, list):
+                if old and isinstance(old[0], gast.stmt):
+                    setattr(node, field, self.statements(old))
+                elif (type(node), field) in _SEQUENCES:
+                    setattr(node, field, self.sequence(old))
+                else:
+                    setattr(node, field, [self.node(x) if isinstance(x, gast.AST) else x
+                                          for x in old])
+            elif isinstance(old, gast.AST):
+                setattr(node, field, self.node(old))
+        return node
+
+    def sequence(self, elts):
+        """A list of expressions, where a placeholder may stand for several."""
+        out = []
+        for elt in elts:
+            if isinstance(elt, gast.Name):
+                found, value = self.lookup(elt.id)
+                if found and isinstance(value, (list, tuple)):
+                    out.extend(_as_expr(v, elt.ctx) for v in value)
+                else:
+                    out.append(self.name(elt))
+            elif isinstance(elt, gast.AST):
+                out.append(self.node(elt))
+            else:
+                out.append(elt)
+        return out
+
+    def name(self, node):
+        found, value = self.lookup(node.id)
+        if not found:
+            return node
+        if isinstance(value, (list, tuple)):
+            if len(value) == 1:
+                return _as_expr(value[0], node.ctx)
+            elts = [_as_expr(v, node.ctx) for v in value]
+            return gast.Tuple(elts=elts, ctx=node.ctx)
+        return _as_expr(value, node.ctx)

@@ -1,0 +1,39 @@
+"""Conditional expressions into ``ag__.if_exp`` with each value behind a lambda.
+
+Before:
+
+    y = x if x > 0 else -x
+
+After:
+
+    y = ag__.if_exp(x > 0, lambda: x, lambda: -x)
+
+Only the chosen value is computed when the condition is a Python value; a traced
+condition stages both with ``lax.cond``.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+
+NODE_TYPES = (gast.IfExp,)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert every ``a if c else b`` in ``node``."""
+    return _ConditionalExpressions(ctx).visit(node)
+
+
+class _ConditionalExpressions(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ag = ctx.runtime_name
+
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        new = templates.replace_expr(
+            "ag__.if_exp(test, lambda: body, lambda: orelse)",
+            ag__=self.ag, test=node.test, body=node.body, orelse=node.orelse)
+        templates.set_location(new, node)
+        return new

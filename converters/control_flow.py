@@ -1,0 +1,266 @@
+"""``if``, ``while`` and ``for`` statements into runtime calls over functions.
+
+Each block becomes a function that takes the variables the statement carries (its
+*state*: the names it modifies that are read later or in the next iteration) and
+returns their new values. Before:
+
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+
+After:
+
+    def loop_test(n, steps):
+        return n != 1
+
+    def loop_body(n, steps):
+        def if_true(n):
+            n = n // 2
+            return n
+
+        def if_false(n):
+            n = 3 * n + 1
+            return n
+        n = ag__.if_stmt(n % 2 == 0, if_true, if_false, (n,))
+        steps += 1
+        return (n, steps)
+    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
+
+``for x in xs`` becomes ``ag__.for_stmt(xs, loop_body, state)`` with the item as
+the body's first parameter; ``range(...)`` there becomes ``ag__.range_(...)``, which
+accepts traced bounds. A variable that may be unbound before the statement enters
+it as ``ag__.Undefined('name')``, and reads that may see it unbound are guarded
+with ``ag__.ld(name)``. A first statement ``set_loop_options(...)`` in a loop body
+is removed and its options passed to the loop.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+from autograph.analysis import (
+    annos,
+    annotate_definedness,
+    annotate_liveness,
+    bound_names,
+    modified_names,
+)
+from autograph.errors import ConversionError
+
+_LOOP_OPTIONS = ("maximum_iterations",)
+
+
+NODE_TYPES = (gast.If, gast.While, gast.For)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
+    annotate_liveness(node)
+    annotate_definedness(node)
+    return _ControlFlow(ctx, _name_order(node)).visit(node)
+
+
+def _name_order(fn) -> dict:
+    """Each name's rank by first appearance (parameters first), so state tuples read
+    in the order the user introduced the variables."""
+    order = {}
+
+    def visit(node):
+        if isinstance(node, gast.Name) and node.id not in order:
+            order[node.id] = len(order)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    visit(fn.args)
+    for stmt in fn.body:
+        visit(stmt)
+    return order
+
+
+class _ControlFlow(gast.NodeTransformer):
+    def __init__(self, ctx, order):
+        self.ctx = ctx
+        self.order = order
+        self.ag = ctx.runtime_name
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _sorted(self, names):
+        return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
+
+    def _state_inputs(self, node, state):
+        """The tuple of the state variables' current values, as an expression."""
+        defined = annos.get(node, annos.DEFINED_IN, frozenset())
+        maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
+        elts = []
+        for name in state:
+            if name in defined:
+                elts.append(templates.name(name))
+            elif name not in maybe:
+                elts.append(templates.replace_expr(
+                    "ag__.Undefined(var_name)", ag__=self.ag,
+                    var_name=gast.Constant(value=name, kind=None)))
+            else:
+                elts.append(templates.replace_expr(
+                    "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
+                    var_name=gast.Constant(value=name, kind=None)))
+        return gast.Tuple(elts=elts, ctx=gast.Load())
+
+    def _reject_jumps(self, body, construct, origin):
+        """Until the jump converters run, a jump out of a converted block is an error."""
+        for stmt in body:
+            for sub in _walk_same_scope(stmt, into_loops=(construct == "if")):
+                if isinstance(sub, gast.Return) or (
+                        construct != "if" and isinstance(sub, (gast.Break, gast.Continue))):
+                    kind = type(sub).__name__.lower()
+                    raise ConversionError(
+                        f"`{kind}` inside a converted `{construct}` is not supported yet; "
+                        "restructure the code so the block runs to its end",
+                        self.ctx.filename, sub.lineno, sub.col_offset)
+
+    # -- statements --------------------------------------------------------------------
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):
+            call = templates.replace_expr("ag__.ld(var)", ag__=self.ag, var=node.id)
+            templates.set_location(call, node)
+            return call
+        return node
+
+    def visit_If(self, node):
+        modified = modified_names(node.body) | modified_names(node.orelse)
+        live = (annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_IN_BODY)
+                | annos.get(node, annos.LIVE_IN_ORELSE))
+        state = self._sorted(modified & live)
+        self._reject_jumps(node.body + node.orelse, "if", node)
+        state_in = self._state_inputs(node, state)
+        node = self.generic_visit(node)
+        new = templates.replace(
+            """
+            def if_true(state):
+                body
+                return state
+            def if_false(state):
+                orelse
+                return state
+            state = ag__.if_stmt(test, if_true, if_false, state_in)
+            """,
+            ag__=self.ag, if_true=self.ctx.fresh_name("if_true"),
+            if_false=self.ctx.fresh_name("if_false"), state=state, body=node.body,
+            orelse=node.orelse, test=node.test, state_in=state_in)
+        templates.set_location(new, node)
+        return new
+
+    def visit_While(self, node):
+        options, body = _loop_options(node.body, self.ctx)
+        node.body = body
+        modified = modified_names(node.body)
+        live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
+        state = self._sorted(modified & live)
+        self._reject_jumps(node.body, "while", node)
+        state_in = self._state_inputs(node, state)
+        node = self.generic_visit(node)
+        new = templates.replace(
+            """
+            def loop_test(state):
+                return test
+            def loop_body(state):
+                body
+                return state
+            state = ag__.while_stmt(loop_test, loop_body, state_in)
+            """,
+            ag__=self.ag, loop_test=self.ctx.fresh_name("loop_test"),
+            loop_body=self.ctx.fresh_name("loop_body"), state=state, test=node.test,
+            body=node.body, state_in=state_in)
+        _add_keywords(new[-1], options)
+        templates.set_location(new, node)
+        return new + node.orelse
+
+    def visit_For(self, node):
+        options, body = _loop_options(node.body, self.ctx)
+        node.body = body
+        targets = bound_names(node.target)
+        modified = modified_names(node.body) | targets
+        live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
+        state = self._sorted(modified & live)
+        self._reject_jumps(node.body, "for", node)
+        state_in = self._state_inputs(node, state)
+        node = self.generic_visit(node)
+        if isinstance(node.target, gast.Name) and node.target.id not in state:
+            item, unpack = node.target.id, []
+        else:
+            item = self.ctx.fresh_name("itr")
+            unpack = [gast.Assign(targets=[node.target], value=templates.name(item),
+                                  type_comment=None)]
+        new = templates.replace(
+            """
+            def loop_body(item, state):
+                unpack
+                body
+                return state
+            state = ag__.for_stmt(iterable, loop_body, state_in)
+            """,
+            ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
+            unpack=unpack, state=state, body=node.body,
+            iterable=self._iterable(node.iter), state_in=state_in)
+        _add_keywords(new[-1], options)
+        templates.set_location(new, node)
+        return new + node.orelse
+
+    def _iterable(self, iterable):
+        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
+                and iterable.func.id == "range" and self.ctx.is_builtin("range")):
+            iterable.func = templates.replace_expr("ag__.range_", ag__=self.ag)
+            templates.set_location(iterable.func, iterable)
+        return iterable
+
+
+def _loop_options(body, ctx):
+    """Take a leading ``set_loop_options(...)`` directive out of a loop body."""
+    if not body:
+        return [], body
+    first = body[0]
+    if not (isinstance(first, gast.Expr) and isinstance(first.value, gast.Call)):
+        return [], body
+    func = first.value.func
+    name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
+    if name != "set_loop_options":
+        return [], body
+    for keyword in first.value.keywords:
+        if keyword.arg not in _LOOP_OPTIONS:
+            raise ConversionError(
+                f"set_loop_options() got an unknown option {keyword.arg!r}; it takes "
+                f"{', '.join(_LOOP_OPTIONS)}", ctx.filename, first.lineno, first.col_offset)
+    if first.value.args:
+        raise ConversionError("set_loop_options() takes keyword arguments only",
+                              ctx.filename, first.lineno, first.col_offset)
+    rest = body[1:] or [gast.Pass()]
+    return first.value.keywords, rest
+
+
+def _add_keywords(stmt, keywords):
+    call = stmt.value
+    call.keywords.extend(keywords)
+
+
+def _walk_same_scope(node, into_loops):
+    """Nodes under ``node`` that belong to the same function; loops entered only when
+    ``into_loops`` (their own ``break``/``continue`` are theirs)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in gast.iter_child_nodes(current):
+            if isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                                  gast.ClassDef)):
+                continue
+            if not into_loops and isinstance(child, (gast.For, gast.While)):
+                for stmt in child.body + child.orelse:
+                    stack.extend(s for s in _walk_same_scope(stmt, into_loops=False)
+                                 if isinstance(s, gast.Return))
+                continue
+            stack.append(child)

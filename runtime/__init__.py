@@ -1,0 +1,26 @@
+"""What generated code calls while it runs or traces (imported there as ``ag__``).
+
+Every operator asks one question of its operand: is the condition or iterable a
+JAX tracer? If not, it runs the Python construct with Python semantics; if so, it
+stages the construct with ``jax.lax``.
+"""
+
+from autograph.runtime.conditionals import if_exp, if_stmt
+from autograph.runtime.logical import and_, not_, or_
+from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
+from autograph.runtime.undefined import Undefined, ld, local_or_undefined
+
+__all__ = [
+    "TracedRange",
+    "Undefined",
+    "and_",
+    "for_stmt",
+    "if_exp",
+    "if_stmt",
+    "ld",
+    "local_or_undefined",
+    "not_",
+    "or_",
+    "range_",
+    "while_stmt",
+]

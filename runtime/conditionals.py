@@ -1,0 +1,152 @@
+"""``if`` statements and conditional expressions: Python ``if``, or ``lax.cond``.
+
+The generated code for
+
+    if x > 0:
+        y = x
+    else:
+        y = -x
+
+is
+
+    def if_true(y):
+        y = x
+        return y
+
+    def if_false(y):
+        y = -x
+        return y
+    y = ag__.if_stmt(x > 0, if_true, if_false, (ag__.Undefined('y'),))
+
+and ``if_stmt`` runs one branch in Python when the condition is a Python value,
+or stages both with ``lax.cond`` when it is traced.
+"""
+
+from __future__ import annotations
+
+import jax
+from jax import lax
+
+from autograph.errors import ConversionError
+from autograph.runtime import state as st
+from autograph.runtime.tracing import caller_location, is_tracer, param_names
+from autograph.runtime.undefined import Undefined, is_undefined
+
+
+def if_stmt(cond, if_true, if_false, state):
+    """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
+
+    Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
+    ``cond`` stages both branches with ``lax.cond``. Each branch function takes the
+    state variables as parameters and returns their new values.
+    """
+    if not is_tracer(cond):
+        return if_true(*state) if cond else if_false(*state)
+    where = caller_location()
+    names = param_names(if_true)
+    out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if")
+    return st.from_tuple(out)
+
+
+def if_exp(cond, if_true, if_false):
+    """``<if_true()> if cond else <if_false()>``; a traced ``cond`` uses ``lax.cond``."""
+    if not is_tracer(cond):
+        return if_true() if cond else if_false()
+    where = caller_location()
+    out = _staged_cond(cond, if_true, if_false, (), ("the value",), where,
+                       "conditional expression")
+    return out[0]
+
+
+def predicate(cond, where, construct: str):
+    """A traced condition as the scalar boolean that ``lax`` control flow takes."""
+    shape = getattr(cond, "shape", ())
+    if shape != ():
+        raise ConversionError(
+            f"the condition of this {construct} is a traced array of shape {tuple(shape)}, "
+            "and its truth value is ambiguous. Reduce it to one value, e.g. "
+            "`jnp.all(c)` or `jnp.any(c)`.", where.filename, where.lineno)
+    if cond.dtype != bool:
+        cond = cond != 0
+    return cond
+
+
+def _staged_cond(cond, if_true, if_false, state, names, where, construct):
+    pred = predicate(cond, where, construct)
+    operands, rebuild = _split_undefined(state)
+    if state:  # an `if` statement's state goes in and out under the same names
+        defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
+        st.check_carriable(operands, defined_names, where, construct)
+    count = len(names)
+    unbound = {"if": set(), "else": set()}
+
+    def branch(fn, label, dtypes=None):
+        def run(ops):
+            out = list(st.as_tuple(fn(*rebuild(ops)), count))
+            for i, value in enumerate(out):
+                if is_undefined(value):
+                    unbound[label].add(i)
+                    out[i] = None
+            out = tuple(out)
+            st.check_carriable(out, names, where, construct)
+            return out if dtypes is None else st.cast_to(out, dtypes)
+        return run
+
+    true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
+    try:
+        out = lax.cond(pred, true_fn, false_fn, operands)
+    except TypeError as error:
+        _raise_for_one_sided(unbound, names, where, construct)
+        dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct)
+        if dtypes is None:
+            raise
+        out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
+                       operands)
+        del error
+    _raise_for_one_sided(unbound, names, where, construct)
+    return tuple(Undefined(names[i]) if i in unbound["if"] else value
+                 for i, value in enumerate(out))
+
+
+def _raise_for_one_sided(unbound, names, where, construct):
+    for i in sorted(unbound["if"] ^ unbound["else"]):
+        missing = "else" if i in unbound["else"] else "if"
+        raise ConversionError(
+            f"'{names[i]}' is assigned in only one branch of this {construct}, and the "
+            f"{construct} is staged with lax.cond because its condition is traced: the "
+            f"'{missing}' branch leaves it without a value. Assign '{names[i]}' before the "
+            f"{construct}, or in both branches.", where.filename, where.lineno)
+
+
+def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct):
+    """Promoted dtypes when the branches differ only where Python scalars meet
+    arrays (``1`` vs ``2.5``); otherwise raise naming the variable and both types."""
+    true_out = jax.eval_shape(true_fn, operands)
+    false_out = jax.eval_shape(false_fn, operands)
+    found = st.mismatches(names, true_out, false_out)
+    if not found:
+        return None
+    for name, first, second, joinable in found:
+        if not joinable:
+            raise st.mismatch_error(
+                f"has a different type in the two branches of this staged {construct}",
+                name, first, second, where,
+                "Both branches of an `if` on a traced condition must give each variable "
+                "the same shape, dtype and pytree structure; convert one side (e.g. with "
+                ".astype) or compute it outside the `if`.")
+    return st.joined_dtypes(true_out, false_out)
+
+
+def _split_undefined(state):
+    """Operands for ``lax.cond`` (the defined values) and a function restoring the
+    full state with the unbound variables' ``Undefined`` markers in place."""
+    holes = {i: v for i, v in enumerate(state) if is_undefined(v)}
+    if not holes:
+        return state, lambda ops: ops
+    operands = tuple(v for i, v in enumerate(state) if i not in holes)
+
+    def rebuild(ops):
+        it = iter(ops)
+        return tuple(holes[i] if i in holes else next(it) for i in range(len(state)))
+
+    return operands, rebuild

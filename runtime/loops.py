@@ -1,0 +1,287 @@
+"""``while`` and ``for`` loops: Python loops, or ``lax.while_loop`` / ``fori_loop`` / ``scan``.
+
+The generated code for
+
+    while n != 1:
+        n = n // 2
+        steps += 1
+
+is
+
+    def loop_test(n, steps):
+        return n != 1
+
+    def loop_body(n, steps):
+        n = n // 2
+        steps += 1
+        return (n, steps)
+    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
+
+and a ``for`` loop passes the iterable and a body taking the item first:
+``s = ag__.for_stmt(ag__.range_(500), loop_body, (s,))``.
+
+How each loop runs:
+- ``while``: a Python loop while its condition is a Python value; from the first
+  traced condition on, ``lax.while_loop`` (``maximum_iterations`` bounds it and
+  makes it reverse-differentiable).
+- ``for`` over a traced array: ``lax.scan`` over its leading axis.
+- ``for`` over a ``range`` with a traced bound: ``lax.fori_loop``.
+- ``for`` over a Python ``range``: Python iterations while the loop variables hold
+  Python values; once they hold a traced value the remaining iterations are one
+  ``fori_loop``/``scan``, compiled once whatever the trip count. A body that needs
+  the index as a Python int (to index a Python list, say) cannot be staged; it
+  runs unrolled, as the original does under ``jax.jit``.
+- ``for`` over anything else (lists, tuples, generators): Python iteration.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from autograph.errors import ConversionError
+from autograph.runtime import state as st
+from autograph.runtime.conditionals import predicate
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
+
+
+class TracedRange:
+    """``range(start, stop, step)`` where some bound is traced."""
+
+    def __init__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        if not is_tracer(step) and operator.index(step) == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        self.start, self.stop, self.step = start, stop, step
+
+    def trip_count(self):
+        """The number of iterations, traced: ``len(range(start, stop, step))``."""
+        span = self.stop - self.start
+        if not is_tracer(self.step) and self.step == 1:
+            return jnp.maximum(span, 0)
+        step_sign = jnp.sign(self.step)
+        return jnp.maximum((span + self.step - step_sign) // self.step, 0)
+
+    def __repr__(self):
+        return f"range({self.start}, {self.stop}, {self.step})"
+
+
+def range_(*args):
+    """``range(*args)``; a traced bound gives a ``TracedRange`` that ``for_stmt`` stages."""
+    if any(is_tracer(a) for a in args):
+        return TracedRange(*args)
+    return range(*args)
+
+
+def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
+    """``while loop_test(*state): state = loop_body(*state)``.
+
+    Equivalent to that Python loop; from the first traced condition on, the rest of
+    the loop is one ``lax.while_loop`` carrying ``state``. With
+    ``maximum_iterations`` the staged part stops after that many iterations at most,
+    as a bounded, masked ``scan`` that reverse-mode ``grad`` goes through (a Python
+    loop ignores the bound, as the original would).
+    """
+    state = tuple(state)
+    count = len(state)
+    reads_traced_closure = _closure_has_tracer(loop_test)
+    while True:
+        if ((reads_traced_closure or has_tracer(state))
+                and _test_is_traced(loop_test, state)):
+            break
+        cond = loop_test(*state)
+        if is_tracer(cond):
+            break
+        if not cond:
+            return st.from_tuple(state)
+        state = st.as_tuple(loop_body(*state), count)
+    where = caller_location()
+    names = param_names(loop_body)
+    out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
+    return st.from_tuple(out)
+
+
+def _closure_has_tracer(fn) -> bool:
+    """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    for cell in fn.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an unbound cell
+            continue
+        if has_tracer(contents):
+            return True
+    return False
+
+
+def _test_is_traced(loop_test, state) -> bool:
+    """Whether the loop condition depends on traced values, found by tracing it
+    abstractly, so that no stray comparison lands in the user's program."""
+    leaves, treedef = jax.tree_util.tree_flatten(state)
+    traced = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
+    seen = []
+
+    def probe(*traced_leaves):
+        full = list(leaves)
+        for i, leaf in zip(traced, traced_leaves, strict=True):
+            full[i] = leaf
+        seen.append(is_tracer(loop_test(*jax.tree_util.tree_unflatten(treedef, full))))
+
+    jax.eval_shape(probe, *[leaves[i] for i in traced])
+    return seen[0]
+
+
+def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations):
+    st.require_defined(state, names, where, "staged while loop")
+    st.check_carriable(state, names, where, "while loop")
+    count = len(state)
+
+    def cond_fun(carry):
+        return predicate(loop_test(*carry), where, "while loop")
+
+    def body_fun(carry):
+        return st.as_tuple(loop_body(*carry), count)
+
+    try:
+        if maximum_iterations is None:
+            return lax.while_loop(cond_fun, body_fun, state)
+        return _bounded_while(cond_fun, body_fun, state, maximum_iterations)
+    except TypeError:
+        _raise_for_carry_change(body_fun, (state,), names, where, "while loop")
+        raise
+
+
+def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
+    """At most ``maximum_iterations`` iterations as a scan whose iterations after the
+    condition fails leave the state unchanged (reverse-differentiable)."""
+
+    def step(carry, _):
+        running, values = carry
+        running = jnp.logical_and(running, cond_fun(values))
+        values = lax.cond(running, body_fun, lambda v: v, values)
+        return (running, values), None
+
+    (_, out), _ = lax.scan(step, (jnp.bool_(True), state), None,
+                           length=int(maximum_iterations))
+    return out
+
+
+def for_stmt(iterable, loop_body, state):
+    """``for item in iterable: state = loop_body(item, *state)``.
+
+    Equivalent to that Python loop. A traced array is scanned over its leading axis,
+    a traced range becomes a ``fori_loop``, and a Python range runs as Python until
+    the loop variables hold traced values, then as one staged loop.
+    """
+    state = tuple(state)
+    count = len(state)
+    if isinstance(iterable, TracedRange):
+        where = caller_location()
+        return st.from_tuple(_staged_range(iterable, loop_body, state, where))
+    if is_tracer(iterable):
+        where = caller_location()
+        return st.from_tuple(_staged_scan(iterable, loop_body, state, where))
+    if isinstance(iterable, range):
+        for k, item in enumerate(iterable):
+            if count and has_tracer(state):
+                where = caller_location()
+                return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where))
+            state = st.as_tuple(loop_body(item, *state), count)
+        return st.from_tuple(state)
+    for item in iterable:
+        state = st.as_tuple(loop_body(item, *state), count)
+    return st.from_tuple(state)
+
+
+def _staged_range(rng, loop_body, state, where):
+    names = param_names(loop_body, skip=1)
+    count = len(state)
+    if isinstance(rng, range) and len(rng):
+        state = st.fill_undefined(
+            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
+    st.require_defined(state, names, where, "staged for loop")
+    st.check_carriable(state, names, where, "for loop")
+    if isinstance(rng, range) and not len(rng):
+        return state
+
+    if not is_tracer(rng.step) and rng.step == 1:
+        lower, upper = rng.start, rng.stop
+
+        def body_fun(i, carry):
+            return st.as_tuple(loop_body(i, *carry), count)
+    else:
+        lower = 0
+        upper = len(rng) if isinstance(rng, range) else rng.trip_count()
+
+        def body_fun(k, carry):
+            return st.as_tuple(loop_body(rng.start + k * rng.step, *carry), count)
+
+    try:
+        return lax.fori_loop(lower, upper, body_fun, state)
+    except TypeError:
+        index = jax.ShapeDtypeStruct((), jnp.int32)
+        _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
+                                "for loop")
+        if isinstance(rng, range):
+            return _python_for(rng, loop_body, state)
+        raise
+
+
+def _staged_scan(array, loop_body, state, where):
+    names = param_names(loop_body, skip=1)
+    count = len(state)
+    if jnp.ndim(array) == 0:
+        raise TypeError("iteration over a 0-d array")
+    if array.shape[0]:
+        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+        state = st.fill_undefined(
+            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
+    st.require_defined(state, names, where, "staged for loop")
+    st.check_carriable(state, names, where, "for loop")
+
+    def body_fun(carry, item):
+        return st.as_tuple(loop_body(item, *carry), count), None
+
+    try:
+        out, _ = lax.scan(body_fun, state, array)
+        return out
+    except TypeError:
+        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+        _raise_for_carry_change(lambda c, x: body_fun(c, x)[0], (state, item), names, where,
+                                "for loop")
+        return _python_for(array, loop_body, state)
+
+
+def _python_for(iterable, loop_body, state):
+    """The loop unrolled in Python, as the original runs under ``jax.jit``."""
+    count = len(state)
+    for item in iterable:
+        state = st.as_tuple(loop_body(item, *state), count)
+    return state
+
+
+def _raise_for_carry_change(body_fun, args, names, where, construct):
+    """Raise naming the variable whose type the loop body changes (``body_fun(*args)``
+    gives the new state from the state ``args[0]``); return quietly if the body
+    cannot be traced abstractly or changes nothing."""
+    state = args[0]
+    try:
+        out = jax.eval_shape(body_fun, *args)
+    except ConversionError:
+        raise
+    except Exception:  # the body needs concrete values; the caller decides
+        return
+    before = st.abstract(state)
+    for name, first, second, joinable in st.mismatches(names, before, out):
+        if joinable:
+            continue
+        raise st.mismatch_error(
+            f"changes type across an iteration of this staged {construct}", name,
+            first, second, where,
+            "A staged loop carries each variable with one shape, dtype and pytree "
+            "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
+            "dtype)), or keep the change out of the loop.")

@@ -1,0 +1,176 @@
+"""The state that staged branches and loops carry: tuples of pytrees, checked by name.
+
+Generated functions take their state variables as parameters and return them: a
+bare value for one variable, a tuple for several, nothing for none. These helpers
+move between that form and a tuple, and explain, by variable name and the user's
+line, a state that JAX cannot carry.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax, tree_util
+
+from autograph.errors import ConversionError, StagingTypeError
+from autograph.runtime.tracing import describe
+from autograph.runtime.undefined import Undefined, is_undefined
+
+
+def as_tuple(value, count: int) -> tuple:
+    """The generated form of ``count`` state values, as a tuple."""
+    if count == 0:
+        return ()
+    if count == 1:
+        return (value,)
+    return tuple(value)
+
+
+def from_tuple(values: tuple):
+    """A tuple of state values, in the generated form."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return tuple(values)
+
+
+def require_defined(state, names, where, construct: str):
+    """Raise if a variable carried by a staged loop has no value before it."""
+    for name, value in zip(names, state, strict=True):
+        if is_undefined(value):
+            raise ConversionError(
+                f"'{name}' is first assigned inside the {construct} and used after it "
+                "(or in a later iteration), but the loop is staged because its condition "
+                "or iterable is traced, so it may run zero times. Give "
+                f"'{name}' a value before the loop.", where.filename, where.lineno)
+
+
+def fill_undefined(body_fun, state, item):
+    """Give the state variables that are unbound before a loop known to run at least
+    once the zeros of the type one iteration gives them (``body_fun(item, state)``
+    returns the new state), so the staged loop can carry them. Variables a first
+    iteration may leave unbound stay ``Undefined``."""
+    holes = [i for i, value in enumerate(state) if is_undefined(value)]
+    if not holes:
+        return state
+
+    def one_iteration(item, defined):
+        full = list(state)
+        for i, value in zip((i for i in range(len(state)) if i not in holes), defined,
+                            strict=True):
+            full[i] = value
+        out = body_fun(item, tuple(full))
+        return tuple(None if is_undefined(out[i]) else out[i] for i in holes)
+
+    defined = tuple(v for i, v in enumerate(state) if i not in holes)
+    shapes = jax.eval_shape(one_iteration, item, defined)
+    filled = list(state)
+    for i, shape in zip(holes, shapes, strict=True):
+        if shape is not None:
+            filled[i] = tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shape)
+    return tuple(filled)
+
+
+def check_carriable(state, names, where, construct: str):
+    """Raise if a state variable holds something JAX cannot stage (a str, an object)."""
+    for name, value in zip(names, state, strict=True):
+        for leaf in tree_util.tree_leaves(value):
+            if not _is_array_like(leaf):
+                raise ConversionError(
+                    f"'{name}' holds a {type(leaf).__name__} ({leaf!r:.60}), which the staged "
+                    f"{construct} cannot carry: only arrays, numbers and pytrees of them "
+                    f"can. Keep '{name}' out of the {construct}, or make it an array.",
+                    where.filename, where.lineno)
+
+
+def _is_array_like(leaf) -> bool:
+    if isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)):
+        return True
+    try:
+        jax.typeof(leaf)
+        return True
+    except TypeError:
+        return False
+
+
+def abstract(tree):
+    """``jax.ShapeDtypeStruct`` leaves for a pytree of arrays and numbers."""
+    return tree_util.tree_map(
+        lambda leaf: jax.ShapeDtypeStruct(jnp.shape(leaf), jnp.result_type(leaf),
+                                          weak_type=_is_weak(leaf)), tree)
+
+
+def _is_weak(leaf) -> bool:
+    if isinstance(leaf, (bool, int, float, complex)):
+        return True
+    return bool(getattr(jax.typeof(leaf), "weak_type", False))
+
+
+def mismatches(names, first, second):
+    """``(name, first type, second type, joinable)`` for each variable whose pytree
+    structure, shape or dtype differs between two abstract states. ``joinable`` is
+    true when only dtypes differ and each differing pair involves a weak type (a
+    Python scalar), which NumPy-style promotion joins as Python would."""
+    found = []
+    for name, a, b in zip(names, first, second, strict=True):
+        a_leaves, a_tree = tree_util.tree_flatten(a)
+        b_leaves, b_tree = tree_util.tree_flatten(b)
+        if a_tree != b_tree:
+            found.append((name, _tree_repr(a), _tree_repr(b), False))
+            continue
+        for x, y in zip(a_leaves, b_leaves, strict=True):
+            if x.shape == y.shape and x.dtype == y.dtype:
+                continue
+            joinable = x.shape == y.shape and (x.weak_type or y.weak_type)
+            found.append((name, describe(x), describe(y), joinable))
+            break
+    return found
+
+
+def _tree_repr(tree) -> str:
+    leaves, treedef = tree_util.tree_flatten(tree)
+    if treedef == tree_util.tree_structure(0):
+        return describe(leaves[0])
+    return f"a pytree {tree_util.tree_unflatten(treedef, [describe(x) for x in leaves])}"
+
+
+def joined_dtypes(first, second):
+    """The promoted dtype of each leaf of two abstract states of equal structure."""
+    return tree_util.tree_map(
+        lambda x, y: jnp.result_type(_example(x), _example(y)), first, second)
+
+
+def _example(aval):
+    if aval.weak_type:
+        return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[np.dtype(aval.dtype).kind]
+    return np.zeros((), aval.dtype)
+
+
+def cast_to(tree, dtypes):
+    """``tree`` with each leaf converted to the matching dtype of ``dtypes``."""
+    return tree_util.tree_map(
+        lambda leaf, dtype: leaf if jnp.result_type(leaf) == dtype
+        else lax.convert_element_type(leaf, dtype), tree, dtypes)
+
+
+def mismatch_error(construct_phrase, name, first, second, where, fix):
+    """A ``StagingTypeError`` naming the variable, both types and the user's line."""
+    return StagingTypeError(
+        f"'{name}' {construct_phrase}: {first} and {second}. {fix}",
+        where.filename, where.lineno)
+
+
+__all__ = [
+    "Undefined",
+    "abstract",
+    "as_tuple",
+    "cast_to",
+    "check_carriable",
+    "from_tuple",
+    "joined_dtypes",
+    "mismatch_error",
+    "mismatches",
+    "require_defined",
+]

@@ -1,0 +1,67 @@
+"""Small questions the operators ask about their operands."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+from jax import tree_util
+
+Tracer = jax.core.Tracer
+
+
+def is_tracer(value) -> bool:
+    """Whether ``value`` is a JAX tracer: the construct using it must be staged."""
+    return isinstance(value, Tracer)
+
+
+def has_tracer(tree) -> bool:
+    """Whether any leaf of the pytree ``tree`` is a JAX tracer."""
+    if isinstance(tree, Tracer):
+        return True
+    return any(isinstance(leaf, Tracer) for leaf in tree_util.tree_leaves(tree))
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in the user's file a converted statement is."""
+
+    filename: str
+    lineno: int
+
+    def __str__(self):
+        return f"{self.filename}:{self.lineno}"
+
+
+def caller_location(depth: int = 2) -> Location:
+    """The user's line that called the operator calling this (generated code keeps
+    the user's line numbers, so the calling frame is at the user's statement)."""
+    frame = sys._getframe(depth)
+    return Location(frame.f_code.co_filename, frame.f_lineno)
+
+
+def describe(value) -> str:
+    """A short type description for messages: ``float32[3]``, ``int32[] (weak)``, ``str``."""
+    if isinstance(value, (jax.Array, np.ndarray, np.generic)) or hasattr(value, "aval"):
+        aval = jax.typeof(value)
+        return _describe_aval(aval)
+    if isinstance(value, jax.ShapeDtypeStruct):
+        return _describe_aval(value)
+    if isinstance(value, (bool, int, float, complex)):
+        return f"Python {type(value).__name__}"
+    return type(value).__name__
+
+
+def _describe_aval(aval) -> str:
+    dims = ",".join(str(d) for d in aval.shape)
+    weak = " (weak)" if getattr(aval, "weak_type", False) else ""
+    return f"{np.dtype(aval.dtype).name}[{dims}]{weak}"
+
+
+def param_names(fn, skip: int = 0) -> tuple:
+    """The names of ``fn``'s positional parameters after the first ``skip``: generated
+    branch and loop functions take the state variables under their own names."""
+    code = fn.__code__
+    return code.co_varnames[skip:code.co_argcount]

@@ -1,0 +1,48 @@
+"""The value of a variable that a converted statement did not bind.
+
+Generated code passes ``Undefined('y')`` where a branch or loop may leave ``y``
+unbound, and guards later reads with ``ld(y)``, so such a read raises
+``UnboundLocalError`` exactly as the original would.
+"""
+
+from __future__ import annotations
+
+
+class Undefined:
+    """Stands for the unbound local variable ``name``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return f"<unbound {self.name}>"
+
+
+def ld(value):
+    """Read a variable that may be unbound: raise ``UnboundLocalError`` if it is."""
+    if isinstance(value, Undefined):
+        raise UnboundLocalError(
+            f"cannot access local variable '{value.name}' where it is not associated "
+            "with a value")
+    return value
+
+
+def local_or_undefined(frame_locals: dict, name: str):
+    """``frame_locals[name]``, or ``Undefined(name)`` when that local is unbound."""
+    try:
+        return frame_locals[name]
+    except KeyError:
+        return Undefined(name)
+
+
+def is_undefined(value) -> bool:
+    """Whether ``value`` is, or is a pytree holding, an ``Undefined``."""
+    if isinstance(value, Undefined):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(is_undefined(v) for v in value)
+    if isinstance(value, dict):
+        return any(is_undefined(v) for v in value.values())
+    return False
