@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-chart", action="store_true", help="do not write the PNG chart")
     bench.add_argument("--unroll-cap", metavar="N", type=int,
                        help="skip jax.jit-unrolled runs costing more than N loop bodies "
-                            "(default: 100 with --quick, 1000 otherwise)")
+                            "(default: 0 with --quick, 1000 otherwise)")
     bench.add_argument("--scaling-unroll-cap", metavar="N", type=int,
                        help="largest n timed unrolled in the scaling curve "
                             "(default: 100 with --quick, 1000 otherwise)")
@@ -160,7 +160,7 @@ def run_demo(args, parser) -> int:
     for name, fn, fn_args in _demo_cases():
         if args.only and name != args.only:
             continue
-        shown = ", ".join(repr(a.item()) for a in fn_args)
+        shown = ", ".join(f"jnp.{a.dtype.name}({a.item()!r})" for a in fn_args)
         print("=" * 72)
         print(f"{name}({shown})   [{fn.__module__}]")
         print("=" * 72)

@@ -57,23 +57,18 @@ def interleaved_medians(fns: dict[str, Callable[[], Any]], plan: TimingPlan) -> 
     samples: dict[str, list[float]] = {name: [] for name in fns}
     spent = dict.fromkeys(fns, 0.0)
     for name, fn in fns.items():
-        _, once = timed(fn)
-        calls[name] = max(1, min(plan.max_calls, int(plan.sample_s / max(once, 1e-9))))
-        if once >= plan.budget_s:  # too slow to sample again: this call is the sample
-            samples[name].append(once)
-            spent[name] = once
+        calls[name], elapsed, n = _calibrate(fn, plan)
+        if elapsed >= plan.budget_s:  # too slow to sample again: this run is the sample
+            samples[name].append(elapsed / n)
+            spent[name] = elapsed
     names = list(fns)
     for r in range(plan.rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         for name in order:
             if samples[name] and spent[name] >= plan.budget_s:
                 continue
-            fn, n = fns[name], calls[name]
-            start = time.perf_counter()
-            for _ in range(n):
-                out = fn()
-            block(out)
-            elapsed = time.perf_counter() - start
+            n = calls[name]
+            elapsed = _run(fns[name], n)
             spent[name] += elapsed
             samples[name].append(elapsed / n)
     return {
@@ -85,6 +80,30 @@ def interleaved_medians(fns: dict[str, Callable[[], Any]], plan: TimingPlan) -> 
         }
         for name, s in samples.items()
     }
+
+
+def _run(fn: Callable[[], Any], n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        out = fn()
+    block(out)
+    return time.perf_counter() - start
+
+
+def _calibrate(fn: Callable[[], Any], plan: TimingPlan) -> tuple[int, float, int]:
+    """Calls per sample for ``fn``: double a batch until it lasts half a sample.
+
+    Returns (calls per sample, seconds of the last batch, its size). A single
+    call is too noisy a yardstick on a busy machine, hence the doubling.
+    """
+    n = 1
+    while True:
+        elapsed = _run(fn, n)
+        if elapsed >= plan.sample_s / 2 or elapsed >= plan.budget_s or n >= plan.max_calls:
+            break
+        n *= 2
+    per_call = elapsed / n
+    return max(1, min(plan.max_calls, round(plan.sample_s / per_call))), elapsed, n
 
 
 def count_eqns(jaxpr) -> dict[str, int]:
