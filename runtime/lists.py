@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import tree_util
+from jax import lax, tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime.tracing import caller_location, is_tracer
@@ -50,6 +50,7 @@ class _Probe:
     element: jax.ShapeDtypeStruct | None
     appends: int = 0
     used: bool = False  # popped, written, or read at a traced index
+    appended_at: object = None  # the user's line of the first append
     history: list = field(default_factory=list)
 
 
@@ -173,7 +174,11 @@ class TensorList:
             # Outside staged loops a list may grow: one more slot.
             buffer = jnp.concatenate([buffer, jnp.zeros((1, *buffer.shape[1:]),
                                                         buffer.dtype)])
-        return TensorList(buffer.at[self.length].set(value), self.length + 1)
+        if isinstance(self.length, int):
+            return TensorList(buffer.at[self.length].set(value), self.length + 1)
+        # In bounds by construction: the loop that made the list sized the buffer.
+        buffer = lax.dynamic_update_index_in_dim(buffer, value, self.length, 0)
+        return TensorList(buffer, self.length + 1)
 
     def _pop(self):
         if isinstance(self.length, int) and self.length == 0:
@@ -208,12 +213,19 @@ class TypedList(list):
         self.element = element
 
 
+tree_util.register_pytree_node(
+    TypedList, lambda lst: (list(lst), lst.element),
+    lambda element, items: TypedList(items, element))
+
+
 # -- the operators generated code calls ------------------------------------------------
 
 
 def list_append(lst, item):
     """``lst.append(item)``; returns the list (the same object for a Python list)."""
     if isinstance(lst, TensorList):
+        if lst._probe is not None and lst._probe.appended_at is None:
+            lst._probe.appended_at = caller_location()
         return lst._append(item)
     lst.append(item)
     return lst
@@ -288,8 +300,9 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
     for k, (name, value) in enumerate(zip(names, state, strict=True)):
         if isinstance(value, TensorList) or (_is_list(value) and _element_of(value) is not False):
             candidates[k] = name
+    staging = _Staging()
     if not candidates:
-        return state, _Staging()
+        return state, staging
     probes = {}
     for k, name in candidates.items():
         element = _element_of(state[k])
@@ -314,7 +327,7 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
     except ConversionError:
         raise
     except Exception:  # the body cannot be traced abstractly: staging will say why
-        return state, _Staging()
+        return state, staging
     new_state = list(state)
     for k, probe in probes.items():
         value = state[k]
@@ -322,7 +335,9 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
             appends = probe.appends - outer_counts[k]
             if appends and trip_count is None:
                 raise _unbounded(probe, construct)
-            probe.appends = outer_counts[k] + appends * (trip_count or 0)
+            # Staging traces the body again; afterwards the outer probe counts
+            # this loop's appends once per iteration.
+            staging.counts.append((probe, outer_counts[k] + appends * (trip_count or 0)))
             continue
         if not (probe.appends or probe.used or isinstance(value, TensorList)):
             continue  # the body keeps its length: a plain Python pytree carry
@@ -330,15 +345,23 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
             raise _unbounded(probe, construct)
         room = probe.appends * (trip_count or 0)
         new_state[k] = _to_tensor_list(value, probe, room)
-    return tuple(new_state), _Staging()
+    return tuple(new_state), staging
 
 
 class _Staging:
+    """The context a staged loop is traced in: nested loops then know that the
+    lists they grow were given room already."""
+
+    def __init__(self):
+        self.counts = []
+
     def __enter__(self):
         _local.depth = _staging_depth() + 1
 
     def __exit__(self, *exc):
         _local.depth -= 1
+        for probe, appends in self.counts:
+            probe.appends = appends
 
 
 def _to_tensor_list(value, probe, room):
@@ -403,11 +426,13 @@ def _traceable(leaf) -> bool:
 
 
 def _unbounded(probe, construct):
+    at = f" (`{probe.name}.append` at line {probe.appended_at.lineno})" \
+        if probe.appended_at is not None else ""
     return ConversionError(
-        f"'{probe.name}' grows in this staged {construct}, whose trip count is unknown, "
-        "so its buffer cannot be preallocated. Bound the loop: make "
-        "`autograph.set_loop_options(maximum_iterations=N)` the first statement of its "
-        f"body (the buffer then holds N appends per `{probe.name}.append`).",
+        f"list '{probe.name}' grows{at} in this staged {construct}, whose trip count is "
+        "unknown while tracing, so its buffer cannot be preallocated. Bound the loop: "
+        "make `autograph.set_loop_options(maximum_iterations=N)` the first statement of "
+        f"its body (the buffer then holds N iterations' appends to '{probe.name}').",
         probe.where.filename, probe.where.lineno)
 
 
