@@ -194,9 +194,12 @@ def for_stmt(iterable, loop_body, state, *, maximum_iterations=None):
 
 def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
     names = param_names(loop_body, skip=1)
+    count = len(state)
+    if isinstance(rng, range) and len(rng):
+        state = st.fill_undefined(
+            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
-    count = len(state)
     if isinstance(rng, range) and not len(rng):
         return state
 
@@ -204,7 +207,7 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
         trip_count = len(rng)
     else:
         trip_count = None if maximum_iterations is None else int(maximum_iterations)
-    if rng.step == 1 and not is_tracer(rng.step) and (
+    if not is_tracer(rng.step) and rng.step == 1 and (
             isinstance(rng, range) or maximum_iterations is None):
         lower, upper = rng.start, rng.stop
 
@@ -235,8 +238,6 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
 
 def _staged_scan(array, loop_body, state, where):
     names = param_names(loop_body, skip=1)
-    st.require_defined(state, names, where, "staged for loop")
-    st.check_carriable(state, names, where, "for loop")
     count = len(state)
     if isinstance(array, Scanned):
         xs, length, item = array.xs, array.length, array.item_aval()
@@ -245,6 +246,11 @@ def _staged_scan(array, loop_body, state, where):
     else:
         xs, length = array, array.shape[0]
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+    if length:
+        state = st.fill_undefined(
+            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
+    st.require_defined(state, names, where, "staged for loop")
+    st.check_carriable(state, names, where, "for loop")
 
     def body_fun(carry, item):
         return st.as_tuple(loop_body(item, *carry), count), None
