@@ -177,7 +177,9 @@ class TensorList:
         if isinstance(self.length, int):
             return TensorList(buffer.at[self.length].set(value), self.length + 1)
         # In bounds by construction: the loop that made the list sized the buffer.
-        buffer = lax.dynamic_update_index_in_dim(buffer, value, self.length, 0)
+        start = (self.length,) + (0,) * value.ndim
+        buffer = lax.dynamic_update_slice(buffer, value[None], start,
+                                          allow_negative_indices=False)
         return TensorList(buffer, self.length + 1)
 
     def _pop(self):
@@ -405,6 +407,34 @@ def _element_of(value):
     return avals[0]
 
 
+def grows_traced(step, state, item) -> bool:
+    """Whether a Python loop about to run ``state = step(state, item)`` under a JAX
+    trace should be staged from its first iteration: the body appends traced
+    values to a Python list in ``state`` (one abstract run of the body tells).
+    Staging at once, rather than after a first Python iteration, gives the one
+    ``scan`` a hand-written loop would be."""
+    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
+
+    lists = [k for k, value in enumerate(state) if _is_list(value)]
+    if not lists or core.trace_state_clean():
+        return False
+    grown = []
+
+    def run():
+        copied = tuple(list(v) if k in lists else v for k, v in enumerate(state))
+        out = step(copied, item)
+        for k in lists:
+            new = out[k]
+            if _is_list(new) and len(new) > len(state[k]):
+                grown.append(any(is_tracer(x) for x in new[len(state[k]):]))
+
+    try:
+        jax.eval_shape(run)
+    except Exception:  # the body cannot run abstractly: leave it to Python
+        return False
+    return any(grown)
+
+
 def _run_probe(step, probe_state, item):
     leaves, treedef = tree_util.tree_flatten(tuple(probe_state))
     arrays = [i for i, leaf in enumerate(leaves) if _traceable(leaf)]
@@ -440,6 +470,7 @@ __all__ = [
     "TensorList",
     "TypedList",
     "caller_location",
+    "grows_traced",
     "len_",
     "list_append",
     "list_pop",

@@ -182,7 +182,8 @@ def for_stmt(iterable, loop_body, state, *, maximum_iterations=None):
         return st.from_tuple(_staged_scan(iterable, loop_body, state, where))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
-            if count and has_tracer(state):
+            if count and (has_tracer(state) or k == 0 and lists.grows_traced(
+                    lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item)):
                 where = caller_location()
                 return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where))
             state = st.as_tuple(loop_body(item, *state), count)
