@@ -23,6 +23,12 @@ are both counted, so such a buffer may be larger than the list ever gets.
 ``autograph.stack(lst)`` returns the whole buffer: entries at and after
 ``len(lst)`` are padding, filled with zeros. A list appended once per iteration
 of a ``for`` loop fills its buffer exactly.
+
+A ``for`` over a Python ``range`` whose body appends traced values to a Python
+list (under ``jit``) is staged from its first iteration (``grows_traced``), so
+``for i in range(n): z.append(f(x, i))`` is one ``scan`` writing a buffer of
+``n`` rows, as ``lax.scan`` over ``f`` would be. A list the loop leaves the same
+length stays a Python list (a pytree of arrays, carried as it is).
 """
 
 from __future__ import annotations

@@ -281,3 +281,20 @@ def test_list_statements_mutate_the_same_python_list():
     lst = [1, 2]
     assert autograph.convert(pops_and_len)(lst) == (1, 1)
     assert lst == [2]
+
+
+def geometric(x, n):
+    z = [x]
+    i = 1
+    while i < n:
+        set_loop_options(maximum_iterations=10)
+        z.append(z[-1] * x)
+        i += 1
+    return jnp.sum(stack(z))
+
+
+def test_grad_through_a_bounded_while_that_appends():
+    expected = jax.grad(geometric)(0.5, 4)
+    actual = jax.grad(autograph.convert(geometric))(0.5, jnp.int32(4))
+    np.testing.assert_allclose(actual, expected, rtol=1e-5)
+    check(geometric, 0.5, 4)
