@@ -32,6 +32,9 @@ import gast
 from autograph import templates
 
 
+NODE_TYPES = (gast.Call,)
+
+
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite list statements, ``len`` and loop iterables in ``node``."""
     return _Lists(ctx).visit(node)

@@ -29,6 +29,9 @@ _OPERATORS = {
 }
 
 
+NODE_TYPES = (gast.Subscript,)
+
+
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite ``name[key] = value`` and ``name[key] op= value`` in ``node``."""
     return _Slices(ctx).visit(node)
