@@ -31,7 +31,6 @@ import gast
 
 from autograph import templates
 
-
 NODE_TYPES = (gast.Call,)
 
 
