@@ -6,6 +6,7 @@ All timings use ``time.perf_counter`` and block on every result
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -52,7 +53,21 @@ def interleaved_medians(fns: dict[str, Callable[[], Any]], plan: TimingPlan) -> 
     implementation stops being sampled once it has spent ``plan.budget_s``
     (after at least one sample; the calibration call counts as the only sample
     when it alone takes that long), so a slow eager run cannot stall the suite.
+    The garbage collector is off while timing (collected between rounds, as
+    ``timeit`` does): otherwise a collection triggered by one implementation's
+    garbage lands in another's sample.
     """
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        return _interleaved_medians(fns, plan)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _interleaved_medians(fns: dict[str, Callable[[], Any]], plan: TimingPlan) -> dict[str, dict]:
     calls = {}
     samples: dict[str, list[float]] = {name: [] for name in fns}
     spent = dict.fromkeys(fns, 0.0)
@@ -63,6 +78,7 @@ def interleaved_medians(fns: dict[str, Callable[[], Any]], plan: TimingPlan) -> 
             spent[name] = elapsed
     names = list(fns)
     for r in range(plan.rounds):
+        gc.collect()
         order = names[r % len(names):] + names[: r % len(names)]
         for name in order:
             if samples[name] and spent[name] >= plan.budget_s:
@@ -102,6 +118,8 @@ def _calibrate(fn: Callable[[], Any], plan: TimingPlan) -> tuple[int, float, int
         if elapsed >= plan.sample_s / 2 or elapsed >= plan.budget_s or n >= plan.max_calls:
             break
         n *= 2
+    if elapsed < plan.budget_s / 4:  # cheap to check again: a hiccup must not set n
+        elapsed = min(elapsed, _run(fn, n), _run(fn, n))
     per_call = elapsed / n
     return max(1, min(plan.max_calls, round(plan.sample_s / per_call))), elapsed, n
 

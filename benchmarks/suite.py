@@ -174,10 +174,12 @@ def run_workload(workload: Workload, config: SuiteConfig,
             impls[kind].update(stats)
     result = {"name": workload.name, "description": workload.description, "impls": impls}
     hand = impls.get(HAND_LAX, {}).get("median_s")
+    hand_min = impls.get(HAND_LAX, {}).get("min_s")
     for kind in (AUTOGRAPH, UNROLLED, EAGER):
         median = impls.get(kind, {}).get("median_s")
         if hand and median:
             result[f"ratio_{kind}_to_hand_lax"] = median / hand
+            result[f"min_ratio_{kind}_to_hand_lax"] = impls[kind]["min_s"] / hand_min
     return result
 
 
