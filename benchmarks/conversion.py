@@ -18,25 +18,27 @@ import autograph
 from autograph.transpiler import Transpiler
 
 
-def _median_time(fn: Callable[[], object], repeats: int) -> float:
+def _times(fn: Callable[[], object], repeats: int) -> list[float]:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return times
 
 
 def measure(f: Callable, cold_reps: int = 5, cached_reps: int = 200) -> dict[str, float]:
-    """Median cold, cached and decorate seconds for converting ``f``.
+    """Cold, cached and decorate seconds for converting ``f`` (medians, and minima).
 
     Raises whatever conversion raises (the caller reports it).
     """
     Transpiler().convert(f)  # pay one-time imports and warm-ups outside the timings
-    cold = _median_time(lambda: Transpiler().convert(f), cold_reps)
+    cold = _times(lambda: Transpiler().convert(f), cold_reps)
     warm = Transpiler()
     warm.convert(f)
-    cached = _median_time(lambda: warm.convert(f), cached_reps)
-    decorate = _median_time(lambda: autograph.convert(f), cached_reps)
-    return {"cold_s": cold, "cached_s": cached, "decorate_s": decorate,
+    cached = _times(lambda: warm.convert(f), cached_reps)
+    decorate = _times(lambda: autograph.convert(f), cached_reps)
+    return {"cold_s": statistics.median(cold), "cold_min_s": min(cold),
+            "cached_s": statistics.median(cached), "cached_min_s": min(cached),
+            "decorate_s": statistics.median(decorate),
             "cold_reps": cold_reps, "cached_reps": cached_reps}

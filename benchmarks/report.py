@@ -90,11 +90,12 @@ def conversion_table(results: dict) -> str:
     rows = []
     for name, c in results["conversion"].items():
         if "error" in c:
-            rows.append([name, "error: " + _shorten(c["error"]), "", ""])
+            rows.append([name, "error: " + _shorten(c["error"]), "", "", ""])
         else:
-            rows.append([name, format_seconds(c["cold_s"]), format_seconds(c["cached_s"]),
-                         format_seconds(c["decorate_s"])])
-    return _table(["function", "cold", "cached", "convert() wrapper"], rows)
+            rows.append([name, format_seconds(c["cold_s"]), format_seconds(c["cold_min_s"]),
+                         format_seconds(c["cached_s"]), format_seconds(c["decorate_s"])])
+    return _table(["function", "cold (median)", "cold (min)", "cached", "convert() wrapper"],
+                  rows)
 
 
 def scaling_table(results: dict) -> str:
