@@ -148,47 +148,84 @@ def write_json(results: dict, out_dir: Path) -> Path:
 
 
 def write_chart(results: dict, out_dir: Path) -> Path | None:
-    """Write ``results.png`` (ratios per workload, scaling curve); None without matplotlib."""
+    """Write ``results.png`` (ratios per workload, eager speed-up, scaling curve).
+
+    Returns None, writing nothing, when matplotlib is not installed.
+    """
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6))
-    _plot_ratios(left, results)
-    _plot_scaling(right, results)
+    fig, (ratios, speedup, scaling) = plt.subplots(
+        1, 3, figsize=(19, 6.5), gridspec_kw={"width_ratios": [1.2, 1, 1]})
+    _plot_ratios(ratios, results)
+    _plot_speedup(speedup, results)
+    _plot_scaling(scaling, results)
     env = results["environment"]
-    fig.suptitle(f"jax-autograph benchmarks: jax {env['jax']}, {env['backend']} "
-                 f"({env['device']})")
+    mode = "quick" if results["settings"]["quick"] else "full"
+    fig.suptitle(f"jax-autograph benchmarks ({mode} run): jax {env['jax']}, "
+                 f"{env['backend']} ({env['device']}), {env['cpu_count']} CPUs")
     fig.tight_layout()
     path = out_dir / "results.png"
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
 
-def _plot_ratios(ax, results: dict) -> None:
+COLORS = {AUTOGRAPH: "tab:blue", HAND_LAX: "tab:orange", UNROLLED: "tab:green",
+          EAGER: "tab:gray"}
+
+
+def _workload_axis(ax, results: dict) -> None:
     names = [w["name"] for w in results["workloads"]]
-    kinds = [(AUTOGRAPH, "autograph"), (UNROLLED, "jit, unrolled"), (EAGER, "eager")]
-    height = 0.8 / len(kinds)
-    for k, (kind, label) in enumerate(kinds):
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+
+
+def _plot_ratios(ax, results: dict) -> None:
+    height = 0.38
+    for k, (kind, label) in enumerate(((AUTOGRAPH, "autograph"), (UNROLLED, "jit, unrolled"))):
         ys, xs = [], []
         for i, w in enumerate(results["workloads"]):
             ratio = w.get(f"ratio_{kind}_to_hand_lax")
             if ratio:
-                ys.append(i + (k - 1) * height)
+                ys.append(i + (k - 0.5) * height)
                 xs.append(ratio)
-        ax.barh(ys, xs, height=height, label=label)
+        if not xs:
+            continue
+        ax.barh(ys, xs, height=height, label=label, color=COLORS[kind])
+        for y, x in zip(ys, xs, strict=True):
+            ax.annotate(f"{x:.2f}", (x, y), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize="x-small")
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.axvline(RATIO_TARGET, color="red", linestyle="--", linewidth=0.8,
                label=f"target {RATIO_TARGET}")
     ax.set_xscale("log")
-    ax.set_yticks(range(len(names)), names)
-    ax.invert_yaxis()
-    ax.set_xlabel("median time per call / hand-written lax (log)")
-    ax.set_title("Run time relative to hand-written jax.lax")
+    _workload_axis(ax, results)
+    ax.set_xlabel("median time per call / hand-written lax (log; lower is faster)")
+    ax.set_title("Compiled run time relative to hand-written jax.lax")
     ax.legend(loc="lower right", fontsize="small")
+
+
+def _plot_speedup(ax, results: dict) -> None:
+    ys, xs = [], []
+    for i, w in enumerate(results["workloads"]):
+        eager = w["impls"].get(EAGER, {}).get("median_s")
+        compiled = w["impls"].get(AUTOGRAPH, {}).get("median_s")
+        if eager and compiled:
+            ys.append(i)
+            xs.append(eager / compiled)
+    ax.barh(ys, xs, height=0.6, color=COLORS[AUTOGRAPH])
+    for y, x in zip(ys, xs, strict=True):
+        ax.annotate(f"{x:,.0f}x", (x, y), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize="x-small")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    _workload_axis(ax, results)
+    ax.set_xlabel("eager time per call / autograph.to_graph time per call (log)")
+    ax.set_title("Speed-up of autograph.to_graph over eager")
 
 
 def _plot_scaling(ax, results: dict) -> None:
@@ -198,10 +235,10 @@ def _plot_scaling(ax, results: dict) -> None:
                   if r["kind"] == kind and "total_s" in r]
         if points:
             ns, ts = zip(*points, strict=True)
-            ax.plot(ns, ts, marker="o", label=label)
+            ax.plot(ns, ts, marker="o", label=label, color=COLORS[kind])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("trip count n of `for i in range(n)`")
     ax.set_ylabel("trace + lower + compile (s)")
-    ax.set_title("Compile time vs trip count")
+    ax.set_title("First-call compile time vs trip count")
     ax.legend(fontsize="small")
