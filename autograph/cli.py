@@ -189,18 +189,26 @@ def run_demo(args, parser) -> int:
 # --- code -------------------------------------------------------------------
 
 def load_module(path: Path):
-    """Import the Python file at ``path`` as a fresh module and return it."""
-    name = f"_autograph_cli_{abs(hash(str(path.resolve())))}"
+    """Import the Python file at ``path`` as a fresh module and return it.
+
+    The file's directory comes first on ``sys.path`` while it runs, as with
+    ``python FILE.py``, so it can import the modules beside it.
+    """
+    path = path.resolve()
+    name = f"_autograph_cli_{path.stem}_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
         raise
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 
@@ -254,9 +262,8 @@ def import_benchmarks():
     from any working directory with an editable install or a plain checkout).
     """
     root = Path(__file__).resolve().parent.parent
-    if (root / "benchmarks" / "__init__.py").is_file():
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
+    if (root / "benchmarks" / "__init__.py").is_file() and sys.path[:1] != [str(root)]:
+        sys.path.insert(0, str(root))
     import benchmarks
 
     return benchmarks

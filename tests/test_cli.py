@@ -35,6 +35,27 @@ def test_code_prints_the_generated_code_of_a_file_function(tmp_path, capsys):
     assert "ag__.if_stmt" in out
 
 
+def test_code_file_may_import_its_neighbours(tmp_path, capsys):
+    (tmp_path / "helpers_for_cli_test.py").write_text("LIMIT = 3\n")
+    (tmp_path / "main_file.py").write_text(textwrap.dedent("""\
+        from helpers_for_cli_test import LIMIT
+
+        def count(n):
+            while n < LIMIT:
+                n += 1
+            return n
+    """))
+    assert main(["code", f"{tmp_path / 'main_file.py'}:count"]) == 0
+    assert "ag__.while_stmt" in capsys.readouterr().out
+
+
+def test_code_reports_a_file_that_fails_to_import(tmp_path, capsys):
+    source = tmp_path / "broken.py"
+    source.write_text("raise RuntimeError('boom')\n")
+    assert main(["code", f"{source}:f"]) == 1
+    assert "RuntimeError: boom" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("target", "message"), [
     ("no_colon_here", "expected FILE.py:FUNCTION"),
     ("missing_file.py:f", "no such file: missing_file.py"),
