@@ -25,6 +25,8 @@ __all__ = [
     "collatz_lax",
     "fibonacci",
     "fibonacci_lax",
+    "fibonacci_while",
+    "fibonacci_while_lax",
     "huber_loss",
     "huber_loss_lax",
     "rnn_forward",
@@ -51,6 +53,17 @@ def fibonacci(first_two, n):
         seq.append(a)
         a, b = b, a + b
     return autograph.stack(seq)
+
+
+def fibonacci_while(first_two, n):
+    """Fibonacci numbers grown in a list inside a while loop, ``n`` traced (at most 1002)."""
+    fib = [first_two[0], first_two[1]]
+    i = 2
+    while i < n:
+        autograph.set_loop_options(maximum_iterations=1000)
+        fib.append(fib[-1] + fib[-2])
+        i += 1
+    return fib[-1], len(fib), jnp.sum(autograph.stack(fib))
 
 
 def row_sum(x):
@@ -134,6 +147,22 @@ def fibonacci_lax(first_two, n):
 
     _, seq = lax.scan(step, (first_two[0], first_two[1]), length=n)
     return seq
+
+
+def fibonacci_while_lax(first_two, n):
+    """:func:`fibonacci_while` as ``lax.while_loop`` filling a preallocated buffer."""
+    buf = jnp.zeros(1002, first_two.dtype).at[:2].set(first_two)
+
+    def cond(state):
+        i, _ = state
+        return i < n
+
+    def body(state):
+        i, buf = state
+        return i + 1, buf.at[i].set(buf[i - 1] + buf[i - 2])
+
+    length, buf = lax.while_loop(cond, body, (2, buf))
+    return buf[length - 1], length, jnp.sum(buf)
 
 
 def row_sum_lax(x):

@@ -148,6 +148,17 @@ def _fibonacci(n: int) -> Workload:
     )
 
 
+def _fibonacci_while(n: int) -> Workload:
+    return Workload(
+        name=f"fibonacci_while_{n}",
+        description=f"Fibonacci list grown in a while loop to traced n={n} (maximum_iterations)",
+        source=p.fibonacci_while,
+        make_args=lambda tiny: (jnp.array([0, 1], jnp.int32), jnp.int32(9 if tiny else n)),
+        builders={**_eager(p.fibonacci_while),
+                  **_compiled(p.fibonacci_while, p.fibonacci_while_lax, unroll=False)},
+    )
+
+
 def all_workloads() -> list[Workload]:
     """Every workload of the suite, in the order they are run and reported."""
     rng = np.random.default_rng(0)
@@ -160,6 +171,8 @@ def all_workloads() -> list[Workload]:
         _collatz("collatz_837799", 837799, 7, jnp.uint32),
         _fibonacci(100),
         _fibonacci(1000),
+        _fibonacci_while(100),
+        _fibonacci_while(1000),
         Workload(
             name="huber_scalar",
             description="huber_loss(a) on a scalar: one if/else",
