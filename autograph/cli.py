@@ -36,7 +36,8 @@ BENCH_HELP = """\
 Run the benchmark suite: every workload as the eager original, as
 autograph.to_graph of that source, as hand-written jax.lax, and (where it
 applies) as jax.jit with Python loops unrolled; timings interleaved in one
-process. Prints tables and writes results.json and results.png to --out.
+process. Prints tables and writes results.json, results.md and results.png
+to --out.
 
 examples:
   autograph bench --quick                 # under a minute
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true",
                        help="fewer rounds and no long unrolls: finishes in under a minute")
     bench.add_argument("--out", metavar="DIR", default="bench-out",
-                       help="where results.json and results.png go (default: ./bench-out)")
+                       help="where results.json, .md and .png go (default: ./bench-out)")
     bench.add_argument("--only", metavar="WORKLOAD", nargs="+",
                        help="run only these workloads (see --list)")
     bench.add_argument("--list", action="store_true", help="list the workloads and exit")

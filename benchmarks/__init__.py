@@ -29,7 +29,8 @@ def run_and_report(config, out_dir: str | Path, progress: Callable[[str], None] 
     results = run_suite(config, progress)
     progress("")
     progress(report.render_text(results))
-    files = {"json": str(report.write_json(results, out))}
+    files = {"json": str(report.write_json(results, out)),
+             "markdown": str(report.write_markdown(results, out))}
     if chart:
         png = report.write_chart(results, out)
         if png is None:

@@ -22,7 +22,11 @@ def _cell(entry: dict | None, key: str = "median_s") -> str:
     return "-" if value is None else format_seconds(value)
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def _table(headers: list[str], rows: list[list[str]], markdown: bool = False) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        return "\n".join(lines)
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
@@ -31,7 +35,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def per_call_table(results: dict) -> str:
+def per_call_table(results: dict, markdown: bool = False) -> str:
     """Median time per call of each implementation, and the ratios to hand lax."""
     rows = []
     for w in results["workloads"]:
@@ -43,7 +47,7 @@ def per_call_table(results: dict) -> str:
                      _ratio(w, "ratio_unrolled_to_hand_lax"),
                      "yes" if agree else "NO"])
     return _table(["workload", *KINDS, "autograph/hand", "(of minima)", "unrolled/hand",
-                   "results agree"], rows)
+                   "results agree"], rows, markdown)
 
 
 def _ratio(result: dict, key: str) -> str:
@@ -51,7 +55,7 @@ def _ratio(result: dict, key: str) -> str:
     return f"{value:.2f}" if value else "-"
 
 
-def first_call_table(results: dict) -> str:
+def first_call_table(results: dict, markdown: bool = False) -> str:
     """First-call cost of the compiled implementations, split into stages, and jaxpr sizes."""
     rows = []
     for w in results["workloads"]:
@@ -64,10 +68,10 @@ def first_call_table(results: dict) -> str:
                          format_seconds(e["compile_s"]), format_seconds(e["first_call_s"]),
                          f"{e['eqns']['top']}", f"{e['eqns']['total']}"])
     return _table(["workload", "impl", "convert", "trace", "lower", "compile", "first call",
-                   "eqns (top)", "eqns (all)"], rows)
+                   "eqns (top)", "eqns (all)"], rows, markdown)
 
 
-def errors_table(results: dict) -> str:
+def errors_table(results: dict, markdown: bool = False) -> str:
     """Every implementation that failed, was skipped, or disagreed, with the reason."""
     rows = []
     for w in results["workloads"]:
@@ -78,14 +82,14 @@ def errors_table(results: dict) -> str:
                 rows.append([w["name"], kind, "skipped: " + e["skipped"]])
             elif "mismatch" in e:
                 rows.append([w["name"], kind, "results differ: " + e["mismatch"]])
-    return _table(["workload", "impl", "status"], rows) if rows else ""
+    return _table(["workload", "impl", "status"], rows, markdown) if rows else ""
 
 
 def _shorten(text: str, limit: int = 150) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def conversion_table(results: dict) -> str:
+def conversion_table(results: dict, markdown: bool = False) -> str:
     """Cold and cached conversion time per function."""
     rows = []
     for name, c in results["conversion"].items():
@@ -95,10 +99,10 @@ def conversion_table(results: dict) -> str:
             rows.append([name, format_seconds(c["cold_s"]), format_seconds(c["cold_min_s"]),
                          format_seconds(c["cached_s"]), format_seconds(c["decorate_s"])])
     return _table(["function", "cold (median)", "cold (min)", "cached", "convert() wrapper"],
-                  rows)
+                  rows, markdown)
 
 
-def scaling_table(results: dict) -> str:
+def scaling_table(results: dict, markdown: bool = False) -> str:
     """Trace + lower + compile time of ``for i in range(n)`` per n and implementation."""
     by_n: dict[int, dict[str, str]] = {}
     for row in results["scaling"]:
@@ -111,7 +115,7 @@ def scaling_table(results: dict) -> str:
         by_n.setdefault(row["n"], {})[row["kind"]] = cell
     kinds = (AUTOGRAPH, HAND_LAX, UNROLLED)
     rows = [[str(n), *(cells.get(k, "-") for k in kinds)] for n, cells in by_n.items()]
-    return _table(["n", *kinds], rows)
+    return _table(["n", *kinds], rows, markdown)
 
 
 def render_text(results: dict) -> str:
@@ -138,6 +142,41 @@ def render_text(results: dict) -> str:
                   scaling_table(results)]
     parts += ["", f"total wall time {results['wall_s']:.1f} s"]
     return "\n".join(parts)
+
+
+def render_markdown(results: dict) -> str:
+    """The report as Markdown tables (what the README's Benchmarks section shows)."""
+    env = results["environment"]
+    mode = "quick" if results["settings"]["quick"] else "full"
+    parts = [
+        f"Measured with `autograph bench{' --quick' if mode == 'quick' else ''}` on "
+        f"{env['backend']} ({env['device']}, {env['cpu_count']} CPUs), jax {env['jax']}, "
+        f"python {env['python']}, {env['time']}; "
+        f"{results['settings']['plan']['rounds']} interleaved rounds, medians.",
+        "",
+        "#### Time per call (median) and ratio to hand-written lax",
+        per_call_table(results, markdown=True),
+        "",
+        "#### First call (conversion, trace, lower, compile) and jaxpr equations",
+        first_call_table(results, markdown=True),
+        "",
+        "#### Conversion time per function",
+        conversion_table(results, markdown=True),
+    ]
+    if results["scaling"]:
+        parts += ["", "#### Compile time of `for i in range(n)` (trace + lower + compile)",
+                  scaling_table(results, markdown=True)]
+    problems = errors_table(results, markdown=True)
+    if problems:
+        parts += ["", "#### Errors, skips and mismatches", problems]
+    return "\n".join(parts) + "\n"
+
+
+def write_markdown(results: dict, out_dir: Path) -> Path:
+    """Write ``results.md`` (Markdown tables) under ``out_dir``; return its path."""
+    path = out_dir / "results.md"
+    path.write_text(render_markdown(results))
+    return path
 
 
 def write_json(results: dict, out_dir: Path) -> Path:

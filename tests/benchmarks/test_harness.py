@@ -75,6 +75,8 @@ def test_suite_results_are_json_and_render(tiny_results, tmp_path):
     text = report.render_text(tiny_results)
     for heading in ("Per-call time", "First call", "Conversion time", "Compile-time scaling"):
         assert heading in text
+    markdown = report.write_markdown(tiny_results, tmp_path).read_text()
+    assert "| huber_scalar |" in markdown
 
 
 def test_chart_is_written_when_matplotlib_is_installed(tiny_results, tmp_path):
