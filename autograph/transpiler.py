@@ -21,11 +21,20 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
-from autograph.converters import conditional_expressions, control_flow
+from autograph.converters import (
+    break_statements,
+    conditional_expressions,
+    continue_statements,
+    control_flow,
+    return_statements,
+)
 from autograph.errors import ConversionError
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 DEFAULT_CONVERTERS = (
+    continue_statements,
+    break_statements,
+    return_statements,
     control_flow,
     conditional_expressions,
 )

@@ -8,11 +8,12 @@ stages the construct with ``jax.lax``.
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.logical import and_, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
-from autograph.runtime.undefined import Undefined, ld, local_or_undefined
+from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
 
 __all__ = [
     "TracedRange",
     "Undefined",
+    "UndefinedReturn",
     "and_",
     "for_stmt",
     "if_exp",

@@ -1,0 +1,60 @@
+"""``continue`` into a flag reset at the top of each iteration.
+
+Before:
+
+    for x in xs:
+        if x < 0:
+            continue
+        total += x
+
+After:
+
+    for x in xs:
+        did_continue = False
+        if x < 0:
+            did_continue = True
+        if ag__.not_(did_continue):
+            total += x
+
+Loops without ``continue`` are left as they are.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+from autograph.converters.break_statements import contains, flag_name, guard_after_jumps
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert every ``continue`` in ``node`` (nested functions included)."""
+    return _Continues(ctx).visit(node)
+
+
+class _Continues(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.depth = 0
+
+    def visit_FunctionDef(self, node):
+        depth, self.depth = self.depth, 0
+        node = self.generic_visit(node)
+        self.depth = depth
+        return node
+
+    def _visit_loop(self, node):
+        self.depth += 1
+        node = self.generic_visit(node)
+        self.depth -= 1
+        if not contains(node.body, gast.Continue, into_loops=False):
+            return node
+        flag = self.ctx.fresh_name(flag_name("did_continue", self.depth))
+        reset = templates.replace("flag = False", flag=flag)
+        templates.set_location(reset, node.body[0])
+        node.body = reset + guard_after_jumps(node.body, gast.Continue, flag,
+                                              self.ctx.runtime_name, into_loops=False)
+        return node
+
+    visit_While = _visit_loop
+    visit_For = _visit_loop
