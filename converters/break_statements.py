@@ -60,12 +60,13 @@ class _Breaks(gast.NodeTransformer):
 
     def _visit_loop(self, node):
         self.depth += 1
+        level = self.depth
         node = self.generic_visit(node)
         self.depth -= 1
         if not contains(node.body, gast.Break, into_loops=False):
             orelse, node.orelse = node.orelse, []
             return [node] + orelse
-        flag = self.ctx.fresh_name(flag_name("did_break", self.depth))
+        flag = self.ctx.fresh_name(flag_name("did_break", level))
         ag = self.ctx.runtime_name
         node.body = guard_after_jumps(node.body, gast.Break, flag, ag, into_loops=False)
         add_loop_condition(node, flag, ag)

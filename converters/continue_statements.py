@@ -45,11 +45,12 @@ class _Continues(gast.NodeTransformer):
 
     def _visit_loop(self, node):
         self.depth += 1
+        level = self.depth
         node = self.generic_visit(node)
         self.depth -= 1
         if not contains(node.body, gast.Continue, into_loops=False):
             return node
-        flag = self.ctx.fresh_name(flag_name("did_continue", self.depth))
+        flag = self.ctx.fresh_name(flag_name("did_continue", level))
         reset = templates.replace("flag = False", flag=flag)
         templates.set_location(reset, node.body[0])
         node.body = reset + guard_after_jumps(node.body, gast.Continue, flag,
