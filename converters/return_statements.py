@@ -64,12 +64,11 @@ class _Returns(gast.NodeTransformer):
         if (body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant)
                 and isinstance(body[0].value.value, str)):
             docstring = [body.pop(0)]
-        if not isinstance(body[-1], (gast.Return, gast.Raise)):
+        if not _always_exits(body):
+            # Falling off the end returns None; it stands on the `def` line.
             implicit = gast.Return(value=None)
-            last = body[-1]
-            end = getattr(last, "end_lineno", None) or last.lineno
-            implicit.lineno, implicit.col_offset = end, last.col_offset
-            implicit.end_lineno, implicit.end_col_offset = end, last.col_offset
+            implicit.lineno, implicit.col_offset = node.lineno, node.col_offset
+            implicit.end_lineno, implicit.end_col_offset = node.lineno, node.col_offset
             body.append(implicit)
 
         def on_jump(ret):
@@ -91,3 +90,21 @@ class _Returns(gast.NodeTransformer):
         templates.set_location(tail, body[-1])
         node.body = docstring + head + body + tail
         return node
+
+
+def _always_exits(stmts) -> bool:
+    """Whether running ``stmts`` always ends in a ``return`` or ``raise`` (or never
+    ends: ``while True`` without ``break``), so the end of the function is unreachable."""
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Return, gast.Raise)):
+            return True
+        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(
+                stmt.orelse):
+            return True
+        if isinstance(stmt, gast.With) and _always_exits(stmt.body):
+            return True
+        if (isinstance(stmt, gast.While) and isinstance(stmt.test, gast.Constant)
+                and stmt.test.value is True and not contains(stmt.body, gast.Break,
+                                                             into_loops=False)):
+            return True
+    return False

@@ -108,16 +108,14 @@ def _kind(description):
 
 
 def _where(lines, where):
-    if not lines:
-        return "from an earlier `return`"
     parts = []
     for line in sorted(lines):
         text = linecache.getline(where.filename, line).strip()
         if text.startswith("return"):
             parts.append(f"at line {line} (`{text}`)")
-        else:
-            parts.append(f"by falling off the end of the function after line {line}")
-    return " or ".join(parts)
+        elif text.startswith(("def ", "async def ")):
+            parts.append(f"by falling off the end of the function defined at line {line}")
+    return " or ".join(parts) or "from an earlier `return`"
 
 
 def _store_lines(code, name) -> set:
