@@ -16,11 +16,15 @@ After:
     while ag__.and_(lambda: ag__.not_(did_break), lambda: i < n):
         if x[i] < 0:
             did_break = True
-        if ag__.not_(did_break):
+        else:
             total += x[i]
             i += 1
     if ag__.not_(did_break):
         total = -1
+
+The statements after an ``if`` whose body ends in ``break`` become its ``else``;
+after any other statement that may break they are guarded by
+``if ag__.not_(did_break):``.
 
 A ``for`` loop keeps its header; the extra condition travels as an annotation
 (``EXTRA_TEST``) that the control-flow converter turns into the ``extra_test=`` of

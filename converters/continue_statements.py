@@ -13,7 +13,7 @@ After:
         did_continue = False
         if x < 0:
             did_continue = True
-        if ag__.not_(did_continue):
+        else:
             total += x
 
 Loops without ``continue`` are left as they are.

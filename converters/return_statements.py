@@ -18,7 +18,6 @@ After:
                 did_return = True
                 retval = i
         if ag__.not_(did_return):
-            did_return = True
             retval = -1
         return retval
 
@@ -71,9 +70,13 @@ class _Returns(gast.NodeTransformer):
             implicit.end_lineno, implicit.end_col_offset = node.lineno, node.col_offset
             body.append(implicit)
 
+        final = body[-1] if isinstance(body[-1], gast.Return) else None
+
         def on_jump(ret):
             result = ret.value if ret.value is not None else gast.Constant(value=None,
                                                                            kind=None)
+            if ret is final:  # nothing runs after the last return: no flag to set
+                return templates.replace("value = result", value=value, result=result)
             return templates.replace("flag = True\nvalue = result", flag=flag, value=value,
                                      result=result)
 

@@ -222,7 +222,6 @@ def return_in_static_range(x):
 extra_test=loop_test)
 
     def if_true(retval):
-        did_return = True
         retval = -1
         return retval
 
