@@ -38,7 +38,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import annos
+from autograph.analysis import annos, read_names
 
 EXTRA_TEST = annos.EXTRA_TEST
 
@@ -146,6 +146,31 @@ def guard_after_jumps(stmts, kind, flag, ag, into_loops, on_jump=None, on_loop=N
             templates.set_location(guard, rest[0])
             out.extend(guard)
         return out
+    return out
+
+
+def drop_unread_flag(stmts, flag):
+    """``stmts`` without the assignments to ``flag`` if nothing reads it (a jump that
+    was the last thing its loop or function did needs no flag)."""
+    if flag in read_names(stmts):
+        return stmts
+    return _without_assignments(stmts, flag)
+
+
+def _without_assignments(stmts, flag):
+    out = []
+    for stmt in stmts:
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == flag):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if (not isinstance(stmt, _SCOPES) and isinstance(block, list) and block
+                    and isinstance(block[0], gast.stmt)):
+                setattr(stmt, field, _without_assignments(block, flag) or [gast.Pass()])
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = _without_assignments(handler.body, flag) or [gast.Pass()]
+        out.append(stmt)
     return out
 
 

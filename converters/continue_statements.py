@@ -10,11 +10,13 @@ Before:
 After:
 
     for x in xs:
-        did_continue = False
         if x < 0:
-            did_continue = True
+            pass
         else:
             total += x
+
+(here nothing reads the flag after the ``if``, so it is dropped: a ``continue``
+that is the last thing an iteration does needs no flag).
 
 Loops without ``continue`` are left as they are.
 """
@@ -24,7 +26,12 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.converters.break_statements import contains, flag_name, guard_after_jumps
+from autograph.converters.break_statements import (
+    contains,
+    drop_unread_flag,
+    flag_name,
+    guard_after_jumps,
+)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -53,8 +60,9 @@ class _Continues(gast.NodeTransformer):
         flag = self.ctx.fresh_name(flag_name("did_continue", level))
         reset = templates.replace("flag = False", flag=flag)
         templates.set_location(reset, node.body[0])
-        node.body = reset + guard_after_jumps(node.body, gast.Continue, flag,
-                                              self.ctx.runtime_name, into_loops=False)
+        node.body = drop_unread_flag(
+            reset + guard_after_jumps(node.body, gast.Continue, flag, self.ctx.runtime_name,
+                                      into_loops=False), flag)
         return node
 
     visit_While = _visit_loop

@@ -37,6 +37,7 @@ from autograph import templates
 from autograph.converters.break_statements import (
     add_loop_condition,
     contains,
+    drop_unread_flag,
     guard_after_jumps,
 )
 
@@ -91,7 +92,7 @@ class _Returns(gast.NodeTransformer):
         tail = templates.replace("return value", value=value)
         templates.set_location(head, node.body[0])
         templates.set_location(tail, body[-1])
-        node.body = docstring + head + body + tail
+        node.body = docstring + drop_unread_flag(head + body, flag) + tail
         return node
 
 
