@@ -73,6 +73,32 @@ def continue_and_break(x):
     return total
 
 
+def continue_deep(x):
+    total = 0.0
+    for v in x:
+        if v > 0:
+            if v > 5:
+                continue
+            total += 1.0
+        total += v
+    return total
+
+
+def continue_deep_nested(x):
+    total = 0.0
+    for i in range(3):
+        for v in x:
+            if v > 0:
+                if v > x[i]:
+                    continue
+                total += 1.0
+            total += v
+        if total > 20:
+            continue
+        total = total * 0.5
+    return total
+
+
 def continue_in_python_list(x):
     total = 0.0
     for w in [1.0, 2.0, 3.0]:
@@ -103,7 +129,8 @@ def test_int_loops(fn, arg, batch):
 
 
 @pytest.mark.parametrize("fn", [static_range_continue, array_continue, nested_continue,
-                                continue_and_break, continue_in_python_list])
+                                continue_and_break, continue_in_python_list, continue_deep,
+                                continue_deep_nested])
 def test_array_loops(fn):
     x = np.array(XS, np.float32)
     check(fn, x, vmap=[x, x[::-1], np.abs(x)])
@@ -114,7 +141,13 @@ def test_python_values():
     assert autograph.convert(while_continue_python)(words) == while_continue_python(words)
 
 
-def test_continue_at_the_end_needs_no_guard():
+def test_a_continue_ending_the_iteration_needs_no_flag():
     code = autograph.to_code(static_range_continue)
-    assert "did_continue = False" in code
+    assert "did_continue" not in code
     assert "extra_test" not in code
+
+
+def test_a_continue_with_statements_after_its_if_keeps_its_flag():
+    code = autograph.to_code(continue_deep)
+    assert "did_continue = False" in code
+    assert "ag__.not_(did_continue)" in code
