@@ -116,6 +116,35 @@ def nested_break(x):
     return total
 
 
+def break_deep(x):
+    total = 0.0
+    for v in x:
+        if v > 0:
+            if v > 6.5:
+                break
+            total += 1.0
+        total += v
+    return total
+
+
+def while_else_no_break(n):
+    i = 0
+    while i < n:
+        i += 2
+    else:
+        i = i * 10
+    return i
+
+
+def break_raises_in_python(items):
+    for item in items:
+        if item is None:
+            break
+        if item < 0:
+            raise ValueError(f"negative: {item}")
+    return item
+
+
 def break_in_python_list_loop(x):
     total = 0.0
     for w in [1.0, 2.0, 3.0, 4.0]:
@@ -141,6 +170,7 @@ def first_stop(text):
     (while_true_break, 30, [1, 10, 99]),
     (while_else, 6, [6, 7, 0]),
     (traced_range_break, 9, [0, 3, 9]),
+    (while_else_no_break, 5, [0, 1, 6]),
 ])
 def test_int_loops(fn, arg, batch):
     check(fn, arg, vmap=batch)
@@ -148,7 +178,7 @@ def test_int_loops(fn, arg, batch):
 
 @pytest.mark.parametrize("fn", [static_range_break, static_range_break_python_condition,
                                 array_break, for_else, for_else_no_break, nested_break,
-                                break_in_python_list_loop])
+                                break_in_python_list_loop, break_deep])
 def test_array_loops(fn):
     x = np.array(XS, np.float32)
     check(fn, x, vmap=[x, x[::-1], np.abs(x)])
@@ -158,6 +188,13 @@ def test_array_loops(fn):
 def test_python_semantics_kept():
     assert autograph.convert(first_stop)("ab.cd") == "ab"
     assert autograph.convert(first_stop)("abcd") == "abcd!"
+
+
+def test_python_exceptions_kept():
+    converted = autograph.convert(break_raises_in_python)
+    assert converted([1, None, -1]) is None
+    with pytest.raises(ValueError, match="negative: -1"):
+        converted([1, -1, None])
 
 
 def test_iterator_not_advanced_after_break():

@@ -100,6 +100,14 @@ def return_and_break(x):
     return total
 
 
+def return_in_for_else(x):
+    for v in x:
+        if v > 6.5:
+            return v
+    else:
+        return -1.0
+
+
 def returns_a_pytree(x):
     if x > 0:
         return {"value": x, "sign": 1}
@@ -129,7 +137,8 @@ def test_scalar_functions(fn, arg, batch):
 
 
 @pytest.mark.parametrize("fn", [return_in_static_range, return_in_array_loop,
-                                return_in_nested_loops_in_if, return_and_break])
+                                return_in_nested_loops_in_if, return_and_break,
+                                return_in_for_else])
 def test_array_functions(fn):
     x = np.array(XS, np.float32)
     check(fn, x, vmap=[x, np.abs(x), -x, x[::-1]])
