@@ -243,3 +243,19 @@ extra_test=loop_test)
 
 def test_golden_code():
     assert autograph.to_code(return_in_static_range) == GOLDEN_RETURN
+
+
+def first_negative_index(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return i
+    return -1
+
+
+@pytest.mark.parametrize("length", [8, 64])
+def test_static_range_with_traced_return_is_one_loop(length):
+    x = jnp.linspace(1.0, -1.0, length)
+    jaxpr = jax.make_jaxpr(autograph.convert(first_negative_index))(x).jaxpr
+    loops = [e.primitive.name for e in jaxpr.eqns if e.primitive.name in ("scan", "while")]
+    assert loops == ["scan"]
+    assert int(autograph.to_graph(first_negative_index)(x)) == first_negative_index(x)
