@@ -41,6 +41,8 @@ from autograph import templates
 from autograph.analysis import annos, read_names
 
 EXTRA_TEST = annos.EXTRA_TEST
+# Loops too: the `else` of a loop without `break` is moved after it.
+NODE_TYPES = (gast.Break, gast.For, gast.While)
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)

@@ -33,6 +33,8 @@ from autograph.converters.break_statements import (
     guard_after_jumps,
 )
 
+NODE_TYPES = (gast.Continue,)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``continue`` in ``node`` (nested functions included)."""

@@ -41,6 +41,8 @@ from autograph.converters.break_statements import (
     guard_after_jumps,
 )
 
+NODE_TYPES = (gast.Return,)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert early returns in ``node`` and in the functions nested in it."""

@@ -91,8 +91,10 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
     """
     state = tuple(state)
     count = len(state)
+    reads_traced_closure = _closure_has_tracer(loop_test)
     while True:
-        if has_tracer(state) and _test_is_traced(loop_test, state):
+        if ((reads_traced_closure or has_tracer(state))
+                and _test_is_traced(loop_test, state)):
             break
         cond = loop_test(*state)
         if is_tracer(cond):
@@ -104,6 +106,18 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
     names = param_names(loop_body)
     out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
     return st.from_tuple(out)
+
+
+def _closure_has_tracer(fn) -> bool:
+    """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    for cell in fn.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an unbound cell
+            continue
+        if has_tracer(contents):
+            return True
+    return False
 
 
 def _test_is_traced(loop_test, state) -> bool:
@@ -252,6 +266,9 @@ def _staged_range(rng, loop_body, state, where, extra_test=None):
     index = jax.ShapeDtypeStruct((), jnp.int32)
     state = returns.fill_undefined_returns(
         lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
+    if isinstance(rng, range) and len(rng):
+        state = st.fill_undefined(
+            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
     if isinstance(rng, range) and not len(rng):
@@ -260,7 +277,7 @@ def _staged_range(rng, loop_body, state, where, extra_test=None):
         return _staged_range_until(rng, loop_body, state, names, where, extra_test)
     body = _masked(loop_body, extra_test, count, where)
 
-    if rng.step == 1 and not is_tracer(rng.step):
+    if not is_tracer(rng.step) and rng.step == 1:
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
@@ -316,6 +333,9 @@ def _staged_scan(array, loop_body, state, where, extra_test=None):
     item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
     state = returns.fill_undefined_returns(
         lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
+    if array.shape[0]:
+        state = st.fill_undefined(
+            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
     body = _masked(loop_body, extra_test, count, where)
