@@ -255,7 +255,7 @@ def _lax_sum_until_negative(x):
 def test_grad_through_static_range_with_traced_break():
     x = jnp.array([0.5, -1.5, 2.0, -0.5, 3.0, 1.0], jnp.float32)
     x = x.at[1].set(1.5)  # the break happens at index 3
-    grad = jax.grad(autograph.convert(sum_until_negative))(x)
+    grad = jax.jit(jax.grad(autograph.convert(sum_until_negative)))(x)  # staged: a scan
     expected = jax.grad(_lax_sum_until_negative)(x)
     np.testing.assert_allclose(grad, expected, rtol=1e-6)
     np.testing.assert_allclose(grad, [1.0, 3.0, 4.0, 0.0, 0.0, 0.0], rtol=1e-6)

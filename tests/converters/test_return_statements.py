@@ -155,7 +155,7 @@ def test_python_inputs_keep_python_behaviour():
 
 def test_grad_through_return_in_array_loop():
     x = jnp.array(XS, jnp.float32)
-    grad = jax.grad(lambda x: autograph.convert(return_in_array_loop)(x) ** 2)(x)
+    grad = jax.jit(jax.grad(lambda x: autograph.convert(return_in_array_loop)(x) ** 2))(x)
     # the return runs at index 3: the value is 1 + 2 + 3 = 6
     np.testing.assert_allclose(grad, [12.0, 12.0, 12.0, 0, 0, 0, 0, 0])
 
@@ -259,3 +259,18 @@ def test_static_range_with_traced_return_is_one_loop(length):
     loops = [e.primitive.name for e in jaxpr.eqns if e.primitive.name in ("scan", "while")]
     assert loops == ["scan"]
     assert int(autograph.to_graph(first_negative_index)(x)) == first_negative_index(x)
+
+
+def masked_sum_until_return(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return total
+        total += x[i] * x[i]
+    return total
+
+
+def test_grad_through_static_range_with_traced_return():
+    x = jnp.array([0.5, 1.5, 2.0, -0.5, 3.0], jnp.float32)
+    grad = jax.jit(jax.grad(autograph.convert(masked_sum_until_return)))(x)
+    np.testing.assert_allclose(grad, [1.0, 3.0, 4.0, 0.0, 0.0], rtol=1e-6)
