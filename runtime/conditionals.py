@@ -138,7 +138,9 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
         return None
     for name, first, second, joinable in found:
         if not joinable and returns.is_return_name(name):
-            raise returns.mismatch_error(name, first, second, *branch_functions, where)
+            error = returns.mismatch_error(name, first, second, *branch_functions, where)
+            if error is not None:
+                raise error
         if not joinable:
             raise st.mismatch_error(
                 f"has a different type in the two branches of this staged {construct}",

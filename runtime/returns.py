@@ -80,7 +80,8 @@ def fill_for_branches(true_run, false_run, state, operands):
 
 
 def mismatch_error(name, first, second, if_true, if_false, where):
-    """The error for returns of different types meeting in a staged ``if``."""
+    """The error for returns of different types meeting in a staged ``if``, or None
+    if ``name`` is not assigned by any ``return``."""
     true_lines = _store_lines(if_true.__code__, name)
     false_lines = _store_lines(if_false.__code__, name)
     if not true_lines or not false_lines:
@@ -94,9 +95,13 @@ def mismatch_error(name, first, second, if_true, if_false, where):
             true_lines = everywhere - false_lines
         if not false_lines:
             false_lines = everywhere - true_lines
+    true_where, false_where = _where(true_lines, where), _where(false_lines, where)
+    if true_where is None and false_where is None:
+        return None  # a user's own variable that happens to have this name
     return StagingTypeError(
-        f"the function returns {_kind(first)} {_where(true_lines, where)} but "
-        f"{_kind(second)} {_where(false_lines, where)}, and both meet in a staged "
+        f"the function returns {_kind(first)} {true_where or 'from an earlier `return`'} "
+        f"but {_kind(second)} {false_where or 'from an earlier `return`'}, and both meet "
+        "in a staged "
         "`if`/loop (its condition is traced). Every `return` of a staged region must give "
         "the same pytree structure, shape and dtype; make the returns agree (e.g. "
         "return an array on every path, with .astype for the dtype).",
@@ -115,7 +120,7 @@ def _where(lines, where):
             parts.append(f"at line {line} (`{text}`)")
         elif text.startswith(("def ", "async def ")):
             parts.append(f"by falling off the end of the function defined at line {line}")
-    return " or ".join(parts) or "from an earlier `return`"
+    return " or ".join(parts) or None
 
 
 def _store_lines(code, name) -> set:

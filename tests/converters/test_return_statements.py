@@ -274,3 +274,17 @@ def test_grad_through_static_range_with_traced_return():
     x = jnp.array([0.5, 1.5, 2.0, -0.5, 3.0], jnp.float32)
     grad = jax.jit(jax.grad(autograph.convert(masked_sum_until_return)))(x)
     np.testing.assert_allclose(grad, [1.0, 3.0, 4.0, 0.0, 0.0], rtol=1e-6)
+
+
+def user_variable_named_retval(x):
+    if x > 0:
+        retval = x
+    else:
+        retval = (x, x)
+    return retval
+
+
+def test_a_user_variable_named_retval_gets_the_ordinary_message():
+    with pytest.raises(ConversionError) as exc:
+        jax.jit(autograph.convert(user_variable_named_retval))(1.0)
+    assert "'retval' has a different type in the two branches" in str(exc.value)
