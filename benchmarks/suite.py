@@ -57,9 +57,9 @@ class SuiteConfig:
     @classmethod
     def quick_preset(cls, **overrides) -> SuiteConfig:
         """Settings that finish in under a minute on a 2-core laptop-class CPU."""
-        base = dict(quick=True, plan=TimingPlan(rounds=7, sample_s=0.004, budget_s=0.3),
+        base = dict(quick=True, plan=TimingPlan(rounds=5, sample_s=0.004, budget_s=0.25),
                     unroll_cap=0, scaling_unroll_cap=100, scaling_repeats=1,
-                    conversion_cold_reps=5, conversion_cached_reps=200)
+                    conversion_cold_reps=3, conversion_cached_reps=100)
         return cls(**{**base, **overrides})
 
     @classmethod

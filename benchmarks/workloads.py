@@ -102,26 +102,24 @@ def _eager_each(f: Callable) -> dict[str, Callable[[], Callable]]:
     return {EAGER: lambda: each}
 
 
-def _rnn_params(key, features: int, hidden: int) -> dict:
-    k1, k2, k3 = jax.random.split(key, 3)
-    return {
-        "w_xh": jax.random.normal(k1, (features, hidden)) / np.sqrt(features),
-        "w_hh": jax.random.normal(k2, (hidden, hidden)) / np.sqrt(hidden),
-        "b": jnp.zeros(hidden),
-        "w_out": jax.random.normal(k3, (hidden, 1)) / np.sqrt(hidden),
-    }
-
-
 def _rnn_args(tiny: bool, with_targets: bool) -> tuple:
+    """RNN parameters and inputs, drawn with NumPy (eager jax.random would compile)."""
     steps, batch, features, hidden = (3, 2, 3, 4) if tiny else (100, 32, 16, 64)
-    key = jax.random.PRNGKey(0)
-    kx, ky, kp = jax.random.split(key, 3)
-    params = _rnn_params(kp, features, hidden)
-    xs = jax.random.normal(kx, (steps, batch, features))
+    rng = np.random.default_rng(1)
+
+    def normal(*shape, scale=1.0):
+        return jnp.asarray(rng.normal(scale=scale, size=shape), jnp.float32)
+
+    params = {
+        "w_xh": normal(features, hidden, scale=features ** -0.5),
+        "w_hh": normal(hidden, hidden, scale=hidden ** -0.5),
+        "b": jnp.zeros(hidden, jnp.float32),
+        "w_out": normal(hidden, 1, scale=hidden ** -0.5),
+    }
+    xs = normal(steps, batch, features)
     if not with_targets:
         return params, xs
-    ys = jax.random.normal(ky, (batch, 1))
-    return params, xs, ys, 2 if tiny else 50
+    return params, xs, normal(batch, 1), 2 if tiny else 50
 
 
 def _collatz(name: str, start: int, tiny_start: int, dtype) -> Workload:
