@@ -119,28 +119,31 @@ def _demo_cases():
     ]
 
 
-def _per_call(fn, args, budget_s: float = 0.3, max_calls: int = 1000) -> float:
-    """Median-free quick estimate: mean seconds per call over about ``budget_s``."""
-    import jax
+def _per_call(fn, args, batches: int = 5, batch_s: float = 0.04) -> float:
+    """Median seconds per call of ``fn(*args)`` over a few timed batches.
 
-    calls, start = 0, time.perf_counter()
-    while calls < max_calls and (calls == 0 or time.perf_counter() - start < budget_s):
-        jax.block_until_ready(fn(*args))
-        calls += 1
-    return (time.perf_counter() - start) / calls
-
-
-def _quietly(fn, args):
-    """``fn(*args)``, with anything it prints (Python or jax.debug) swallowed."""
+    Whatever the calls print (Python ``print`` or ``jax.debug.print``) is
+    swallowed, so the timing loop does not flood the terminal.
+    """
     import contextlib
     import io
+    import statistics
 
     import jax
 
+    def batch(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            out = fn(*args)
+        jax.block_until_ready(out)
+        return time.perf_counter() - start
+
     with contextlib.redirect_stdout(io.StringIO()):
-        out = jax.block_until_ready(fn(*args))
+        once = batch(1)
+        n = max(1, min(10_000, int(batch_s / max(once, 1e-9))))
+        times = [batch(n) / n for _ in range(batches)]
         jax.effects_barrier()
-    return out
+    return statistics.median(times)
 
 
 def _fmt_seconds(seconds: float) -> str:
@@ -176,8 +179,8 @@ def run_demo(args, parser) -> int:
             compiled = jax.block_until_ready(compiled_fn(*fn_args))
             jax.effects_barrier()
             print(f"result: {compiled!r}")
-            t_eager = _per_call(lambda *a, f=fn: _quietly(f, a), fn_args)
-            t_compiled = _per_call(lambda *a, f=compiled_fn: _quietly(f, a), fn_args)
+            t_eager = _per_call(fn, fn_args)
+            t_compiled = _per_call(compiled_fn, fn_args)
             print(f"time per call: eager {_fmt_seconds(t_eager)}, compiled "
                   f"{_fmt_seconds(t_compiled)} ({t_eager / t_compiled:.1f}x)")
         except Exception as exc:  # report and go on to the next example
