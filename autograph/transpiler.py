@@ -10,6 +10,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import functools
 import threading
 import types
 import weakref
@@ -21,11 +22,13 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
-from autograph.converters import conditional_expressions, control_flow
+from autograph.converters import call_trees, conditional_expressions, control_flow
 from autograph.errors import ConversionError
+from autograph.runtime.calls import AS_IS, CallPolicy, make_converted_call
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 DEFAULT_CONVERTERS = (
+    call_trees,
     control_flow,
     conditional_expressions,
 )
@@ -44,46 +47,196 @@ class Program:
     code: types.CodeType          # its compiled code
     filename: str
     runtime_name: str
+    # Where each free variable of ``code`` comes from: an index into the original
+    # function's closure, or -1 for the runtime (``None``: no free variables).
+    cell_plan: tuple | None = None
+    runtime_cell: types.CellType | None = field(default=None, repr=False)
+    is_lambda: bool = False
     _source: str | None = field(default=None, repr=False)
 
     @property
     def source(self) -> str:
         """The generated source, as ``to_code`` shows it."""
         if self._source is None:
-            self._source = ast.unparse(gast.gast_to_ast(self.node)) + "\n"
+            self._source = _unparse(self.node, self.is_lambda)
         return self._source
 
 
-class Transpiler:
-    """Converts functions, caching per code object and per function object."""
+class IdentityWeakMap:
+    """A map keyed by object identity that does not keep its keys alive.
 
-    def __init__(self, converters=DEFAULT_CONVERTERS):
+    Code objects compare equal when their bytecode, names and constants are equal
+    (even across files), so the caches key on identity, not equality. ``data`` maps
+    ``id(key)`` to ``(weakref to key, value)``; readers check the weakref (an entry
+    leaves when its key dies). Writers hold the owner's lock.
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self):
+        self.data = {}
+
+    def get(self, key, default=None):
+        entry = self.data.get(id(key))
+        if entry is not None and entry[0]() is key:
+            return entry[1]
+        return default
+
+    def setdefault(self, key, value):
+        entry = self.data.get(id(key))
+        if entry is not None and entry[0]() is key:
+            return entry[1]
+        data, ident = self.data, id(key)
+
+        def forget(ref):
+            current = data.get(ident)
+            if current is not None and current[0] is ref:
+                data.pop(ident, None)
+
+        data[ident] = (weakref.ref(key, forget), value)
+        return value
+
+    def clear(self):
+        self.data.clear()
+
+    def __len__(self):
+        return sum(1 for ref, _ in list(self.data.values()) if ref() is not None)
+
+
+class Transpiler:
+    """Converts functions, caching per code object; binds per function object.
+
+    The caches key on code objects and types, weakly and by identity: a function
+    the user drops is let go together with its conversion. Readers take no lock;
+    writers take ``_lock`` and keep the first result when threads race.
+    """
+
+    def __init__(self, converters=DEFAULT_CONVERTERS, policy: CallPolicy | None = None):
         self.converters = tuple(converters)
+        self.policy = policy if policy is not None else CallPolicy()
         self._lock = threading.Lock()
-        self._programs = weakref.WeakKeyDictionary()   # code -> {options: Program}
-        self._functions = weakref.WeakKeyDictionary()  # function -> {options: function}
-        self._runtime_cell = types.CellType(runtime_module)
+        self._programs = IdentityWeakMap()          # code -> {options: Program}
+        self._converted_codes = IdentityWeakMap()   # every code object we compiled -> True
+        self._callees = {}                          # options -> IdentityWeakMap(code -> Program | AS_IS)
+        self._callable_types = IdentityWeakMap()    # type -> its __call__ function | AS_IS
+        self._runtime_cells = {}                    # options -> cell holding the runtime
+        self.policy.on_change(self._forget_decisions)
+
+    # -- public ------------------------------------------------------------------------
 
     def convert(self, fn, options: ConversionOptions = DEFAULT_OPTIONS):
-        """The converted function of the plain function ``fn``."""
-        per_options = self._functions.get(fn)
-        if per_options is not None:
-            converted = per_options.get(options)
-            if converted is not None:
-                return converted
-        converted = self._bind(self.program(fn, options), fn)
-        with self._lock:
-            return self._functions.setdefault(fn, {}).setdefault(options, converted)
+        """The converted function of the plain function ``fn`` (a new function object
+        bound to ``fn``'s globals, closure and defaults; its conversion is cached)."""
+        converted = self.instantiate(self.program(fn, options), fn)
+        converted.__doc__ = fn.__doc__
+        converted.__module__ = fn.__module__
+        converted.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+        converted.__dict__.update(fn.__dict__)
+        converted.__autograph_converted__ = True
+        return converted
 
     def program(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> Program:
         """The converted program of ``fn``'s code, converting it on first use."""
         code = fn.__code__
         per_options = self._programs.get(code)
-        if per_options is not None and options in per_options:
-            return per_options[options]
+        if per_options is not None:
+            program = per_options.get(options)
+            if program is not None:
+                return program
         program = self._convert_code(fn, options)
         with self._lock:
-            return self._programs.setdefault(code, {}).setdefault(options, program)
+            per_options = self._programs.setdefault(code, {})
+            program = per_options.setdefault(options, program)
+            for sub in _code_objects(program.code):
+                self._converted_codes.setdefault(sub, True)
+            return program
+
+    def instantiate(self, program: Program, fn):
+        """A function running ``program`` with ``fn``'s globals, closure and defaults."""
+        plan = program.cell_plan
+        if plan is None:
+            closure = None
+        else:
+            cells = fn.__closure__
+            closure = tuple([program.runtime_cell if i < 0 else cells[i] for i in plan])
+        converted = types.FunctionType(program.code, fn.__globals__, fn.__name__,
+                                       fn.__defaults__, closure)
+        if fn.__kwdefaults__ is not None:
+            converted.__kwdefaults__ = fn.__kwdefaults__
+        converted.__qualname__ = fn.__qualname__
+        return converted
+
+    # -- calls from converted code (``ag__.converted_call``) ---------------------------
+
+    def callee_entries(self, options) -> dict:
+        """The raw entries of the callee decisions for ``options`` (see ``callee``)."""
+        return self._callee_map(options).data
+
+    def callable_type_entries(self) -> dict:
+        """The raw entries of the ``callable_kind`` cache."""
+        return self._callable_types.data
+
+    def callee(self, fn, options):
+        """For the Python function ``fn`` called from converted code: its ``Program``,
+        or ``AS_IS`` when it is library code or already converted. Cached per code."""
+        decisions = self._callee_map(options)
+        code = fn.__code__
+        decision = decisions.get(code)
+        if decision is not None:
+            return decision
+        if (self._converted_codes.get(code) is not None
+                or self.policy.is_library_function(fn)
+                or (_is_dunder(fn.__name__) and not parsing.has_source(fn))):
+            decision = AS_IS
+        else:
+            decision = self.program(fn, options)
+        with self._lock:
+            return decisions.setdefault(code, decision)
+
+    def callable_kind(self, cls):
+        """For an object of class ``cls`` called from converted code: the Python
+        function its ``__call__`` runs, or ``AS_IS`` (classes, builtins, library)."""
+        kind = self._callable_types.get(cls)
+        if kind is not None:
+            return kind if kind is AS_IS else cls.__call__
+        call = getattr(cls, "__call__", None)
+        if isinstance(call, types.FunctionType) and not self.policy.is_library_function(call):
+            kind = _CONVERT_CALL
+        else:
+            kind = AS_IS
+        with self._lock:
+            self._callable_types.setdefault(cls, kind)
+        return AS_IS if kind is AS_IS else call
+
+    def _callee_map(self, options):
+        decisions = self._callees.get(options)
+        if decisions is None:
+            with self._lock:
+                decisions = self._callees.setdefault(options, IdentityWeakMap())
+        return decisions
+
+    def _forget_decisions(self):
+        with self._lock:
+            for decisions in self._callees.values():
+                decisions.clear()
+            self._callable_types.clear()
+
+    def _runtime_cell(self, options):
+        """A cell holding the runtime as generated code sees it (``ag__``): the
+        ``autograph.runtime`` module's operators plus this transpiler's
+        ``converted_call`` for ``options``."""
+        cell = self._runtime_cells.get(options)
+        if cell is None:
+            namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
+            namespace.__dict__.update(
+                (k, v) for k, v in vars(runtime_module).items() if not k.startswith("__"))
+            namespace.__getattr__ = functools.partial(getattr, runtime_module)
+            namespace.converted_call = make_converted_call(self, options)
+            with self._lock:
+                cell = self._runtime_cells.setdefault(options, types.CellType(namespace))
+        return cell
+
+    # -- conversion --------------------------------------------------------------------
 
     def _convert_code(self, fn, options) -> Program:
         parsed = parsing.parse_function(fn)
@@ -93,36 +246,53 @@ class Transpiler:
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names:
             runtime_name += "_"
-        shadowing = set(local_names(node)) | set(fn.__code__.co_freevars)
-        shadowing |= {n for n in user_names if n in fn.__globals__}
+        bound = set(local_names(node)) | set(fn.__code__.co_freevars)
         for sub in gast.walk(node):
             if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-                shadowing |= local_names(sub)
+                bound |= local_names(sub)
+        shadowing = bound | {n for n in user_names if n in fn.__globals__}
+        library_names = frozenset(
+            n for n in user_names - bound
+            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
         ctx = ConversionContext(
             filename=parsed.filename, runtime_name=runtime_name, options=options,
-            user_names=user_names, shadowing_names=frozenset(shadowing))
+            user_names=user_names, shadowing_names=frozenset(shadowing),
+            library_names=library_names)
         for converter in self.converters:
             node = converter.transform(node, ctx)
         code = _compile(node, parsed.filename, runtime_name, fn.__code__)
+        freevars = fn.__code__.co_freevars
+        plan = tuple(-1 if name == runtime_name else freevars.index(name)
+                     for name in code.co_freevars) or None
         return Program(node=node, code=code, filename=parsed.filename,
-                       runtime_name=runtime_name)
+                       runtime_name=runtime_name, cell_plan=plan,
+                       runtime_cell=self._runtime_cell(options),
+                       is_lambda=parsed.is_lambda)
 
-    def _bind(self, program: Program, fn):
-        """A function running ``program`` with ``fn``'s globals, closure and defaults."""
-        cells_by_name = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-        closure = tuple(
-            self._runtime_cell if name == program.runtime_name else cells_by_name[name]
-            for name in program.code.co_freevars)
-        converted = types.FunctionType(program.code, fn.__globals__, fn.__name__,
-                                       fn.__defaults__, closure)
-        converted.__kwdefaults__ = fn.__kwdefaults__
-        converted.__qualname__ = fn.__qualname__
-        converted.__doc__ = fn.__doc__
-        converted.__module__ = fn.__module__
-        converted.__annotations__ = dict(getattr(fn, "__annotations__", {}))
-        converted.__dict__.update(fn.__dict__)
-        converted.__autograph_converted__ = True
-        return converted
+
+_CONVERT_CALL = "convert __call__"
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _code_objects(code):
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+
+
+def _unparse(node, is_lambda: bool) -> str:
+    """The source of a converted definition; a lambda whose body is still a single
+    ``return`` reads as a lambda again."""
+    if (is_lambda and len(node.body) == 1 and isinstance(node.body[0], gast.Return)
+            and node.body[0].value is not None):
+        lam = gast.Lambda(args=node.args, body=node.body[0].value)
+        return ast.unparse(gast.gast_to_ast(gast.Expression(body=lam))) + "\n"
+    return ast.unparse(gast.gast_to_ast(node)) + "\n"
 
 
 def _reject_unsupported_function(node, filename):
