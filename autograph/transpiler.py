@@ -11,6 +11,7 @@ import __future__
 
 import ast
 import functools
+import gc
 import threading
 import types
 import weakref
@@ -239,6 +240,17 @@ class Transpiler:
     # -- conversion --------------------------------------------------------------------
 
     def _convert_code(self, fn, options) -> Program:
+        # Building trees allocates many small objects; a cyclic GC pass over the large
+        # heap of a process that imported JAX would cost more than the whole conversion.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._convert_code_unguarded(fn, options)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _convert_code_unguarded(self, fn, options) -> Program:
         parsed = parsing.parse_function(fn)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
