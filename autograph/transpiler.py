@@ -118,7 +118,7 @@ class Transpiler:
         self._lock = threading.Lock()
         self._programs = IdentityWeakMap()          # code -> {options: Program}
         self._converted_codes = IdentityWeakMap()   # every code object we compiled -> True
-        self._callees = {}                          # options -> IdentityWeakMap(code -> Program | AS_IS)
+        self._callees = {}        # options -> IdentityWeakMap(code -> Program | AS_IS)
         self._callable_types = IdentityWeakMap()    # type -> its __call__ function | AS_IS
         self._runtime_cells = {}                    # options -> cell holding the runtime
         self.policy.on_change(self._forget_decisions)
@@ -199,8 +199,8 @@ class Transpiler:
         function its ``__call__`` runs, or ``AS_IS`` (classes, builtins, library)."""
         kind = self._callable_types.get(cls)
         if kind is not None:
-            return kind if kind is AS_IS else cls.__call__
-        call = getattr(cls, "__call__", None)
+            return kind if kind is AS_IS else _class_attr(cls, "__call__")
+        call = _class_attr(cls, "__call__")
         if isinstance(call, types.FunctionType) and not self.policy.is_library_function(call):
             kind = _CONVERT_CALL
         else:
@@ -283,6 +283,14 @@ class Transpiler:
 
 
 _CONVERT_CALL = "convert __call__"
+
+
+def _class_attr(cls, name):
+    """``cls.<name>`` as ``type(obj).<name>`` lookup finds it, or ``None``."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
 
 
 def _is_dunder(name: str) -> bool:
