@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -143,22 +144,36 @@ def _find_lambda(tree, code):
     return by_names[0] if len(by_names) == 1 else None
 
 
+# A line where a definition starts (what ``inspect.findsource`` looks for).
+_DEFINITION_START = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
 def _source_lines(fn, filename):
-    try:
-        # The code object, not the function: ``inspect`` would follow ``__wrapped__``
-        # to the function a decorator wraps.
-        lines, first_lineno = inspect.getsourcelines(fn.__code__)
-    except (OSError, TypeError) as e:
+    """The lines of ``fn``'s definition (decorators included) and its first line number.
+
+    Like ``inspect.getsourcelines(fn.__code__)``: the code object, because ``inspect``
+    would follow ``__wrapped__`` to the function a decorator wraps, and read from
+    ``linecache`` directly, because ``inspect.getmodule`` scans every loaded module.
+    """
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, fn.__globals__)
+    lnum = fn.__code__.co_firstlineno - 1
+    if not lines or lnum >= len(lines):
         where = (f"{filename!r}" if filename.startswith("<")
-                 else "a file that can no longer be read")
+                 else f"{filename}, which can no longer be read")
         raise ConversionError(
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: it was defined "
-            f"in {where} ({e}). autograph converts functions from their source; define the "
-            "function in a .py file or a notebook cell, or call it unconverted with "
-            "autograph.do_not_convert.", None, None) from None
-    if not lines:
-        raise ConversionError(f"the source of {fn.__qualname__} is empty")
-    return lines, first_lineno
+            f"in {where} (by exec, python -c, or an interactive prompt that keeps no "
+            "source). autograph converts functions from their source: define the function "
+            "in a .py file or a notebook cell, or call it unconverted with "
+            "autograph.do_not_convert.", None, None)
+    while lnum > 0 and not _DEFINITION_START.match(lines[lnum]):
+        lnum -= 1
+    try:
+        block = inspect.getblock(lines[lnum:])
+    except (IndentationError, SyntaxError):
+        block = lines[lnum:lnum + 1]
+    return block, lnum + 1
 
 
 def _indent_of(text: str) -> int:

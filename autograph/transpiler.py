@@ -12,6 +12,7 @@ import __future__
 import ast
 import functools
 import gc
+import operator
 import threading
 import types
 import weakref
@@ -49,9 +50,13 @@ class Program:
     filename: str
     runtime_name: str
     # Where each free variable of ``code`` comes from: an index into the original
-    # function's closure, or -1 for the runtime (``None``: no free variables).
-    cell_plan: tuple | None = None
+    # function's closure, or -1 for the runtime.
+    cell_plan: tuple = ()
     runtime_cell: types.CellType | None = field(default=None, repr=False)
+    # How ``instantiate`` builds the closure: a constant tuple when only the runtime
+    # is free, else a function of the original closure.
+    closure: tuple | None = field(default=None, repr=False)
+    closure_of: object = field(default=None, repr=False)
     is_lambda: bool = False
     _source: str | None = field(default=None, repr=False)
 
@@ -154,17 +159,12 @@ class Transpiler:
 
     def instantiate(self, program: Program, fn):
         """A function running ``program`` with ``fn``'s globals, closure and defaults."""
-        plan = program.cell_plan
-        if plan is None:
-            closure = None
-        else:
-            cells = fn.__closure__
-            closure = tuple([program.runtime_cell if i < 0 else cells[i] for i in plan])
-        converted = types.FunctionType(program.code, fn.__globals__, fn.__name__,
-                                       fn.__defaults__, closure)
+        closure_of = program.closure_of
+        converted = _function_type(
+            program.code, fn.__globals__, fn.__name__, fn.__defaults__,
+            program.closure if closure_of is None else closure_of(fn.__closure__))
         if fn.__kwdefaults__ is not None:
             converted.__kwdefaults__ = fn.__kwdefaults__
-        converted.__qualname__ = fn.__qualname__
         return converted
 
     # -- calls from converted code (``ag__.converted_call``) ---------------------------
@@ -275,14 +275,31 @@ class Transpiler:
         code = _compile(node, parsed.filename, runtime_name, fn.__code__)
         freevars = fn.__code__.co_freevars
         plan = tuple(-1 if name == runtime_name else freevars.index(name)
-                     for name in code.co_freevars) or None
+                     for name in code.co_freevars)
+        runtime_cell = self._runtime_cell(options)
+        closure, closure_of = _closure_builder(plan, runtime_cell)
         return Program(node=node, code=code, filename=parsed.filename,
-                       runtime_name=runtime_name, cell_plan=plan,
-                       runtime_cell=self._runtime_cell(options),
-                       is_lambda=parsed.is_lambda)
+                       runtime_name=runtime_name, cell_plan=plan, runtime_cell=runtime_cell,
+                       closure=closure, closure_of=closure_of, is_lambda=parsed.is_lambda)
 
 
 _CONVERT_CALL = "convert __call__"
+_function_type = types.FunctionType
+
+
+def _closure_builder(plan, runtime_cell):
+    """``(constant closure, None)`` when no original cell is needed, else
+    ``(None, function of the original closure)``; both cheap to apply per call."""
+    if all(i < 0 for i in plan):
+        return (tuple(runtime_cell for _ in plan) or None), None
+    extra = (runtime_cell,)
+    runtime_index = -1
+    indices = tuple(runtime_index if i < 0 else i for i in plan)
+    if len(indices) == 1:
+        index = indices[0]
+        return None, lambda cells: (cells[index],)
+    pick = operator.itemgetter(*indices)
+    return None, lambda cells: pick(cells + extra)
 
 
 def _class_attr(cls, name):
@@ -362,7 +379,10 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
-    return _code_constant(factory_code, node.name)
+    code = _code_constant(factory_code, node.name)
+    # Named as the user's function (not ``__autograph_factory__.<locals>.f``) in
+    # reprs and profiles.
+    return code.replace(co_qualname=original_code.co_qualname)
 
 
 def _code_constant(code, name):

@@ -34,7 +34,7 @@ from autograph import templates
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Route the calls in ``node`` (nested functions and lambdas included)."""
-    if ctx.is_builtin("super"):
+    if "super" in ctx.user_names and ctx.is_builtin("super"):
         node = _ExplicitSuper(node).visit(node)
     if not ctx.options.recursive:
         return node
