@@ -12,6 +12,7 @@ import __future__
 import ast
 import functools
 import gc
+import inspect
 import operator
 import threading
 import types
@@ -186,6 +187,7 @@ class Transpiler:
         if decision is not None:
             return decision
         if (self._converted_codes.get(code) is not None
+                or code.co_flags & _NOT_CONVERTIBLE_FLAGS
                 or self.policy.is_library_function(fn)
                 or (_is_dunder(fn.__name__) and not parsing.has_source(fn))):
             decision = AS_IS
@@ -260,7 +262,8 @@ class Transpiler:
             runtime_name += "_"
         bound = set(local_names(node)) | set(fn.__code__.co_freevars)
         for sub in gast.walk(node):
-            if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                    gast.Lambda)):
                 bound |= local_names(sub)
         shadowing = bound | {n for n in user_names if n in fn.__globals__}
         library_names = frozenset(
@@ -284,6 +287,11 @@ class Transpiler:
 
 
 _CONVERT_CALL = "convert __call__"
+# Generators and coroutines called from converted code run as they are: a staged
+# computation cannot suspend, and iterating a generator in Python is what the
+# original does. (Converting one at the top level is an error.)
+_NOT_CONVERTIBLE_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                          | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 _function_type = types.FunctionType
 
 

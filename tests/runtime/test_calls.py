@@ -330,6 +330,24 @@ def test_library_and_builtins_run_as_they_are():
     assert t.callable_kind(Dense) is Dense.__call__
 
 
+def countdown(n):
+    while n > 0:
+        yield n
+        n -= 1
+
+
+def sums_a_generator(n):
+    total = 0
+    for v in countdown(n):
+        total += v
+    return total
+
+
+def test_generators_called_from_converted_code_run_as_they_are():
+    check(sums_a_generator, 4, compiled=False)
+    assert Transpiler().callee(countdown, ConversionOptions()) is AS_IS
+
+
 def test_user_lists_extend_the_policy():
     t = Transpiler()
     options = ConversionOptions()
