@@ -30,6 +30,8 @@ from autograph.errors import ConversionError
 from autograph.runtime.calls import AS_IS, CallPolicy, make_converted_call
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
+# A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
+# skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
     call_trees,
     control_flow,
@@ -273,8 +275,11 @@ class Transpiler:
             filename=parsed.filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
             library_names=library_names)
+        present = {type(sub) for sub in gast.walk(node)}
         for converter in self.converters:
-            node = converter.transform(node, ctx)
+            triggers = getattr(converter, "NODE_TYPES", None)
+            if triggers is None or not present.isdisjoint(triggers):
+                node = converter.transform(node, ctx)
         code = _compile(node, parsed.filename, runtime_name, fn.__code__)
         freevars = fn.__code__.co_freevars
         plan = tuple(-1 if name == runtime_name else freevars.index(name)

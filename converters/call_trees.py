@@ -31,6 +31,8 @@ import gast
 
 from autograph import templates
 
+NODE_TYPES = (gast.Call,)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Route the calls in ``node`` (nested functions and lambdas included)."""

@@ -89,8 +89,10 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
     """
     state = tuple(state)
     count = len(state)
+    reads_traced_closure = _closure_has_tracer(loop_test)
     while True:
-        if has_tracer(state) and _test_is_traced(loop_test, state):
+        if ((reads_traced_closure or has_tracer(state))
+                and _test_is_traced(loop_test, state)):
             break
         cond = loop_test(*state)
         if is_tracer(cond):
@@ -102,6 +104,18 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
     names = param_names(loop_body)
     out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
     return st.from_tuple(out)
+
+
+def _closure_has_tracer(fn) -> bool:
+    """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    for cell in fn.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an unbound cell
+            continue
+        if has_tracer(contents):
+            return True
+    return False
 
 
 def _test_is_traced(loop_test, state) -> bool:
@@ -185,13 +199,16 @@ def for_stmt(iterable, loop_body, state):
 
 def _staged_range(rng, loop_body, state, where):
     names = param_names(loop_body, skip=1)
+    count = len(state)
+    if isinstance(rng, range) and len(rng):
+        state = st.fill_undefined(
+            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
-    count = len(state)
     if isinstance(rng, range) and not len(rng):
         return state
 
-    if rng.step == 1 and not is_tracer(rng.step):
+    if not is_tracer(rng.step) and rng.step == 1:
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
@@ -216,11 +233,15 @@ def _staged_range(rng, loop_body, state, where):
 
 def _staged_scan(array, loop_body, state, where):
     names = param_names(loop_body, skip=1)
-    st.require_defined(state, names, where, "staged for loop")
-    st.check_carriable(state, names, where, "for loop")
     count = len(state)
     if jnp.ndim(array) == 0:
         raise TypeError("iteration over a 0-d array")
+    if array.shape[0]:
+        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+        state = st.fill_undefined(
+            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
+    st.require_defined(state, names, where, "staged for loop")
+    st.check_carriable(state, names, where, "for loop")
 
     def body_fun(carry, item):
         return st.as_tuple(loop_body(item, *carry), count), None
