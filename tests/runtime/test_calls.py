@@ -113,8 +113,10 @@ def test_several_lambdas_on_one_line_are_told_apart():
     first, second = (autograph.to_code(f) for f in SAME_ARGS)
     assert first == "lambda v: ag__.if_exp(v > 0, lambda: v + 1, lambda: v - 1)\n"
     assert second == "lambda v: ag__.if_exp(v > 0, lambda: v * 2, lambda: -v)\n"
-    for x in (-2, 0, 3):
-        assert autograph.convert(calls_same_line_lambdas)(x) == calls_same_line_lambdas(x)
+    for lam in SAME_ARGS:
+        check(lam, 2.0, vmap=[-1.0, 1.0])
+    check(calls_same_line_lambdas, 2.0, vmap=[-1.0, 0.0, 3.0])
+    check(calls_same_line_lambdas, -2)
 
 
 # -- methods ----------------------------------------------------------------------------
