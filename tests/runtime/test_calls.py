@@ -350,6 +350,22 @@ def test_generators_called_from_converted_code_run_as_they_are():
     assert Transpiler().callee(countdown, ConversionOptions()) is AS_IS
 
 
+CONVERTED_CLIP = autograph.convert(clip_pos)
+
+
+def calls_converted(x):
+    return CONVERTED_CLIP(x) + clip_pos(x)
+
+
+def test_already_converted_functions_are_called_as_they_are():
+    check(calls_converted, 2.0, vmap=[-1.0, 1.0])
+    t = Transpiler()
+    options = ConversionOptions()
+    converted = t.convert(clip_pos)
+    assert t.callee(converted, options) is AS_IS
+    assert t.callee(CONVERTED_CLIP, options) is AS_IS
+
+
 def test_user_lists_extend_the_policy():
     t = Transpiler()
     options = ConversionOptions()
