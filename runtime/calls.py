@@ -107,8 +107,9 @@ class CallPolicy:
 
     def is_library_function(self, fn: types.FunctionType) -> bool:
         """Whether the Python function ``fn`` is library code."""
-        return self.is_library_module(getattr(fn, "__module__", None),
-                                      fn.__code__.co_filename)
+        # The module whose globals the code runs in, not ``__module__``, which
+        # ``functools.wraps`` copies from the wrapped function.
+        return self.is_library_module(fn.__globals__.get("__name__"), fn.__code__.co_filename)
 
     def is_library_value(self, value) -> bool:
         """Whether a module-level name bound to ``value`` is a library module, function
