@@ -247,6 +247,20 @@ def calls_decorated(x):
     return decorated(x)
 
 
+def takes_f(x, f=1, args=2, kwargs=3):
+    if x > 0:
+        x = x + f + args + kwargs
+    return x
+
+
+def calls_with_keywords(x):
+    return takes_f(x, f=10, kwargs=100) + takes_f(x, **{"args": 20})
+
+
+def test_keywords_named_like_the_operator_parameters():
+    check(calls_with_keywords, 1, vmap=[-1, 1])
+
+
 def test_partial():
     check(calls_partial, 2, vmap=[0, 3])
 
