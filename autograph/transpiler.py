@@ -4,6 +4,16 @@ One ``Transpiler`` owns the converter order and the caches. A conversion is cach
 per code object (functions sharing code, such as closures made in a loop, share
 it) and bound per function object to that function's live globals and closure
 cells. The caches hold their keys weakly: a function the user drops is let go.
+
+Binding is done on every call (``instantiate``: one ``FunctionType``, about a
+microsecond) rather than cached per function: a cached converted function would
+hold the original's globals and closure, which often hold the original itself,
+and so keep alive the very key a weak cache must let go.
+
+The transpiler also answers ``ag__.converted_call``: whether a callee is the
+user's code (``callee``, ``callable_kind``), judged by its ``CallPolicy``, and
+gives generated code its runtime namespace (``ag__``), whose ``converted_call``
+converts callees with this transpiler and the caller's options.
 """
 
 from __future__ import annotations
