@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from autograph.context import ConversionOptions
-from autograph.errors import ConversionError
+from autograph.errors import ConversionError, at_boundary
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
@@ -59,7 +59,12 @@ def convert(func=None, *, recursive: bool = True):
     def wrapper(*args, **kwargs):
         if not converted:
             converted.append(_TRANSPILER.convert(original, options))
-        return converted[0](*args, **kwargs)
+        try:
+            return converted[0](*args, **kwargs)
+        except Exception as error:
+            # Name the user's line in our words and drop the runtime's frames.
+            at_boundary(error, _TRANSPILER.is_converted_code)
+            raise
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)

@@ -63,6 +63,7 @@ class Transpiler:
         self._programs = weakref.WeakKeyDictionary()   # code -> {options: Program}
         self._functions = weakref.WeakKeyDictionary()  # function -> {options: function}
         self._runtime_cell = types.CellType(runtime_module)
+        self._generated = weakref.WeakSet()            # every code object we compiled
 
     def convert(self, fn, options: ConversionOptions = DEFAULT_OPTIONS):
         """The converted function of the plain function ``fn``."""
@@ -104,8 +105,13 @@ class Transpiler:
         for converter in self.converters:
             node = converter.transform(node, ctx)
         code = _compile(node, parsed.filename, runtime_name, fn.__code__)
+        self._generated.update(_nested_code(code))
         return Program(node=node, code=code, filename=parsed.filename,
                        runtime_name=runtime_name)
+
+    def is_converted_code(self, code: types.CodeType) -> bool:
+        """Whether ``code`` is generated code (a converted function or its helpers)."""
+        return code in self._generated
 
     def _bind(self, program: Program, fn):
         """A function running ``program`` with ``fn``'s globals, closure and defaults."""
@@ -173,6 +179,14 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
     return _code_constant(factory_code, node.name)
+
+
+def _nested_code(code):
+    """``code`` and every code object defined inside it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _nested_code(const)
 
 
 def _code_constant(code, name):

@@ -93,15 +93,18 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
 
     true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
     try:
-        out = lax.cond(pred, true_fn, false_fn, operands)
+        out, failure = lax.cond(pred, true_fn, false_fn, operands), None
     except TypeError as error:
+        out, failure = None, error
+    if failure is not None:
+        # Explained outside the `except`, so our error does not chain to JAX's.
         _raise_for_one_sided(unbound, names, where, construct)
         dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct)
         if dtypes is None:
-            raise
+            raise failure
+        del failure
         out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
                        operands)
-        del error
     _raise_for_one_sided(unbound, names, where, construct)
     return tuple(Undefined(names[i]) if i in unbound["if"] else value
                  for i, value in enumerate(out))
@@ -120,8 +123,11 @@ def _raise_for_one_sided(unbound, names, where, construct):
 def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct):
     """Promoted dtypes when the branches differ only where Python scalars meet
     arrays (``1`` vs ``2.5``); otherwise raise naming the variable and both types."""
-    true_out = jax.eval_shape(true_fn, operands)
-    false_out = jax.eval_shape(false_fn, operands)
+    try:
+        true_out = jax.eval_shape(true_fn, operands)
+        false_out = jax.eval_shape(false_fn, operands)
+    except TypeError:  # a branch fails by itself: lax.cond's error says where
+        return None
     found = st.mismatches(names, true_out, false_out)
     if not found:
         return None
