@@ -255,7 +255,14 @@ def _explain_concrete(error, entry, region, is_converted) -> str:
     except SyntaxError:
         expr = None
     converted = is_converted(entry.tb_frame.f_code)
-    if isinstance(error, jax.errors.TracerIntegerConversionError):
+    called = (expr.func.id if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
+              else None)
+    if called in ("int", "float", "complex"):
+        what = (f"Python's `{called}()` needs a concrete number, which a traced value only "
+                "has when the program runs. Keep the value traced and change its type with "
+                f"`.astype(...)` (e.g. `x.astype(jnp.int32)`), or pass it as a static "
+                "argument.")
+    elif isinstance(error, jax.errors.TracerIntegerConversionError):
         what = ("A traced value is used where Python needs an int (`int()`, `range()`, "
                 "an index into a Python list or tuple, a shape). Keep that value a Python "
                 "int (compute it from static arguments, e.g. with static_argnums), or use "
@@ -267,9 +274,8 @@ def _explain_concrete(error, entry, region, is_converted) -> str:
         what = (f"`{segment.strip()}` is a chained comparison: Python evaluates it as "
                 "`a < b and b < c`, and that `and` needs the truth value of a traced array. "
                 "Write `(a < b) & (b < c)` or `jnp.logical_and(a < b, b < c)`.")
-    elif (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
-          and expr.func.id in ("bool", "min", "max", "sorted", "any", "all")):
-        name = expr.func.id
+    elif called in ("bool", "min", "max", "sorted", "any", "all"):
+        name = called
         alternative = {"bool": "drop the `bool(...)`: a converted `if`/`while` takes the "
                                "traced condition itself",
                        "min": "use `jnp.minimum`", "max": "use `jnp.maximum`",

@@ -178,7 +178,27 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
-    return _code_constant(factory_code, node.name)
+    code = _code_constant(factory_code, node.name)
+    return _requalify(code, f"{_FACTORY_NAME}.<locals>.", _qualname_prefix(original_code))
+
+
+def _qualname_prefix(code) -> str:
+    """What precedes the function's own name in its ``__qualname__`` (``C.``, ``g.<locals>.``)."""
+    qualname = getattr(code, "co_qualname", code.co_name)
+    return qualname[:len(qualname) - len(code.co_name)]
+
+
+def _requalify(code, old: str, new: str):
+    """``code`` with the factory's prefix in its and its nested code's qualified names
+    replaced by the original's, so JAX's source information and profiler names read
+    ``f.<locals>.loop_body`` rather than the factory's."""
+    consts = tuple(_requalify(c, old, new) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    changes = {"co_consts": consts}
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is not None and qualname.startswith(old):
+        changes["co_qualname"] = new + qualname[len(old):]
+    return code.replace(**changes)
 
 
 def _nested_code(code):
