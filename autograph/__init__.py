@@ -18,6 +18,7 @@
 from autograph.api import (
     convert,
     do_not_convert,
+    set_debug,
     set_element_type,
     set_loop_options,
     stack,
@@ -30,6 +31,7 @@ __all__ = [
     "ConversionError",
     "convert",
     "do_not_convert",
+    "set_debug",
     "set_element_type",
     "set_loop_options",
     "stack",

@@ -57,8 +57,8 @@ def convert(func=None, *, recursive: bool = True):
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        if not converted:
-            converted.append(_TRANSPILER.convert(original, options))
+        if not converted or converted[1] != _TRANSPILER.store_source:
+            converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
         try:
             return converted[0](*args, **kwargs)
         except Exception as error:
@@ -88,6 +88,16 @@ def to_code(func) -> str:
         raise ConversionError(f"to_code takes a Python function; got {func!r:.80}")
     options = getattr(func, _OPTIONS, ConversionOptions())
     return _TRANSPILER.program(original, options).source
+
+
+def set_debug(*, store_source: bool) -> None:
+    """Debugging aid: with ``store_source=True``, functions converted from now on run
+    their generated code compiled from its source text, which is kept in memory in
+    ``linecache`` under a name like ``<autograph-generated f at file.py:12>``, so
+    tracebacks and ``pdb`` show and step through the generated code (nothing is
+    written to disk). ``store_source=False`` (the default) goes back to code that
+    carries the user's own file and lines."""
+    _TRANSPILER.store_source = bool(store_source)
 
 
 def do_not_convert(func):

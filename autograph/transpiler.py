@@ -10,6 +10,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import linecache
 import threading
 import types
 import weakref
@@ -57,8 +58,10 @@ class Program:
 class Transpiler:
     """Converts functions, caching per code object and per function object."""
 
-    def __init__(self, converters=DEFAULT_CONVERTERS):
+    def __init__(self, converters=DEFAULT_CONVERTERS, *, store_source: bool = False):
         self.converters = tuple(converters)
+        # Debugging: compile from the generated source, kept in linecache (see set_debug).
+        self.store_source = store_source
         self._lock = threading.Lock()
         self._programs = weakref.WeakKeyDictionary()   # code -> {options: Program}
         self._functions = weakref.WeakKeyDictionary()  # function -> {options: function}
@@ -67,24 +70,26 @@ class Transpiler:
 
     def convert(self, fn, options: ConversionOptions = DEFAULT_OPTIONS):
         """The converted function of the plain function ``fn``."""
+        key = (options, self.store_source)
         per_options = self._functions.get(fn)
         if per_options is not None:
-            converted = per_options.get(options)
+            converted = per_options.get(key)
             if converted is not None:
                 return converted
         converted = self._bind(self.program(fn, options), fn)
         with self._lock:
-            return self._functions.setdefault(fn, {}).setdefault(options, converted)
+            return self._functions.setdefault(fn, {}).setdefault(key, converted)
 
     def program(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> Program:
         """The converted program of ``fn``'s code, converting it on first use."""
         code = fn.__code__
+        key = (options, self.store_source)
         per_options = self._programs.get(code)
-        if per_options is not None and options in per_options:
-            return per_options[options]
+        if per_options is not None and key in per_options:
+            return per_options[key]
         program = self._convert_code(fn, options)
         with self._lock:
-            return self._programs.setdefault(code, {}).setdefault(options, program)
+            return self._programs.setdefault(code, {}).setdefault(key, program)
 
     def _convert_code(self, fn, options) -> Program:
         parsed = parsing.parse_function(fn)
@@ -104,10 +109,27 @@ class Transpiler:
             user_names=user_names, shadowing_names=frozenset(shadowing))
         for converter in self.converters:
             node = converter.transform(node, ctx)
+        if self.store_source:
+            return self._compile_from_source(node, fn, parsed.filename, runtime_name)
         code = _compile(node, parsed.filename, runtime_name, fn.__code__)
         self._generated.update(_nested_code(code))
         return Program(node=node, code=code, filename=parsed.filename,
                        runtime_name=runtime_name)
+
+    def _compile_from_source(self, node, fn, user_filename, runtime_name) -> Program:
+        """Compile the generated source under its own file name, registered in
+        ``linecache`` (nothing is written to disk), so that tracebacks, ``pdb`` and
+        ``inspect`` show and step through the generated code."""
+        program = Program(node=node, code=None, filename="", runtime_name=runtime_name)
+        source = program.source
+        filename = (f"<autograph-generated {fn.__qualname__} at "
+                    f"{user_filename}:{fn.__code__.co_firstlineno}>")
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        generated = gast.ast_to_gast(ast.parse(source, filename=filename)).body[0]
+        program.code = _compile(generated, filename, runtime_name, fn.__code__)
+        program.filename = filename
+        self._generated.update(_nested_code(program.code))
+        return program
 
     def is_converted_code(self, code: types.CodeType) -> bool:
         """Whether ``code`` is generated code (a converted function or its helpers)."""

@@ -6,7 +6,10 @@ traceback (with the source line shown) and the key words of our explanation.
 
 from __future__ import annotations
 
+import io
+import linecache
 import os
+import pdb
 import traceback
 
 import jax
@@ -343,3 +346,46 @@ def test_hlo_metadata_names_user_lines():
     text = jax.jit(autograph.convert(staged)).lower(1.0).as_text(debug_info=True)
     assert f'"{__file__}":{line_of(staged, 2)}' in text
     assert f'"{__file__}":{line_of(staged, 4)}' in text
+
+
+# -- the generated code, for a debugger --------------------------------------------
+
+def debugged(x):
+    if x > 0:
+        y = x + "a"
+    else:
+        y = x
+    return y
+
+
+def test_generated_source_is_not_stored_by_default():
+    autograph.convert(debugged)(-1)
+    assert not [name for name in linecache.cache if name.startswith("<autograph-generated")
+                and "debugged" in name]
+
+
+def test_set_debug_stores_generated_source_for_tracebacks_and_pdb():
+    autograph.set_debug(store_source=True)
+    try:
+        fn = autograph.convert(debugged)
+        with pytest.raises(TypeError) as excinfo:
+            fn(1)
+        name = (f"<autograph-generated debugged at {__file__}:"
+                f"{debugged.__code__.co_firstlineno}>")
+        assert "".join(linecache.getlines(name)) == autograph.to_code(debugged)
+        text = formatted(excinfo)
+        assert f'File "{name}", line' in text and "in if_true" in text
+        assert "ag__.if_stmt(x > 0, if_true, if_false" in text    # a generated line
+
+        out = io.StringIO()
+        debugger = pdb.Pdb(stdin=io.StringIO("step\n" * 5 + "list\ncontinue\n"), stdout=out)
+        debugger.use_rawinput = False
+        assert debugger.runcall(fn, -1) == -1
+        assert f"> {name}(" in out.getvalue()
+        assert "def if_true(y):" in out.getvalue()
+    finally:
+        autograph.set_debug(store_source=False)
+    assert fn(-1) == -1                  # back to code carrying the user's lines
+    with pytest.raises(TypeError) as excinfo:
+        fn(1)
+    assert_user_frame(formatted(excinfo), debugged, 2, 'y = x + "a"')
