@@ -83,11 +83,30 @@ class _ControlFlow(gast.NodeTransformer):
         self.ctx = ctx
         self.order = order
         self.ag = ctx.runtime_name
+        self.declared = [({}, {})]   # per function: global and nonlocal names
 
     # -- helpers ---------------------------------------------------------------------
 
     def _sorted(self, names):
+        # `global`/`nonlocal` names are not state: helpers declare them instead.
+        globals_, nonlocals = self.declared[-1]
+        names = [n for n in names if n not in globals_ and n not in nonlocals]
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
+
+    def _declare(self, new):
+        """Repeat the function's ``global``/``nonlocal`` declarations in the generated
+        helpers in ``new`` that assign those names, so they keep their scope."""
+        globals_, nonlocals = self.declared[-1]
+        for helper in new:
+            if not isinstance(helper, gast.FunctionDef):
+                continue
+            modified = modified_names(helper.body)
+            for kind, names in ((gast.Global, globals_), (gast.Nonlocal, nonlocals)):
+                used = sorted(n for n in names if n in modified)
+                if used:
+                    declaration = kind(names=used)
+                    templates.set_location(declaration, names[used[0]])
+                    helper.body.insert(0, declaration)
 
     def _state_inputs(self, node, state):
         """The tuple of the state variables' current values, as an expression."""
@@ -121,6 +140,19 @@ class _ControlFlow(gast.NodeTransformer):
 
     # -- statements --------------------------------------------------------------------
 
+    def visit_FunctionDef(self, node):
+        declared = ({}, {})
+        for stmt in node.body:
+            for sub in _walk_same_scope(stmt, into_loops=True):
+                if isinstance(sub, (gast.Global, gast.Nonlocal)):
+                    target = declared[isinstance(sub, gast.Nonlocal)]
+                    target.update((n, sub) for n in sub.names)
+        self.declared.append(declared)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.declared.pop()
+
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):
             call = templates.replace_expr("ag__.ld(var)", ag__=self.ag, var=node.id)
@@ -150,6 +182,7 @@ class _ControlFlow(gast.NodeTransformer):
             if_false=self.ctx.fresh_name("if_false"), state=state, body=node.body,
             orelse=node.orelse, test=node.test, state_in=state_in)
         templates.set_location(new, node)
+        self._declare(new)
         return new
 
     def visit_While(self, node):
@@ -175,6 +208,7 @@ class _ControlFlow(gast.NodeTransformer):
             body=node.body, state_in=state_in)
         _add_keywords(new[-1], options)
         templates.set_location(new, node)
+        self._declare(new)
         return new + node.orelse
 
     def visit_For(self, node):
@@ -206,6 +240,7 @@ class _ControlFlow(gast.NodeTransformer):
             iterable=self._iterable(node.iter), state_in=state_in)
         _add_keywords(new[-1], options)
         templates.set_location(new, node)
+        self._declare(new)
         return new + node.orelse
 
     def _iterable(self, iterable):

@@ -77,6 +77,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
     if state:  # an `if` statement's state goes in and out under the same names
         defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
         st.check_carriable(operands, defined_names, where, construct)
+    st.check_stageable((if_true, if_false), where, construct)
     count = len(names)
     unbound = {"if": set(), "else": set()}
 

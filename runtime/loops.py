@@ -124,6 +124,7 @@ def _test_is_traced(loop_test, state) -> bool:
 def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations):
     st.require_defined(state, names, where, "staged while loop")
     st.check_carriable(state, names, where, "while loop")
+    st.check_stageable((loop_test, loop_body), where, "while loop")
     count = len(state)
 
     def cond_fun(carry):
@@ -191,6 +192,7 @@ def _staged_range(rng, loop_body, state, where):
             lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
+    st.check_stageable((loop_body,), where, "for loop")
     if isinstance(rng, range) and not len(rng):
         return state
 
@@ -228,6 +230,7 @@ def _staged_scan(array, loop_body, state, where):
             lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
+    st.check_stageable((loop_body,), where, "for loop")
 
     def body_fun(carry, item):
         return st.as_tuple(loop_body(item, *carry), count), None

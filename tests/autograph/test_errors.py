@@ -389,3 +389,98 @@ def test_set_debug_stores_generated_source_for_tracebacks_and_pdb():
     with pytest.raises(TypeError) as excinfo:
         fn(1)
     assert_user_frame(formatted(excinfo), debugged, 2, 'y = x + "a"')
+
+
+# -- constructs that only fail once staged ------------------------------------------
+
+counter = 0
+
+
+def writes_global(x):
+    global counter
+    if x > 0:
+        counter += 1
+    return x
+
+
+def make_writes_nonlocal():
+    total = 0
+
+    def writes_nonlocal(x):
+        nonlocal total
+        while x > 0:
+            total += x
+            x -= 1
+        return total
+
+    return writes_nonlocal
+
+
+def test_global_assigned_in_branch_works_in_python_mode():
+    global counter
+    counter = 0
+    assert autograph.convert(writes_global)(1) == 1
+    assert autograph.convert(writes_global)(-1) == -1
+    assert counter == 1
+
+
+def test_global_assigned_in_staged_branch_is_a_conversion_error():
+    with pytest.raises(ConversionError) as excinfo:
+        jax.jit(autograph.convert(writes_global))(jnp.float32(1.0))
+    message = str(excinfo.value)
+    assert f"{__file__}:{line_of(writes_global, 2)}" in message
+    assert "'counter'" in message and "`global`" in message and "local variable" in message
+
+
+def test_nonlocal_assigned_in_loop():
+    original = make_writes_nonlocal()
+    assert autograph.convert(make_writes_nonlocal())(3) == original(3) == 6
+    fn = make_writes_nonlocal()
+    with pytest.raises(ConversionError) as excinfo:
+        jax.jit(autograph.convert(fn))(jnp.int32(3))
+    message = str(excinfo.value)
+    line = fn.__code__.co_firstlineno + 2
+    assert f"{__file__}:{line}" in message
+    assert "'total'" in message and "`nonlocal`" in message and "while loop" in message
+
+
+def try_around_condition(x):
+    try:
+        if x > 0:
+            y = 1.0
+        else:
+            y = 2.0
+    except TypeError:
+        y = 3.0
+    return y
+
+
+def try_before_condition(x):
+    try:
+        z = 1.0
+    except TypeError:
+        z = 2.0
+    if x > 0:
+        y = x
+    else:
+        y = -x
+    return y + z
+
+
+def test_try_around_python_condition_works():
+    assert autograph.convert(try_around_condition)(1) == 1.0
+    assert autograph.convert(try_around_condition)(-1) == 2.0
+
+
+def test_try_around_traced_condition_is_a_conversion_error():
+    with pytest.raises(ConversionError) as excinfo:
+        jax.jit(autograph.convert(try_around_condition))(jnp.float32(1.0))
+    message = str(excinfo.value)
+    assert f"{__file__}:{line_of(try_around_condition, 2)}" in message
+    assert f"`try` at line {line_of(try_around_condition, 1)}" in message
+    assert "except" in message and "jnp.where" in message
+    assert "if x > 0:" in message
+
+
+def test_try_elsewhere_in_the_function_is_fine():
+    assert jax.jit(autograph.convert(try_before_condition))(jnp.float32(-2.0)) == 3.0
