@@ -95,11 +95,13 @@ class _ControlFlow(gast.NodeTransformer):
 
     def _declare(self, new):
         """Repeat the function's ``global``/``nonlocal`` declarations in the generated
-        helpers in ``new`` that assign those names, so they keep their scope."""
+        helpers in ``new`` that assign those names, so they keep their scope; a helper
+        that ``del``s a state variable returns it as ``Undefined`` when it is unbound."""
         globals_, nonlocals = self.declared[-1]
         for helper in new:
             if not isinstance(helper, gast.FunctionDef):
                 continue
+            self._return_deleted(helper)
             modified = modified_names(helper.body)
             for kind, names in ((gast.Global, globals_), (gast.Nonlocal, nonlocals)):
                 used = sorted(n for n in names if n in modified)
@@ -137,6 +139,24 @@ class _ControlFlow(gast.NodeTransformer):
                         f"`{kind}` inside a converted `{construct}` is not supported yet; "
                         "restructure the code so the block runs to its end",
                         self.ctx.filename, sub.lineno, sub.col_offset)
+
+    def _return_deleted(self, helper):
+        deleted = {target.id for stmt in helper.body
+                   for sub in _walk_same_scope(stmt, into_loops=True)
+                   if isinstance(sub, gast.Delete)
+                   for target in sub.targets if isinstance(target, gast.Name)}
+        last = helper.body[-1] if helper.body else None
+        if not deleted or not isinstance(last, gast.Return) or last.value is None:
+            return
+        elts = last.value.elts if isinstance(last.value, gast.Tuple) else [last.value]
+        for i, elt in enumerate(elts):
+            if isinstance(elt, gast.Name) and elt.id in deleted:
+                elts[i] = templates.replace_expr(
+                    "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
+                    var_name=gast.Constant(value=elt.id, kind=None))
+                templates.set_location(elts[i], last)
+        if not isinstance(last.value, gast.Tuple):
+            last.value = elts[0]
 
     # -- statements --------------------------------------------------------------------
 

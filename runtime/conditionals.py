@@ -116,10 +116,11 @@ def _raise_for_one_sided(unbound, names, where, construct):
     for i in sorted(unbound["if"] ^ unbound["else"]):
         missing = "else" if i in unbound["else"] else "if"
         raise ConversionError(
-            f"'{names[i]}' is assigned in only one branch of this {construct}, and the "
+            f"'{names[i]}' has a value after only one branch of this {construct}, and the "
             f"{construct} is staged with lax.cond because its condition is traced: the "
-            f"'{missing}' branch leaves it without a value. Assign '{names[i]}' before the "
-            f"{construct}, or in both branches.", where.filename, where.lineno)
+            f"'{missing}' branch leaves it without a value (it is not assigned there, or "
+            f"is deleted with `del`). Assign '{names[i]}' before the {construct}, or in "
+            "both branches.", where.filename, where.lineno)
 
 
 def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct):

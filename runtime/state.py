@@ -109,6 +109,8 @@ def check_stageable(bodies, where, construct: str):
             f"be staged. Make '{name}' a local variable of the function (read it into a "
             "local before, assign the result after), or return the new value.",
             where.filename, where.lineno)
+    if construct in ("while loop", "for loop"):
+        _check_no_deleted_carry(bodies[-1], where, construct)
     try_line = enclosing_try(where.filename, where.lineno)
     if try_line is not None:
         raise ConversionError(
@@ -120,6 +122,22 @@ def check_stageable(bodies, where, construct: str):
             "outside the staged region, or replace the exception by a value check "
             "(jnp.where, or an `assert` / jax.experimental.checkify for run-time checks).",
             where.filename, where.lineno)
+
+
+def _check_no_deleted_carry(loop_body, where, construct):
+    code = getattr(loop_body, "__code__", None)
+    if code is None:
+        return
+    carried = code.co_varnames[(construct == "for loop"):code.co_argcount]
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "DELETE_FAST" and instruction.argval in carried:
+            name = instruction.argval
+            raise ConversionError(
+                f"'{name}' is deleted (`del {name}`) inside this {construct}, which carries "
+                "it from one iteration to the next and is staged because its condition or "
+                f"iterable is traced: a staged loop needs a value for '{name}' at the end of "
+                f"every iteration. Assign '{name}' a new value instead, or `del` it after "
+                "the loop.", where.filename, where.lineno)
 
 
 def enclosing_try(filename: str, lineno: int):

@@ -484,3 +484,44 @@ def test_try_around_traced_condition_is_a_conversion_error():
 
 def test_try_elsewhere_in_the_function_is_fine():
     assert jax.jit(autograph.convert(try_before_condition))(jnp.float32(-2.0)) == 3.0
+
+
+def deletes_in_branch(x):
+    y = x
+    if x > 0:
+        del y
+    return y
+
+
+def deletes_carried(x, n):
+    y = x
+    i = 0
+    while i < n:
+        y = y + 1
+        del y
+        y = i * 1.0
+        i += 1
+    return y
+
+
+def test_del_in_branch_python_mode_as_original():
+    assert autograph.convert(deletes_in_branch)(-1.0) == -1.0
+    with pytest.raises(UnboundLocalError):
+        autograph.convert(deletes_in_branch)(1.0)
+
+
+def test_del_in_staged_branch_is_one_sided():
+    with pytest.raises(ConversionError) as excinfo:
+        jax.jit(autograph.convert(deletes_in_branch))(jnp.float32(1.0))
+    message = str(excinfo.value)
+    assert f"{__file__}:{line_of(deletes_in_branch, 2)}" in message
+    assert "'y'" in message and "`del`" in message
+
+
+def test_del_of_carried_variable_in_staged_loop():
+    assert autograph.convert(deletes_carried)(1.0, 3) == deletes_carried(1.0, 3)
+    with pytest.raises(ConversionError) as excinfo:
+        jax.jit(autograph.convert(deletes_carried))(jnp.float32(1.0), jnp.int32(3))
+    message = str(excinfo.value)
+    assert f"{__file__}:{line_of(deletes_carried, 3)}" in message
+    assert "`del y`" in message and "after the loop" in message
