@@ -32,7 +32,8 @@ class StagingTypeError(ConversionError, TypeError):
 
 def format_located(message: str, filename: str | None, lineno: int | None,
                    col_offset: int | None = None) -> str:
-    """Prefix ``message`` with ``file:line`` and show that source line with a caret."""
+    """Prefix ``message`` with ``file:line`` and show that source line with a caret
+    (under ``col_offset``, or under the statement's start when it is not known)."""
     if filename is None or lineno is None:
         return message
     text = f"{filename}:{lineno}: {message}"
@@ -40,10 +41,9 @@ def format_located(message: str, filename: str | None, lineno: int | None,
     if line.strip():
         stripped = line.rstrip("\n")
         text += f"\n    {stripped.strip()}"
-        if col_offset is not None:
-            indent = len(stripped) - len(stripped.lstrip())
-            caret_at = max(col_offset - indent, 0)
-            text += "\n    " + " " * caret_at + "^"
+        indent = len(stripped) - len(stripped.lstrip())
+        caret_at = 0 if col_offset is None else max(col_offset - indent, 0)
+        text += "\n    " + " " * caret_at + "^"
     return text
 
 

@@ -525,3 +525,32 @@ def test_del_of_carried_variable_in_staged_loop():
     message = str(excinfo.value)
     assert f"{__file__}:{line_of(deletes_carried, 3)}" in message
     assert "`del y`" in message and "after the loop" in message
+
+
+# -- unsupported constructs found at conversion time --------------------------------
+
+def generator(n):
+    for i in range(n):
+        yield i * i
+
+
+async def coroutine(x):
+    return x
+
+
+@pytest.mark.parametrize("fn, k, words", [(generator, 2, "generator"),
+                                          (coroutine, 0, "async functions")])
+def test_unsupported_function_kinds(fn, k, words):
+    with pytest.raises(ConversionError) as excinfo:
+        autograph.to_code(fn)
+    message = str(excinfo.value)
+    assert f"{__file__}:{line_of(fn, k)}" in message and words in message
+    source_line, caret = message.splitlines()[-2:]
+    assert caret.strip() == "^"
+    assert source_line[len(caret) - 1:].startswith("yield" if fn is generator else "async")
+
+
+def test_runtime_errors_show_a_caret_under_the_statement():
+    with pytest.raises(ConversionError) as excinfo:
+        jax.jit(autograph.convert(one_branch))(jnp.float32(1.0))
+    assert str(excinfo.value).endswith("\n    if x > 0:\n    ^")
