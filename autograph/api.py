@@ -10,10 +10,11 @@ import jax
 import jax.numpy as jnp
 
 from autograph.context import ConversionOptions
-from autograph.errors import ConversionError, at_boundary
+from autograph.errors import Boundary, ConversionError
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
+_USER_ERRORS = Boundary(_TRANSPILER.is_converted_code)
 _DO_NOT_CONVERT = "__autograph_do_not_convert__"
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
@@ -59,12 +60,8 @@ def convert(func=None, *, recursive: bool = True):
     def wrapper(*args, **kwargs):
         if not converted or converted[1] != _TRANSPILER.store_source:
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
-        try:
+        with _USER_ERRORS:  # names the user's line in our words, drops runtime frames
             return converted[0](*args, **kwargs)
-        except Exception as error:
-            # Name the user's line in our words and drop the runtime's frames.
-            at_boundary(error, _TRANSPILER.is_converted_code)
-            raise
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)

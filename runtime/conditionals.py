@@ -141,7 +141,8 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct):
                 name, first, second, where,
                 "Both branches of an `if` on a traced condition must give each variable "
                 "the same shape, dtype and pytree structure; convert one side (e.g. with "
-                ".astype) or compute it outside the `if`.")
+                ".astype) or compute it outside the `if`.",
+                ("when the condition is true", "when it is false"))
     return st.joined_dtypes(true_out, false_out)
 
 

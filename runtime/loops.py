@@ -273,4 +273,5 @@ def _raise_for_carry_change(body_fun, args, names, where, construct):
             first, second, where,
             "A staged loop carries each variable with one shape, dtype and pytree "
             "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
-            "dtype)), or keep the change out of the loop.")
+            "dtype)), or keep the change out of the loop.",
+            ("before the loop", "after one iteration"))

@@ -272,11 +272,13 @@ def cast_to(tree, dtypes):
         else lax.convert_element_type(leaf, dtype), tree, dtypes)
 
 
-def mismatch_error(construct_phrase, name, first, second, where, fix):
-    """A ``StagingTypeError`` naming the variable, both types and the user's line."""
+def mismatch_error(construct_phrase, name, first, second, where, fix, labels=None):
+    """A ``StagingTypeError`` naming the variable, both types and the user's line;
+    ``labels`` say where each type comes from (``("in the `if` branch", ...)``)."""
+    types_ = (f"{first} {labels[0]}, {second} {labels[1]}" if labels
+              else f"{first} and {second}")
     error = StagingTypeError(
-        f"'{name}' {construct_phrase}: {first} and {second}. {fix}",
-        where.filename, where.lineno)
+        f"'{name}' {construct_phrase}: {types_}. {fix}", where.filename, where.lineno)
     # Raised while handling JAX's own type error: ours says it all (as `from None`).
     error.__suppress_context__ = True
     return error
