@@ -47,6 +47,7 @@ from autograph.analysis import (
     annotate_definedness,
     annotate_liveness,
     bound_names,
+    local_names,
     modified_names,
 )
 from autograph.errors import ConversionError
@@ -87,13 +88,16 @@ class _ControlFlow(gast.NodeTransformer):
         self.order = order
         self.ag = ctx.runtime_name
         self.declared = [({}, {})]   # per function: global and nonlocal names
+        self.locals = [None]          # per function: its local names
 
     # -- helpers ---------------------------------------------------------------------
 
     def _sorted(self, names):
-        # `global`/`nonlocal` names are not state: helpers declare them instead.
-        globals_, nonlocals = self.declared[-1]
-        names = [n for n in names if n not in globals_ and n not in nonlocals]
+        # Only the function's own locals are state: a `global`/`nonlocal` name is
+        # declared in the helpers instead, and a global or closure variable that is
+        # only mutated (`cache[k] = v`) stays the same object.
+        local = self.locals[-1]
+        names = [n for n in names if local is None or n in local]
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
 
     def _declare(self, new):
@@ -171,10 +175,12 @@ class _ControlFlow(gast.NodeTransformer):
                     target = declared[isinstance(sub, gast.Nonlocal)]
                     target.update((n, sub) for n in sub.names)
         self.declared.append(declared)
+        self.locals.append(local_names(node))
         try:
             return self.generic_visit(node)
         finally:
             self.declared.pop()
+            self.locals.pop()
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):

@@ -554,3 +554,19 @@ def test_runtime_errors_show_a_caret_under_the_statement():
     with pytest.raises(ConversionError) as excinfo:
         jax.jit(autograph.convert(one_branch))(jnp.float32(1.0))
     assert str(excinfo.value).endswith("\n    if x > 0:\n    ^")
+
+
+CACHE = {}
+
+
+def mutates_global_dict(x):
+    for i in range(3):
+        CACHE["v"] = x * i
+    return x
+
+
+def test_global_mutated_in_loop_is_not_state():
+    CACHE.clear()
+    assert autograph.convert(mutates_global_dict)(2) == 2
+    assert CACHE == {"v": 4}
+    assert "loop_body(i)" in autograph.to_code(mutates_global_dict)
