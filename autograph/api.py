@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 
 from autograph.context import ConversionOptions
-from autograph.errors import Boundary, ConversionError
+from autograph.errors import ConversionError, at_boundary
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
-_USER_ERRORS = Boundary(_TRANSPILER.is_converted_code)
 _DO_NOT_CONVERT = "__autograph_do_not_convert__"
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
@@ -60,8 +59,11 @@ def convert(func=None, *, recursive: bool = True):
     def wrapper(*args, **kwargs):
         if not converted or converted[1] != _TRANSPILER.store_source:
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
-        with _USER_ERRORS:  # names the user's line in our words, drops runtime frames
+        try:
             return converted[0](*args, **kwargs)
+        except Exception as error:  # (free when nothing is raised, unlike a `with`)
+            at_boundary(error, _TRANSPILER.is_converted_code)
+            raise  # autograph: the error of the converted code below, unchanged in type
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)

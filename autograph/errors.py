@@ -118,25 +118,6 @@ def filter_runtime_frames(tb):
     return out
 
 
-class Boundary:
-    """``with Boundary(is_converted): ...`` applies ``at_boundary`` to an exception
-    leaving the block; the exception goes on unchanged in type, and the traceback
-    shows the line inside the block rather than a re-raise."""
-
-    __slots__ = ("is_converted",)
-
-    def __init__(self, is_converted):
-        self.is_converted = is_converted
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, tb):
-        if isinstance(error, Exception):
-            at_boundary(error, self.is_converted)
-        return False
-
-
 def at_boundary(error: BaseException, is_converted) -> None:
     """What a converted function's wrapper does to an exception passing through it:
     add the explanation (once) and drop the runtime's frames from its traceback.
