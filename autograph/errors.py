@@ -154,7 +154,7 @@ def explain(error: BaseException, is_converted) -> str | None:
                 jax.errors.TracerArrayConversionError)
     if isinstance(error, concrete):
         return _explain_concrete(error, entries[user], region, is_converted)
-    if region is not None and _is_raise(entries[user]):
+    if region is not None and _is_raise(entries[user]) and not _under_python_if(entries, user):
         return _explain_raise(entries[user], region)
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return _explain_leak(entries[user], region)
@@ -193,6 +193,17 @@ def _enclosing_region(entries, user):
             if where is not None and construct:
                 return construct, where
     return None
+
+
+def _under_python_if(entries, user) -> bool:
+    """Whether the user's frame is a branch that an ``if`` ran as Python (its
+    condition was a Python value): then its ``raise`` ran because it held."""
+    runtime = _runtime_dir()
+    for entry in reversed(entries[:user]):
+        code = entry.tb_frame.f_code
+        if code.co_filename.startswith(runtime):
+            return code.co_name in ("if_stmt", "if_exp")
+    return False
 
 
 def _position(entry):

@@ -570,3 +570,23 @@ def test_global_mutated_in_loop_is_not_state():
     assert autograph.convert(mutates_global_dict)(2) == 2
     assert CACHE == {"v": 4}
     assert "loop_body(i)" in autograph.to_code(mutates_global_dict)
+
+
+def raise_on_python_value_in_staged_loop(x, n, limit):
+    i = 0
+    while i < n:
+        if limit < 0:
+            raise ValueError("negative limit")
+        x = x + 1
+        i += 1
+    return x
+
+
+def test_raise_under_a_python_if_in_a_staged_loop_has_no_note():
+    fn = jax.jit(autograph.convert(raise_on_python_value_in_staged_loop), static_argnums=2)
+    assert fn(jnp.float32(0.0), jnp.int32(2), 1) == 2.0
+    with pytest.raises(ValueError, match="negative limit") as excinfo:
+        fn(jnp.float32(0.0), jnp.int32(2), -1)
+    assert not [n for n in getattr(excinfo.value, "__notes__", []) if "autograph" in n]
+    assert_user_frame(formatted(excinfo), raise_on_python_value_in_staged_loop, 4,
+                      'raise ValueError("negative limit")')
