@@ -565,6 +565,8 @@ def mutates_global_dict(x):
     return x
 
 
+@pytest.mark.xfail(strict=True, reason="converters/slices.py rewrites CACHE[k] = v into "
+                   "CACHE = ag__.setitem(...), which makes a global name local")
 def test_global_mutated_in_loop_is_not_state():
     CACHE.clear()
     assert autograph.convert(mutates_global_dict)(2) == 2
