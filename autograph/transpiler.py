@@ -23,6 +23,7 @@ import ast
 import functools
 import gc
 import inspect
+import linecache
 import operator
 import threading
 import types
@@ -144,9 +145,12 @@ class Transpiler:
     writers take ``_lock`` and keep the first result when threads race.
     """
 
-    def __init__(self, converters=DEFAULT_CONVERTERS, policy: CallPolicy | None = None):
+    def __init__(self, converters=DEFAULT_CONVERTERS, policy: CallPolicy | None = None, *,
+                 store_source: bool = False):
         self.converters = tuple(converters)
         self.policy = policy if policy is not None else CallPolicy()
+        # Debugging: compile from the generated source, kept in linecache (see set_debug).
+        self.store_source = store_source
         self._lock = threading.Lock()
         self._programs = IdentityWeakMap()          # code -> {options: Program}
         self._converted_codes = IdentityWeakMap()   # every code object we compiled -> True
@@ -171,18 +175,23 @@ class Transpiler:
     def program(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> Program:
         """The converted program of ``fn``'s code, converting it on first use."""
         code = fn.__code__
+        key = (options, self.store_source)
         per_options = self._programs.get(code)
         if per_options is not None:
-            program = per_options.get(options)
+            program = per_options.get(key)
             if program is not None:
                 return program
         program = self._convert_code(fn, options)
         with self._lock:
             per_options = self._programs.setdefault(code, {})
-            program = per_options.setdefault(options, program)
+            program = per_options.setdefault(key, program)
             for sub in _code_objects(program.code):
                 self._converted_codes.setdefault(sub, True)
             return program
+
+    def is_converted_code(self, code: types.CodeType) -> bool:
+        """Whether ``code`` is generated code (a converted function or its helpers)."""
+        return self._converted_codes.get(code) is not None
 
     def instantiate(self, program: Program, fn):
         """A function running ``program`` with ``fn``'s globals, closure and defaults."""
@@ -304,13 +313,16 @@ class Transpiler:
             triggers = getattr(converter, "NODE_TYPES", None)
             if triggers is None or not present.isdisjoint(triggers):
                 node = converter.transform(node, ctx)
-        code = _compile(node, parsed.filename, runtime_name, fn.__code__)
+        filename = parsed.filename
+        if self.store_source:
+            node, filename = _reparse_from_source(node, fn, parsed.filename)
+        code = _compile(node, filename, runtime_name, fn.__code__)
         freevars = fn.__code__.co_freevars
         plan = tuple(-1 if name == runtime_name else freevars.index(name)
                      for name in code.co_freevars)
         runtime_cell = self._runtime_cell(options)
         closure, closure_of = _closure_builder(plan, runtime_cell)
-        return Program(node=node, code=code, filename=parsed.filename,
+        return Program(node=node, code=code, filename=filename,
                        runtime_name=runtime_name, cell_plan=plan, runtime_cell=runtime_cell,
                        closure=closure, closure_of=closure_of, is_lambda=parsed.is_lambda)
 
@@ -417,9 +429,37 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
     code = _code_constant(factory_code, node.name)
-    # Named as the user's function (not ``__autograph_factory__.<locals>.f``) in
-    # reprs and profiles.
-    return code.replace(co_qualname=original_code.co_qualname)
+    return _requalify(code, f"{_FACTORY_NAME}.<locals>.", _qualname_prefix(original_code))
+
+
+def _reparse_from_source(node, fn, user_filename):
+    """The generated code parsed again from its own source, registered in ``linecache``
+    under a file name of its own (nothing is written to disk), so that tracebacks,
+    ``pdb`` and ``inspect`` show and step through the generated code."""
+    source = ast.unparse(gast.gast_to_ast(node)) + "\n"
+    filename = (f"<autograph-generated {fn.__qualname__} at "
+                f"{user_filename}:{fn.__code__.co_firstlineno}>")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return gast.ast_to_gast(ast.parse(source, filename=filename)).body[0], filename
+
+
+def _qualname_prefix(code) -> str:
+    """What precedes the function's own name in its ``__qualname__`` (``C.``, ``g.<locals>.``)."""
+    qualname = getattr(code, "co_qualname", code.co_name)
+    return qualname[:len(qualname) - len(code.co_name)]
+
+
+def _requalify(code, old: str, new: str):
+    """``code`` with the factory's prefix in its and its nested code's qualified names
+    replaced by the original's, so JAX's source information and profiler names read
+    ``f.<locals>.loop_body`` rather than the factory's."""
+    consts = tuple(_requalify(c, old, new) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    changes = {"co_consts": consts}
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is not None and qualname.startswith(old):
+        changes["co_qualname"] = new + qualname[len(old):]
+    return code.replace(**changes)
 
 
 def _code_constant(code, name):
