@@ -35,7 +35,7 @@ def run_and_report(config, out_dir: str | Path, progress: Callable[[str], None] 
         png = report.write_chart(results, out)
         if png is None:
             progress("matplotlib is not installed: skipping the PNG chart "
-                     "(pip install matplotlib)")
+                     "(pip install -e '.[bench]')")
         else:
             files["png"] = str(png)
     progress("wrote " + ", ".join(files.values()))
