@@ -83,3 +83,11 @@ def test_chart_is_written_when_matplotlib_is_installed(tiny_results, tmp_path):
     pytest.importorskip("matplotlib")
     path = report.write_chart(tiny_results, tmp_path)
     assert path.is_file() and path.stat().st_size > 0
+
+
+def test_chart_is_skipped_without_matplotlib(tiny_results, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert report.write_chart(tiny_results, tmp_path) is None
+    assert not (tmp_path / "results.png").exists()
