@@ -8,9 +8,11 @@ import types
 
 import jax
 import jax.numpy as jnp
+from jax.experimental import checkify
 
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError
+from autograph.runtime.exceptions import functional_checks, raise_if_failed
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
@@ -70,8 +72,23 @@ def to_graph(func, **jit_kwargs):
     """``jax.jit`` over ``convert(func)``: the converted function, compiled.
 
     Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
+    A traced ``assert`` that fails while the compiled function runs raises
+    ``AssertionError`` (``StagedAssertionError``) with its message and the user's
+    ``file:line`` after the call (the function runs under ``checkify``; with no
+    traced assert that costs nothing at run time).
     """
-    return jax.jit(convert(func), **jit_kwargs)
+    converted = convert(func)
+    compiled = jax.jit(checkify.checkify(converted), **jit_kwargs)
+
+    @functools.wraps(converted)
+    def run(*args, **kwargs):
+        with functional_checks():
+            error, out = compiled(*args, **kwargs)
+        raise_if_failed(error)
+        return out
+
+    run.lower = compiled.lower
+    return run
 
 
 def to_code(func) -> str:

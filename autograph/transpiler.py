@@ -21,13 +21,22 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
-from autograph.converters import conditional_expressions, control_flow
+from autograph.converters import (
+    asserts,
+    builtin_functions,
+    conditional_expressions,
+    control_flow,
+    logical_expressions,
+)
 from autograph.errors import ConversionError
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 DEFAULT_CONVERTERS = (
     control_flow,
     conditional_expressions,
+    logical_expressions,
+    asserts,
+    builtin_functions,
 )
 
 DEFAULT_OPTIONS = ConversionOptions()

@@ -1,0 +1,103 @@
+"""``assert``: Python's assert, or a run-time check for a traced condition.
+
+``assert x != 0, 'Do not pass zero!'`` becomes
+``ag__.assert_stmt(x != 0, lambda: 'Do not pass zero!')``; the message is behind a
+lambda because Python evaluates it only when the assertion fails. (Under
+``python -O`` the converter drops the statement, as Python does.)
+
+- A Python condition: exactly Python's ``assert`` (``AssertionError(msg)``, or a
+  bare ``AssertionError`` without a message).
+- A traced condition is checked when the compiled program runs. The error carries
+  the message (a traced message shows its value) and the user's ``file:line``.
+
+  * Under ``autograph.to_graph`` the check is a ``jax.experimental.checkify``
+    check, and ``to_graph`` raises ``StagedAssertionError`` (an ``AssertionError``)
+    after the compiled call. Under ``vmap`` each example is checked; the message
+    names the first failing index.
+  * Inside the user's own ``jax.jit`` (or ``vmap``, ``scan``...) the check is a host
+    callback, so nothing needs wrapping: a failing check makes the call raise JAX's
+    ``JaxRuntimeError``, whose text contains ``AssertionError``, the message and
+    ``file:line``. ``autograph.to_graph`` gives a plain ``AssertionError`` instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
+
+from autograph.errors import ConversionError
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
+
+
+class StagedAssertionError(AssertionError):
+    """A traced ``assert`` that failed when the compiled program ran."""
+
+
+_MODE = threading.local()
+
+
+@contextlib.contextmanager
+def functional_checks():
+    """While tracing inside this context, traced asserts become checkify checks
+    (the caller wraps the traced function with ``checkify.checkify``)."""
+    depth = getattr(_MODE, "depth", 0)
+    _MODE.depth = depth + 1
+    try:
+        yield
+    finally:
+        _MODE.depth = depth
+
+
+def raise_if_failed(error) -> None:
+    """Raise ``StagedAssertionError`` if the checkify ``error`` holds a failed check."""
+    text = error.get()
+    if text is not None:
+        raise StagedAssertionError(text.replace(" (`check` failed)", ""))
+
+
+def assert_stmt(cond, message=None):
+    """``assert cond, message()``: Python's assert, or a run-time check if ``cond``
+    is traced."""
+    if not is_tracer(cond):
+        if not cond:
+            if message is None:
+                raise AssertionError
+            raise AssertionError(message())
+        return
+    where = caller_location()
+    if jnp.shape(cond) != ():
+        raise ConversionError(
+            f"the condition of this assert is a traced array of shape "
+            f"{tuple(jnp.shape(cond))}, and its truth value is ambiguous. Reduce it to "
+            "one value, e.g. `assert jnp.all(c)`.", where.filename, where.lineno)
+    pred = cond if cond.dtype == bool else cond != 0
+    text = message() if message is not None else None
+    source = linecache.getline(where.filename, where.lineno).strip()
+    suffix = f"{where}: {source}" if source else str(where)
+    if has_tracer(text):
+        fmt, values = "{}", [text]
+    else:
+        fmt, values = _escape("assertion failed" if text is None else str(text)), []
+    fmt = f"{fmt} [{_escape(suffix)}]"
+    if getattr(_MODE, "depth", 0):
+        checkify.check(pred, fmt, *values)
+    else:
+        jax.debug.callback(_check_on_host(fmt), pred, *values)
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _check_on_host(fmt):
+    def check(pred, *values):
+        if not np.all(pred):
+            shown = [np.asarray(v) for v in values]
+            raise StagedAssertionError(fmt.format(*shown))
+    return check
