@@ -20,6 +20,7 @@ import operator
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from autograph.runtime.tracing import is_tracer
@@ -110,12 +111,16 @@ def _lazy(value, operand, decides):
         return out
 
     closed = jax.make_jaxpr(run)()
-    if python:
-        return python[0]
-    inline = lambda: jax.core.eval_jaxpr(closed.jaxpr, closed.consts)[0]  # noqa: E731
-    out_aval = closed.out_avals[0]
-    if not closed.effects or jnp.shape(value) != () or out_aval.shape != ():
-        return inline()
+
+    def inline():
+        outs = jax.core.eval_jaxpr(closed.jaxpr, closed.consts)
+        return python[0] if python else outs[0]
+
+    if not closed.effects:
+        return python[0] if python else inline()
+    result_shape = np.shape(python[0]) if python else closed.out_avals[0].shape
+    if jnp.shape(value) != () or result_shape != ():
+        return inline()   # elementwise: every operand is computed
     pred = value if value.dtype == bool else value != 0
     right = lambda: jnp.asarray(inline(), bool)  # noqa: E731
     if decides:  # `or`: the right operand runs only when `value` is false
