@@ -7,6 +7,11 @@ runs, laid out as Python's ``print`` would lay it out (``sep``, ``end``,
 ``file``, ``flush`` honoured; each value as ``str`` of its NumPy value), in program
 order (an ordered effect, like ``jax.debug.print(..., ordered=True)``). Under
 ``vmap`` each example prints its own line.
+
+Inside a staged computation (``jit``, a staged loop or branch), a ``print`` of
+Python values only is staged too, so that every ``print`` appears when and as
+often as the program runs, in program order (the original under ``jax.jit``
+would print those once, while tracing, before any traced value).
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ import sys
 import jax
 import numpy as np
 from jax import tree_util
+from jax._src import core as jax_core
 
 from autograph.runtime.tracing import has_tracer
 
 
 def print_(*args, **kwargs):
     """``print(*args, **kwargs)``; traced arguments are printed when the program runs."""
-    if not has_tracer((args, kwargs)):
+    if not has_tracer((args, kwargs)) and not _staging():
         return builtins.print(*args, **kwargs)
     sep, end, file, flush = _options(**kwargs)
     leaves, treedef = tree_util.tree_flatten(args)
@@ -39,6 +45,14 @@ def print_(*args, **kwargs):
 
     jax.debug.callback(emit, *[leaves[i] for i in traced], ordered=True)
     return None
+
+
+def _staging() -> bool:
+    """Whether the current code is being traced into a staged program (``jit``)."""
+    try:
+        return jax_core.unsafe_am_i_under_a_jit()
+    except AttributeError:  # a JAX without it: Python values print at trace time
+        return False
 
 
 def _options(sep=None, end=None, file=None, flush=False):
