@@ -12,12 +12,14 @@ lambda because Python evaluates it only when the assertion fails. (Under
 
   * Under ``autograph.to_graph`` the check is a ``jax.experimental.checkify``
     check, and ``to_graph`` raises ``StagedAssertionError`` (an ``AssertionError``)
-    after the compiled call. Under ``vmap`` each example is checked; the message
-    names the first failing index.
+    after the compiled call. Under ``vmap`` each example is checked; the
+    error reports the first failure.
   * Inside the user's own ``jax.jit`` (or ``vmap``, ``scan``...) the check is a host
     callback, so nothing needs wrapping: a failing check makes the call raise JAX's
     ``JaxRuntimeError``, whose text contains ``AssertionError``, the message and
-    ``file:line``. ``autograph.to_graph`` gives a plain ``AssertionError`` instead.
+    ``file:line``; the check costs a host round trip each time it runs. Use
+    ``autograph.to_graph`` for an ``AssertionError`` and no callback (under the
+    user's own ``checkify.checkify`` the check stays a callback).
 """
 
 from __future__ import annotations
