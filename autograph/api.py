@@ -74,20 +74,30 @@ def to_graph(func, **jit_kwargs):
     Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
     A traced ``assert`` that fails while the compiled function runs raises
     ``AssertionError`` (``StagedAssertionError``) with its message and the user's
-    ``file:line`` after the call (the function runs under ``checkify``; with no
-    traced assert that costs nothing at run time).
+    ``file:line`` after the call: a function with traced asserts runs under
+    ``checkify``; one without runs as plain ``jax.jit``.
     """
     converted = convert(func)
-    compiled = jax.jit(checkify.checkify(converted), **jit_kwargs)
+    plain = jax.jit(converted, **jit_kwargs)
+    checked = jax.jit(checkify.checkify(converted), **jit_kwargs)
+    has_checks = []   # set once a trace meets a traced assert: from then on, checkify
 
     @functools.wraps(converted)
     def run(*args, **kwargs):
+        if not has_checks:
+            try:
+                with functional_checks():
+                    return plain(*args, **kwargs)
+            except ValueError as error:   # a check traced outside checkify
+                if "checkify" not in str(error):
+                    raise
+                has_checks.append(True)
         with functional_checks():
-            error, out = compiled(*args, **kwargs)
+            error, out = checked(*args, **kwargs)
         raise_if_failed(error)
         return out
 
-    run.lower = compiled.lower
+    run.lower = plain.lower
     return run
 
 

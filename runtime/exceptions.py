@@ -17,20 +17,20 @@ lambda because Python evaluates it only when the assertion fails. (Under
   * Inside the user's own ``jax.jit`` (or ``vmap``, ``scan``...) the check is a host
     callback, so nothing needs wrapping: a failing check makes the call raise JAX's
     ``JaxRuntimeError``, whose text contains ``AssertionError``, the message and
-    ``file:line``; the check costs a host round trip each time it runs. Use
+    ``file:line``; the host is called only when the check fails. Use
     ``autograph.to_graph`` for an ``AssertionError`` and no callback (under the
     user's own ``checkify.checkify`` the check stays a callback).
 """
 
 from __future__ import annotations
 
-import contextlib
 import linecache
 import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.experimental import checkify
 
 from autograph.errors import ConversionError
@@ -44,16 +44,15 @@ class StagedAssertionError(AssertionError):
 _MODE = threading.local()
 
 
-@contextlib.contextmanager
-def functional_checks():
+class functional_checks:  # noqa: N801  used as a context manager, like a function
     """While tracing inside this context, traced asserts become checkify checks
     (the caller wraps the traced function with ``checkify.checkify``)."""
-    depth = getattr(_MODE, "depth", 0)
-    _MODE.depth = depth + 1
-    try:
-        yield
-    finally:
-        _MODE.depth = depth
+
+    def __enter__(self):
+        _MODE.depth = getattr(_MODE, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _MODE.depth -= 1
 
 
 def raise_if_failed(error) -> None:
@@ -90,7 +89,11 @@ def assert_stmt(cond, message=None):
     if getattr(_MODE, "depth", 0):
         checkify.check(pred, fmt, *values)
     else:
-        jax.debug.callback(_check_on_host(fmt), pred, *values)
+        # The host is called only when the check fails (under vmap, lax.cond
+        # becomes a select and every example's condition goes to the host).
+        check = _check_on_host(fmt)
+        lax.cond(pred, lambda: None,
+                 lambda: jax.debug.callback(check, pred, *values))
 
 
 def _escape(text: str) -> str:
