@@ -21,6 +21,8 @@ import gast
 
 from autograph import templates
 
+NODE_TYPES = (gast.Assert,)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``assert`` in ``node`` (remove them under ``python -O``)."""

@@ -37,6 +37,8 @@ REPLACED = {
     "reversed": "reversed_",
 }
 
+NODE_TYPES = (gast.Call,)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert calls to the builtins in ``REPLACED`` in ``node``."""

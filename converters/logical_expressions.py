@@ -33,6 +33,8 @@ _OPERATORS = {
     gast.NotIn: "not in",
 }
 
+NODE_TYPES = (gast.BoolOp, gast.UnaryOp, gast.Compare)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every boolean operator and chained comparison in ``node``."""
