@@ -8,11 +8,11 @@ import types
 
 import jax
 import jax.numpy as jnp
-from jax.experimental import checkify
 
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError
-from autograph.runtime.exceptions import functional_checks, raise_if_failed
+from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
+from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
@@ -72,32 +72,30 @@ def to_graph(func, **jit_kwargs):
     """``jax.jit`` over ``convert(func)``: the converted function, compiled.
 
     Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
-    A traced ``assert`` that fails while the compiled function runs raises
-    ``AssertionError`` (``StagedAssertionError``) with its message and the user's
-    ``file:line`` after the call: a function with traced asserts runs under
-    ``checkify``; one without runs as plain ``jax.jit``.
+    A traced ``assert`` that fails while the compiled function runs stops it and
+    raises ``AssertionError`` (``StagedAssertionError``) with its message and the
+    user's ``file:line`` from the call; a function with traced asserts therefore
+    waits for its result, one without returns as soon as it is dispatched.
     """
     converted = convert(func)
-    plain = jax.jit(converted, **jit_kwargs)
-    checked = jax.jit(checkify.checkify(converted), **jit_kwargs)
-    has_checks = []   # set once a trace meets a traced assert: from then on, checkify
+    compiled = jax.jit(converted, **jit_kwargs)
+    has_asserts = []   # set once a trace stages an assert: then wait for the result
 
     @functools.wraps(converted)
     def run(*args, **kwargs):
-        if not has_checks:
-            try:
-                with functional_checks():
-                    return plain(*args, **kwargs)
-            except ValueError as error:   # a check traced outside checkify
-                if "checkify" not in str(error):
-                    raise
-                has_checks.append(True)
-        with functional_checks():
-            error, out = checked(*args, **kwargs)
-        raise_if_failed(error)
+        before = staged_assert_count()
+        try:
+            out = compiled(*args, **kwargs)
+            if has_asserts or staged_assert_count() != before:
+                has_asserts[:] = [True]
+                if not has_tracer(out):
+                    jax.block_until_ready(out)
+        except jax.errors.JaxRuntimeError as error:
+            reraise_failed_assert(error)
+            raise
         return out
 
-    run.lower = plain.lower
+    run.lower = compiled.lower
     return run
 
 

@@ -57,12 +57,12 @@ def hand_written_print(x, n):
 
 
 def main(iterations=1000, repeats=30):
-    x = jnp.ones(1000, jnp.float32)
+    x = jnp.ones(int(os.environ.get("WIDTH", "1000")), jnp.float32)  # elements per step
     variants = {
         "plain, to_graph": autograph.to_graph(plain, static_argnums=1),
         "plain, jit(convert)": jax.jit(autograph.convert(plain), static_argnums=1),
-        "assert, to_graph (checkify)": autograph.to_graph(with_assert, static_argnums=1),
-        "assert, jit(convert) (callback)": jax.jit(autograph.convert(with_assert),
+        "assert, to_graph": autograph.to_graph(with_assert, static_argnums=1),
+        "assert, jit(convert)": jax.jit(autograph.convert(with_assert),
                                                    static_argnums=1),
         "print, to_graph": autograph.to_graph(with_print, static_argnums=1),
         "print, jit(convert)": jax.jit(autograph.convert(with_print), static_argnums=1),

@@ -7,19 +7,27 @@ lambda because Python evaluates it only when the assertion fails. (Under
 
 - A Python condition: exactly Python's ``assert`` (``AssertionError(msg)``, or a
   bare ``AssertionError`` without a message).
-- A traced condition is checked when the compiled program runs. The error carries
-  the message (a traced message shows its value) and the user's ``file:line``.
+- A traced condition is checked when the compiled program runs, and a failure
+  stops the program there, as Python's assert stops the function (a staged
+  ``while`` does not run on with bad values, or forever). The error carries the
+  message (a traced message shows its value) and the user's ``file:line``.
 
-  * Under ``autograph.to_graph`` the check is a ``jax.experimental.checkify``
-    check, and ``to_graph`` raises ``StagedAssertionError`` (an ``AssertionError``)
-    after the compiled call. Under ``vmap`` each example is checked; the
-    error reports the first failure.
-  * Inside the user's own ``jax.jit`` (or ``vmap``, ``scan``...) the check is a host
-    callback, so nothing needs wrapping: a failing check makes the call raise JAX's
-    ``JaxRuntimeError``, whose text contains ``AssertionError``, the message and
-    ``file:line``; the host is called only when the check fails. Use
-    ``autograph.to_graph`` for an ``AssertionError`` and no callback (under the
-    user's own ``checkify.checkify`` the check stays a callback).
+  The check is ``lax.cond(cond, nothing, report)``: the host is called only when
+  the check fails (under ``vmap`` the ``cond`` becomes a select and the host sees
+  every example's condition each time), and ``report`` raises there.
+
+  * Under ``autograph.to_graph``: ``StagedAssertionError`` (an ``AssertionError``)
+    with the message and ``file:line``, raised from the call (a function with traced
+    asserts waits for its result; one without is dispatched asynchronously).
+  * Inside the user's own ``jax.jit`` (or ``vmap``, ``scan``...): nothing needs
+    wrapping; the call (or the first use of its result) raises JAX's
+    ``JaxRuntimeError``, whose text ends with ``StagedAssertionError: <message>
+    [file:line: source]``. Use ``autograph.to_graph`` for a plain ``AssertionError``.
+  * ``functional_checks()``: for code traced inside it, the check is a
+    ``jax.experimental.checkify`` check instead, for a caller that wraps the
+    function with ``checkify.checkify`` and reads the error itself (no host
+    callback; but a checkify error does not stop the program, so a staged loop
+    runs on after a failure).
 """
 
 from __future__ import annotations
@@ -55,6 +63,23 @@ class functional_checks:  # noqa: N801  used as a context manager, like a functi
         _MODE.depth -= 1
 
 
+def staged_assert_count() -> int:
+    """How many traced asserts this thread has staged so far (``to_graph`` asks to
+    learn whether a function it compiled has any)."""
+    return getattr(_MODE, "staged", 0)
+
+
+def reraise_failed_assert(error) -> None:
+    """Raise ``StagedAssertionError`` if JAX's run-time ``error`` comes from a failed
+    traced assert; return otherwise."""
+    text = str(error)
+    if _MARKER in text:
+        raise StagedAssertionError(text.rsplit(_MARKER, 1)[1].strip()) from None
+
+
+_MARKER = f"{StagedAssertionError.__name__}: "
+
+
 def raise_if_failed(error) -> None:
     """Raise ``StagedAssertionError`` if the checkify ``error`` holds a failed check."""
     text = error.get()
@@ -86,11 +111,10 @@ def assert_stmt(cond, message=None):
     else:
         fmt, values = _escape("assertion failed" if text is None else str(text)), []
     fmt = f"{fmt} [{_escape(suffix)}]"
+    _MODE.staged = staged_assert_count() + 1
     if getattr(_MODE, "depth", 0):
         checkify.check(pred, fmt, *values)
     else:
-        # The host is called only when the check fails (under vmap, lax.cond
-        # becomes a select and every example's condition goes to the host).
         check = _check_on_host(fmt)
         lax.cond(pred, lambda: None,
                  lambda: jax.debug.callback(check, pred, *values))

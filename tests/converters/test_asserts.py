@@ -171,3 +171,59 @@ def test_generated_code():
         "    ag__.assert_stmt(x != 0, lambda: 'Do not pass zero!')\n"
         "    return 1 / x\n")
     assert "ag__.assert_stmt(x > 0)\n" in autograph.to_code(bare_assert)
+
+
+def checked_collatz(n):
+    steps = 0
+    while n != 1:
+        assert n > 0, "collatz needs a positive start"
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            assert n < 10**6, "overflow risk"
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def report_and_check(x):
+    print("x:", x)
+    assert x > 0, "x must be positive"
+    return x * x
+
+
+def batched_report(xs):
+    return jax.vmap(autograph.convert(report_and_check))(xs)
+
+
+def test_checks_inside_staged_while_and_if():
+    check(checked_collatz, 27)
+    assert int(autograph.to_graph(checked_collatz)(jnp.int32(27))) == 111
+    with pytest.raises(AssertionError, match="collatz needs a positive start") as info:
+        autograph.to_graph(checked_collatz)(jnp.int32(-4))
+    assert line_of(checked_collatz, 3) in str(info.value)
+
+
+def test_vmap_with_assert_and_print(capfd):
+    out = jax.vmap(autograph.convert(report_and_check))(jnp.array([1.0, 2.0]))
+    jax.effects_barrier()
+    np.testing.assert_allclose(out, [1.0, 4.0])
+    assert sorted(capfd.readouterr().out.splitlines()) == ["x: 1.0", "x: 2.0"]
+    out = autograph.to_graph(batched_report)(jnp.array([3.0, 4.0]))
+    jax.effects_barrier()
+    np.testing.assert_allclose(out, [9.0, 16.0])
+    assert sorted(capfd.readouterr().out.splitlines()) == ["x: 3.0", "x: 4.0"]
+    with pytest.raises(AssertionError, match="x must be positive"):
+        autograph.to_graph(batched_report)(jnp.array([3.0, -4.0]))
+    jax.effects_barrier()
+    capfd.readouterr()
+
+
+def test_grad_through_assert_and_print(capfd):
+    g = jax.grad(autograph.convert(report_and_check))(jnp.float32(3.0))
+    jax.effects_barrier()
+    assert float(g) == 6.0
+    assert capfd.readouterr().out == "x: 3.0\n"
+    g = jax.jit(jax.grad(autograph.convert(report_and_check)))(jnp.float32(2.0))
+    jax.effects_barrier()
+    assert float(g) == 4.0
