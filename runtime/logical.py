@@ -100,26 +100,34 @@ def _staged(op, value, rest, decides):
 
 def _lazy(value, operand, decides):
     """The right operand's value, computed under ``lax.cond`` (only when ``value`` is
-    not ``decides``) if computing it has effects, else computed inline."""
-    python = []
+    not ``decides``) if computing it has effects, else computed inline.
+
+    The operand is traced once into a jaxpr (so its Python side effects happen
+    once); the jaxpr's effects decide how it is evaluated.
+    """
+    structure = []
 
     def run():
-        out = operand()
-        if not is_tracer(out):
-            python.append(out)
-            return ()
-        return out
+        leaves, treedef = jax.tree_util.tree_flatten(operand())
+        traced = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
+        structure.extend([leaves, treedef, traced])
+        return [leaves[i] for i in traced]
 
     closed = jax.make_jaxpr(run)()
+    leaves, treedef, traced = structure
 
     def inline():
         outs = jax.core.eval_jaxpr(closed.jaxpr, closed.consts)
-        return python[0] if python else outs[0]
+        full = list(leaves)
+        for i, out in zip(traced, outs, strict=True):
+            full[i] = out
+        return jax.tree_util.tree_unflatten(treedef, full)
 
+    if not closed.effects and not traced:
+        return jax.tree_util.tree_unflatten(treedef, leaves)
     if not closed.effects:
-        return python[0] if python else inline()
-    result_shape = np.shape(python[0]) if python else closed.out_avals[0].shape
-    if jnp.shape(value) != () or result_shape != ():
+        return inline()
+    if jnp.shape(value) != () or len(leaves) != 1 or np.shape(leaves[0]) != ():
         return inline()   # elementwise: every operand is computed
     pred = value if value.dtype == bool else value != 0
     right = lambda: jnp.asarray(inline(), bool)  # noqa: E731

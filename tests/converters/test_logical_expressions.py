@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import autograph
 from tests.differential import check
@@ -180,3 +181,22 @@ def test_right_operand_with_effects_under_vmap(capfd):
     jax.effects_barrier()
     np.testing.assert_array_equal(out, [False, True])
     assert capfd.readouterr().out.count("checked") == 2
+
+
+def and_pair(x):
+    return x > 0 and (x, x + 1)
+
+
+def test_grad_through_branch_on_and():
+    g = jax.grad(autograph.convert(branch_on_and))(2.0, -1.0)
+    assert float(g) == 1.0
+    g = jax.jit(jax.grad(autograph.convert(branch_on_and), argnums=1))(2.0, -1.0)
+    assert float(g) == -1.0
+
+
+def test_right_operand_pytree():
+    assert autograph.convert(and_pair)(2) == (2, 3)
+    # Traced, `and` is jnp.logical_and, which takes arrays: a plain TypeError (and
+    # no tracer leaked from tracing the operand).
+    with pytest.raises(TypeError, match="logical_and requires ndarray"):
+        autograph.to_graph(and_pair)(jnp.float32(2.0))
