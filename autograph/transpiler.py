@@ -24,10 +24,15 @@ from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
+    break_statements,
     builtin_functions,
     conditional_expressions,
+    continue_statements,
     control_flow,
+    lists,
     logical_expressions,
+    return_statements,
+    slices,
 )
 from autograph.errors import ConversionError
 
@@ -35,6 +40,11 @@ from autograph.errors import ConversionError
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
+    continue_statements,
+    break_statements,
+    return_statements,
+    lists,
+    slices,
     control_flow,
     conditional_expressions,
     logical_expressions,

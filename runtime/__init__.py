@@ -17,19 +17,22 @@ from autograph.runtime.builtins import (
 )
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
+from autograph.runtime.iterables import enumerate_, zip_
+from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import print_
-from autograph.runtime.undefined import Undefined, ld, local_or_undefined
+from autograph.runtime.slices import index, setitem
+from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
 
 __all__ = [
     "StagedAssertionError",
+    "TensorList",
     "assert_stmt",
     "bool_",
     "compare_chain",
     "float_",
     "int_",
-    "len_",
     "max_",
     "min_",
     "print_",
@@ -37,14 +40,23 @@ __all__ = [
     "sum_",
     "TracedRange",
     "Undefined",
+    "UndefinedReturn",
     "and_",
+    "enumerate_",
     "for_stmt",
     "if_exp",
     "if_stmt",
+    "index",
     "ld",
+    "len_",
+    "list_append",
+    "list_pop",
     "local_or_undefined",
     "not_",
     "or_",
     "range_",
+    "set_element_type",
+    "setitem",
     "while_stmt",
+    "zip_",
 ]

@@ -25,15 +25,17 @@ import functools
 import jax.numpy as jnp
 
 from autograph.errors import StagingTypeError
+from autograph.runtime import lists
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import caller_location, describe, has_tracer, is_tracer
 
 
 def len_(value):
-    """``len(value)``; the traced trip count for a range with a traced bound."""
+    """``len(value)``; the traced length of a staged list, the traced trip count of
+    a range with a traced bound."""
     if isinstance(value, TracedRange):
         return value.trip_count()
-    return len(value)
+    return lists.len_(value)
 
 
 def min_(*args, **kwargs):
