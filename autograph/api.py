@@ -11,6 +11,8 @@ import jax
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError, at_boundary
 from autograph.runtime import lists as _lists
+from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
+from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
@@ -74,8 +76,31 @@ def to_graph(func, **jit_kwargs):
     """``jax.jit`` over ``convert(func)``: the converted function, compiled.
 
     Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
+    A traced ``assert`` that fails while the compiled function runs stops it and
+    raises ``AssertionError`` (``StagedAssertionError``) with its message and the
+    user's ``file:line`` from the call; a function with traced asserts therefore
+    waits for its result, one without returns as soon as it is dispatched.
     """
-    return jax.jit(convert(func), **jit_kwargs)
+    converted = convert(func)
+    compiled = jax.jit(converted, **jit_kwargs)
+    has_asserts = []   # set once a trace stages an assert: then wait for the result
+
+    @functools.wraps(converted)
+    def run(*args, **kwargs):
+        before = staged_assert_count()
+        try:
+            out = compiled(*args, **kwargs)
+            if has_asserts or staged_assert_count() != before:
+                has_asserts[:] = [True]
+                if not has_tracer(out):
+                    jax.block_until_ready(out)
+        except jax.errors.JaxRuntimeError as error:
+            reraise_failed_assert(error)
+            raise
+        return out
+
+    run.lower = compiled.lower
+    return run
 
 
 def to_code(func) -> str:
