@@ -51,7 +51,7 @@ from autograph.analysis import (
 )
 from autograph.errors import ConversionError
 
-_LOOP_OPTIONS = ("maximum_iterations",)
+_LOOP_OPTIONS = ("maximum_iterations", "checkpoint")
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:

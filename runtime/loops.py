@@ -45,6 +45,7 @@ from jax import lax
 from autograph.errors import ConversionError
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import predicate
+from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 
 
@@ -78,14 +79,17 @@ def range_(*args):
     return range(*args)
 
 
-def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
+def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
     the loop is one ``lax.while_loop`` carrying ``state``. With
     ``maximum_iterations`` the staged part stops after that many iterations at most,
     as a bounded, masked ``scan`` that reverse-mode ``grad`` goes through (a Python
-    loop ignores the bound, as the original would).
+    loop ignores the bound, as the original would). Without a bound, reverse-mode
+    differentiation of the staged loop raises a ``ConversionError`` naming the
+    loop; ``checkpoint=True`` recomputes the body in the backward pass instead of
+    storing its intermediates (see ``runtime/differentiation.py``).
     """
     state = tuple(state)
     count = len(state)
@@ -100,7 +104,8 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
         state = st.as_tuple(loop_body(*state), count)
     where = caller_location()
     names = param_names(loop_body)
-    out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
+    out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
+                        checkpoint)
     return st.from_tuple(out)
 
 
@@ -121,7 +126,8 @@ def _test_is_traced(loop_test, state) -> bool:
     return seen[0]
 
 
-def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations):
+def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
+                  checkpoint=False):
     st.require_defined(state, names, where, "staged while loop")
     st.check_carriable(state, names, where, "while loop")
     count = len(state)
@@ -132,10 +138,12 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
     def body_fun(carry):
         return st.as_tuple(loop_body(*carry), count)
 
+    body_fun = checkpointed(body_fun, checkpoint)
     try:
         if maximum_iterations is None:
-            return lax.while_loop(cond_fun, body_fun, state)
-        return _bounded_while(cond_fun, body_fun, state, maximum_iterations)
+            out = lax.while_loop(cond_fun, body_fun, state)
+            return reverse_guard(out, where, "while loop")
+        return _bounded_while(cond_fun, body_fun, state, _bound(maximum_iterations, where))
     except TypeError:
         _raise_for_carry_change(body_fun, (state,), names, where, "while loop")
         raise
@@ -143,7 +151,12 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
     """At most ``maximum_iterations`` iterations as a scan whose iterations after the
-    condition fails leave the state unchanged (reverse-differentiable)."""
+    condition fails leave the state unchanged (reverse-differentiable).
+
+    The body sits in a ``lax.cond``, so finished iterations cost one predicate, not
+    a body (under ``vmap`` the cond becomes a select: each example keeps its own
+    trip count). Reverse mode stores the state per iteration, plus the body's
+    intermediates unless the body is checkpointed."""
 
     def step(carry, _):
         running, values = carry
@@ -151,31 +164,57 @@ def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
         values = lax.cond(running, body_fun, lambda v: v, values)
         return (running, values), None
 
-    (_, out), _ = lax.scan(step, (jnp.bool_(True), state), None,
-                           length=int(maximum_iterations))
+    if maximum_iterations == 0:
+        return state
+    (_, out), _ = lax.scan(step, (jnp.bool_(True), state), None, length=maximum_iterations)
     return out
 
 
-def for_stmt(iterable, loop_body, state):
+def _bound(maximum_iterations, where) -> int:
+    """``maximum_iterations`` as the scan length it becomes: a Python int >= 0."""
+    if is_tracer(maximum_iterations):
+        raise ConversionError(
+            "set_loop_options(maximum_iterations=...) must be a Python int (it is the "
+            "length of the staged loop), not a traced value; use a static upper bound",
+            where.filename, where.lineno)
+    try:
+        bound = operator.index(maximum_iterations)
+    except TypeError:
+        raise ConversionError(
+            "set_loop_options(maximum_iterations=...) must be an int, got "
+            f"{type(maximum_iterations).__name__}", where.filename, where.lineno) from None
+    if bound < 0:
+        raise ConversionError(
+            f"set_loop_options(maximum_iterations=...) must be >= 0, got {bound}",
+            where.filename, where.lineno)
+    return bound
+
+
+def for_stmt(iterable, loop_body, state, *, maximum_iterations=None, checkpoint=False):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
     a traced range becomes a ``fori_loop``, and a Python range runs as Python until
-    the loop variables hold traced values, then as one staged loop.
+    the loop variables hold traced values, then as one staged loop. A traced range
+    with ``maximum_iterations`` becomes a masked scan of that length (reverse-mode
+    differentiable); other loops have a static trip count and ignore the bound.
+    ``checkpoint=True`` rematerialises the body in the backward pass.
     """
     state = tuple(state)
     count = len(state)
+    options = {"maximum_iterations": maximum_iterations, "checkpoint": checkpoint}
     if isinstance(iterable, TracedRange):
         where = caller_location()
-        return st.from_tuple(_staged_range(iterable, loop_body, state, where))
+        return st.from_tuple(_staged_range(iterable, loop_body, state, where, **options))
     if is_tracer(iterable):
         where = caller_location()
-        return st.from_tuple(_staged_scan(iterable, loop_body, state, where))
+        return st.from_tuple(_staged_scan(iterable, loop_body, state, where, checkpoint))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
             if count and has_tracer(state):
                 where = caller_location()
-                return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where))
+                return st.from_tuple(
+                    _staged_range(iterable[k:], loop_body, state, where, **options))
             state = st.as_tuple(loop_body(item, *state), count)
         return st.from_tuple(state)
     for item in iterable:
@@ -183,7 +222,7 @@ def for_stmt(iterable, loop_body, state):
     return st.from_tuple(state)
 
 
-def _staged_range(rng, loop_body, state, where):
+def _staged_range(rng, loop_body, state, where, maximum_iterations=None, checkpoint=False):
     names = param_names(loop_body, skip=1)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
@@ -203,8 +242,15 @@ def _staged_range(rng, loop_body, state, where):
         def body_fun(k, carry):
             return st.as_tuple(loop_body(rng.start + k * rng.step, *carry), count)
 
+    body_fun = checkpointed(body_fun, checkpoint)
     try:
-        return lax.fori_loop(lower, upper, body_fun, state)
+        if isinstance(rng, range):  # static trip count: fori_loop lowers to a scan
+            return lax.fori_loop(lower, upper, body_fun, state)
+        if maximum_iterations is not None:
+            return _bounded_range(lower, upper, body_fun, state,
+                                  _bound(maximum_iterations, where))
+        return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), where,
+                             "for loop over a traced range")
     except TypeError:
         index = jax.ShapeDtypeStruct((), jnp.int32)
         _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
@@ -214,7 +260,22 @@ def _staged_range(rng, loop_body, state, where):
         raise
 
 
-def _staged_scan(array, loop_body, state, where):
+def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
+    """``fori_loop(lower, upper, body_fun, state)`` for at most ``maximum_iterations``
+    iterations, as a masked scan (reverse-differentiable)."""
+
+    def step(carry, k):
+        index = lower + k
+        carry = lax.cond(index < upper, lambda c: body_fun(index, c), lambda c: c, carry)
+        return carry, None
+
+    if maximum_iterations == 0:
+        return state
+    out, _ = lax.scan(step, state, jnp.arange(maximum_iterations))
+    return out
+
+
+def _staged_scan(array, loop_body, state, where, checkpoint=False):
     names = param_names(loop_body, skip=1)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
@@ -225,6 +286,7 @@ def _staged_scan(array, loop_body, state, where):
     def body_fun(carry, item):
         return st.as_tuple(loop_body(item, *carry), count), None
 
+    body_fun = checkpointed(body_fun, checkpoint)
     try:
         out, _ = lax.scan(body_fun, state, array)
         return out
