@@ -124,7 +124,7 @@ def unbounded_while(x):
 
 
 def unbounded_traced_range(x, n):
-    for i in range(n):
+    for _ in range(n):
         x = jnp.sin(x) * 0.9 + x * 0.5
     return x
 
@@ -285,7 +285,7 @@ def test_unbounded_traced_range_under_reverse_mode_names_the_loop():
     converted = autograph.convert(unbounded_traced_range)
     with pytest.raises(ConversionError) as info:
         jax.jit(jax.grad(converted))(0.7, 3)
-    assert f"{__file__}:{_line_of(unbounded_traced_range, 'for i in range(n)')}" in str(
+    assert f"{__file__}:{_line_of(unbounded_traced_range, 'for _ in range(n)')}" in str(
         info.value)
     assert "maximum_iterations" in str(info.value)
 
@@ -299,7 +299,7 @@ def test_the_guard_costs_nothing_when_not_differentiated():
 
     def opcodes(fn):
         text = jax.jit(fn).lower(1.0).compile().as_text()
-        return re.findall(r"^\s*(?:ROOT )?\S+ = \S+ ([\w-]+)\(", text, re.MULTILINE)
+        return re.findall(r"^\s*(?:ROOT )?\S+ = .*? ([\w-]+)\(", text, re.MULTILINE)
 
     assert opcodes(autograph.convert(unbounded_while)) == opcodes(hand)
     assert jax.jit(autograph.convert(unbounded_while))(1.0) == jax.jit(hand)(1.0)
