@@ -153,20 +153,20 @@ def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
     """At most ``maximum_iterations`` iterations as a scan whose iterations after the
     condition fails leave the state unchanged (reverse-differentiable).
 
-    The body sits in a ``lax.cond``, so finished iterations cost one predicate, not
-    a body (under ``vmap`` the cond becomes a select: each example keeps its own
-    trip count). Reverse mode stores the state per iteration, plus the body's
-    intermediates unless the body is checkpointed."""
+    The body sits in a ``lax.cond`` on the loop condition, so finished iterations
+    cost one predicate, not a body (under ``vmap`` the cond becomes a select: each
+    example keeps its own trip count). No "still running" flag is carried: once
+    the condition fails the state stops changing, so the condition keeps failing.
+    (A flag starting as a constant ``True`` would also change type inside
+    ``shard_map``, where the condition varies per device.) Reverse mode stores the
+    state per iteration, plus the body's intermediates unless it is checkpointed."""
 
-    def step(carry, _):
-        running, values = carry
-        running = jnp.logical_and(running, cond_fun(values))
-        values = lax.cond(running, body_fun, lambda v: v, values)
-        return (running, values), None
+    def step(values, _):
+        return lax.cond(cond_fun(values), body_fun, lambda v: v, values), None
 
     if maximum_iterations == 0:
         return state
-    (_, out), _ = lax.scan(step, (jnp.bool_(True), state), None, length=maximum_iterations)
+    out, _ = lax.scan(step, state, None, length=maximum_iterations)
     return out
 
 
