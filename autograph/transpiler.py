@@ -10,6 +10,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import gc
 import threading
 import types
 import weakref
@@ -86,6 +87,17 @@ class Transpiler:
             return self._programs.setdefault(code, {}).setdefault(options, program)
 
     def _convert_code(self, fn, options) -> Program:
+        # Building trees allocates many small objects; a cyclic GC pass over the large
+        # heap of a process that imported JAX would cost more than the whole conversion.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._convert_code_unguarded(fn, options)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _convert_code_unguarded(self, fn, options) -> Program:
         parsed = parsing.parse_function(fn)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)

@@ -224,13 +224,16 @@ def for_stmt(iterable, loop_body, state, *, maximum_iterations=None, checkpoint=
 
 def _staged_range(rng, loop_body, state, where, maximum_iterations=None, checkpoint=False):
     names = param_names(loop_body, skip=1)
+    count = len(state)
+    if isinstance(rng, range) and len(rng):
+        state = st.fill_undefined(
+            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
-    count = len(state)
     if isinstance(rng, range) and not len(rng):
         return state
 
-    if rng.step == 1 and not is_tracer(rng.step):
+    if not is_tracer(rng.step) and rng.step == 1:
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
@@ -277,11 +280,15 @@ def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
 
 def _staged_scan(array, loop_body, state, where, checkpoint=False):
     names = param_names(loop_body, skip=1)
-    st.require_defined(state, names, where, "staged for loop")
-    st.check_carriable(state, names, where, "for loop")
     count = len(state)
     if jnp.ndim(array) == 0:
         raise TypeError("iteration over a 0-d array")
+    if array.shape[0]:
+        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+        state = st.fill_undefined(
+            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
+    st.require_defined(state, names, where, "staged for loop")
+    st.check_carriable(state, names, where, "for loop")
 
     def body_fun(carry, item):
         return st.as_tuple(loop_body(item, *carry), count), None
