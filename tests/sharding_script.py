@@ -1,6 +1,6 @@
 """Run converted functions sharded across 8 host devices; print one JSON report.
 
-Run by tests/test_sharding.py in a subprocess with
+Run by tests/test_sharding.py (``python -m tests.sharding_script``) in a subprocess with
 XLA_FLAGS=--xla_force_host_platform_device_count=8, so the rest of the suite keeps
 one device. Each entry compares the sharded result with the one-device result.
 """
@@ -16,7 +16,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
-from jax.sharding import PartitionSpec as P
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import autograph  # noqa: E402
 from autograph import set_loop_options  # noqa: E402

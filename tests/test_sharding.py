@@ -12,15 +12,17 @@ import sys
 
 import pytest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "sharding_script.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
 def report():
     env = dict(os.environ, JAX_PLATFORMS="cpu",
                XLA_FLAGS="--xla_force_host_platform_device_count=8")
-    done = subprocess.run([sys.executable, SCRIPT], capture_output=True, text=True,
-                          env=env, timeout=300)
+    # as a module from the repository root: run as a file, its folder (tests/, which
+    # has an autograph/ test package) would shadow the real package
+    done = subprocess.run([sys.executable, "-m", "tests.sharding_script"], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
