@@ -93,8 +93,10 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     """
     state = tuple(state)
     count = len(state)
+    reads_traced_closure = _closure_has_tracer(loop_test)
     while True:
-        if has_tracer(state) and _test_is_traced(loop_test, state):
+        if ((reads_traced_closure or has_tracer(state))
+                and _test_is_traced(loop_test, state)):
             break
         cond = loop_test(*state)
         if is_tracer(cond):
@@ -107,6 +109,18 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
                         checkpoint)
     return st.from_tuple(out)
+
+
+def _closure_has_tracer(fn) -> bool:
+    """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    for cell in fn.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an unbound cell
+            continue
+        if has_tracer(contents):
+            return True
+    return False
 
 
 def _test_is_traced(loop_test, state) -> bool:

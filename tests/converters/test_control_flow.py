@@ -566,3 +566,31 @@ def test_array_condition_is_a_clear_error():
 def test_errors_inside_user_jit_too():
     with pytest.raises(ConversionError, match="'y'"):
         jax.jit(autograph.convert(branch_type_mismatch))(1.0)
+
+
+def for_shape_change(x):
+    v = x
+    for _ in range(3):
+        v = jnp.concatenate([v, v])
+    return v
+
+
+def for_array_dtype_change(xs):
+    acc = jnp.int32(0)
+    for x in xs:
+        acc = acc + x
+    return acc
+
+
+def test_static_range_carry_change_names_variable():
+    with pytest.raises(ConversionError) as info:
+        autograph.to_graph(for_shape_change)(jnp.ones(1))
+    message = str(info.value)
+    assert "'v'" in message and "float32[1]" in message and "float32[2]" in message
+    assert _line(for_shape_change, 2) in message
+    assert autograph.convert(for_shape_change)(jnp.ones(1)).shape == (8,)
+
+
+def test_array_scan_strong_dtype_change_names_variable():
+    with pytest.raises(ConversionError, match="'acc'.*int32.*float32"):
+        autograph.to_graph(for_array_dtype_change)(jnp.ones(3))
