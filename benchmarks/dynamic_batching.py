@@ -226,8 +226,9 @@ def main():
           f"{'lax vmap':>10} {'speedup':>8} {'lax speedup':>12} {'ag/lax':>7}")
     for name in WORKLOADS:
         t = figures[name]
-        print(f"{name:<18} {t['per_example_s'] * 1e3:>14.2f} ms {t['autograph_vmap_s'] * 1e3:>12.3f}"
-              f" ms {t['lax_vmap_s'] * 1e3:>7.3f} ms {t['speedup_autograph_vmap']:>7.0f}x "
+        print(f"{name:<18} {t['per_example_s'] * 1e3:>14.2f} ms "
+              f"{t['autograph_vmap_s'] * 1e3:>12.3f} ms {t['lax_vmap_s'] * 1e3:>7.3f} ms "
+              f"{t['speedup_autograph_vmap']:>7.0f}x "
               f"{t['speedup_lax_vmap']:>11.0f}x {t['autograph_over_lax']:>7.2f}")
     return figures
 
