@@ -315,6 +315,35 @@ def test_checkpoint_puts_the_body_under_remat():
     assert "checkpoint" not in plain and "remat" not in plain
 
 
+def three_layers(w, x):
+    for _ in range(50):
+        h = jnp.tanh(w @ x)
+        h = jnp.tanh(w @ h)
+        x = x + 0.01 * jnp.tanh(w @ h)
+    return jnp.sum(x)
+
+
+def three_layers_checkpointed(w, x):
+    for _ in range(50):
+        set_loop_options(checkpoint=True)
+        h = jnp.tanh(w @ x)
+        h = jnp.tanh(w @ h)
+        x = x + 0.01 * jnp.tanh(w @ h)
+    return jnp.sum(x)
+
+
+def test_checkpoint_keeps_less_for_the_backward_pass():
+    w, x = jnp.eye(64) * 0.5, jnp.ones((64, 16))
+
+    def temp_bytes(fn):
+        grad = jax.jit(jax.grad(autograph.convert(fn)))
+        return grad.lower(w, x).compile().memory_analysis().temp_size_in_bytes
+
+    assert temp_bytes(three_layers_checkpointed) < temp_bytes(three_layers)
+    assert_close(jax.grad(autograph.convert(three_layers))(w, x),
+                 jax.grad(autograph.convert(three_layers_checkpointed))(w, x))
+
+
 def traced_bound(x, n):
     while x < 10.0:
         set_loop_options(maximum_iterations=n)
