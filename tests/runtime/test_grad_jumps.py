@@ -122,3 +122,38 @@ def test_vmap_with_per_example_early_exit():
     assert_close(np.array([return_in_range(x) for x in xs]), batched, rtol=1e-5)
     grads = jax.vmap(jax.grad(converted))(jnp.array(xs))
     assert_close(jax.vmap(jax.grad(return_in_range_lax))(jnp.array(xs)), grads)
+
+
+def break_in_traced_range(x, n):
+    for _ in range(n):
+        x = x * 1.2
+        if x > 5.0:
+            break
+    return x
+
+
+def bounded_break_in_traced_range(x, n):
+    for _ in range(n):
+        set_loop_options(maximum_iterations=20)
+        x = x * 1.2
+        if x > 5.0:
+            break
+    return x
+
+
+def test_break_in_a_traced_range_under_reverse_mode():
+    converted = _converted(break_in_traced_range)
+    with pytest.raises(ConversionError) as info:
+        jax.jit(jax.grad(converted))(1.0, 12)
+    assert "maximum_iterations" in str(info.value)
+    assert f"{__file__}:{break_in_traced_range.__code__.co_firstlineno + 1}" in str(
+        info.value)
+    tangent = jax.jit(lambda x, n: jax.jvp(lambda x: converted(x, n), (x,), (1.0,))[1])
+    assert_close(1.2 ** 9, tangent(1.0, 12), rtol=1e-5)  # 1.2**9 > 5 > 1.2**8
+
+
+def test_bounded_break_in_a_traced_range_grad():
+    grad = jax.jit(jax.grad(_converted(bounded_break_in_traced_range)))
+    assert_close(1.2 ** 9, grad(1.0, 12), rtol=1e-5)  # stops at the break
+    assert_close(1.2 ** 4, grad(1.0, 4), rtol=1e-5)  # stops at the range's end
+    check(bounded_break_in_traced_range, 1.0, 12)
