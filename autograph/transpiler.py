@@ -22,13 +22,15 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
-from autograph.converters import conditional_expressions, control_flow
+from autograph.converters import conditional_expressions, control_flow, lists, slices
 from autograph.errors import ConversionError
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
+    lists,
+    slices,
     control_flow,
     conditional_expressions,
 )

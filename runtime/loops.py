@@ -43,9 +43,11 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import lists
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
+from autograph.runtime.iterables import Scanned
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 
 
@@ -153,11 +155,15 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
         return st.as_tuple(loop_body(*carry), count)
 
     body_fun = checkpointed(body_fun, checkpoint)
+    bound = None if maximum_iterations is None else _bound(maximum_iterations, where)
+    state, staging = lists.stage_lists(state, names, lambda s, _: body_fun(s), bound, where,
+                                       construct="while loop")
     try:
-        if maximum_iterations is None:
-            out = lax.while_loop(cond_fun, body_fun, state)
-            return reverse_guard(out, where, "while loop")
-        return _bounded_while(cond_fun, body_fun, state, _bound(maximum_iterations, where))
+        with staging:
+            if bound is None:
+                out = lax.while_loop(cond_fun, body_fun, state)
+                return reverse_guard(out, where, "while loop")
+            return _bounded_while(cond_fun, body_fun, state, bound)
     except TypeError:
         _raise_for_carry_change(body_fun, (state,), names, where, "while loop")
         raise
@@ -220,12 +226,13 @@ def for_stmt(iterable, loop_body, state, *, maximum_iterations=None, checkpoint=
     if isinstance(iterable, TracedRange):
         where = caller_location()
         return st.from_tuple(_staged_range(iterable, loop_body, state, where, **options))
-    if is_tracer(iterable):
+    if is_tracer(iterable) or isinstance(iterable, Scanned):
         where = caller_location()
         return st.from_tuple(_staged_scan(iterable, loop_body, state, where, checkpoint))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
-            if count and has_tracer(state):
+            if count and (has_tracer(state) or k == 0 and lists.grows_traced(
+                    lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item)):
                 where = caller_location()
                 return st.from_tuple(
                     _staged_range(iterable[k:], loop_body, state, where, **options))
@@ -247,7 +254,12 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None, checkpo
     if isinstance(rng, range) and not len(rng):
         return state
 
-    if not is_tracer(rng.step) and rng.step == 1:
+    if isinstance(rng, range):
+        trip_count = len(rng)
+    else:
+        trip_count = None if maximum_iterations is None else _bound(maximum_iterations, where)
+    if not is_tracer(rng.step) and rng.step == 1 and (
+            isinstance(rng, range) or maximum_iterations is None):
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
@@ -255,21 +267,25 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None, checkpo
     else:
         lower = 0
         upper = len(rng) if isinstance(rng, range) else rng.trip_count()
+        if trip_count is not None and not isinstance(rng, range):
+            upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
             return st.as_tuple(loop_body(rng.start + k * rng.step, *carry), count)
 
     body_fun = checkpointed(body_fun, checkpoint)
+    index = jax.ShapeDtypeStruct((), jnp.int32)
+    state, staging = lists.stage_lists(state, names, lambda s, i: body_fun(i, s), trip_count,
+                                       where, item=index, construct="for loop")
     try:
-        if isinstance(rng, range):  # static trip count: fori_loop lowers to a scan
-            return lax.fori_loop(lower, upper, body_fun, state)
-        if maximum_iterations is not None:
-            return _bounded_range(lower, upper, body_fun, state,
-                                  _bound(maximum_iterations, where))
-        return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), where,
-                             "for loop over a traced range")
+        with staging:
+            if isinstance(rng, range):  # static trip count: fori_loop lowers to a scan
+                return lax.fori_loop(lower, upper, body_fun, state)
+            if trip_count is not None:  # maximum_iterations: a masked scan
+                return _bounded_range(lower, upper, body_fun, state, trip_count)
+            return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), where,
+                                 "for loop over a traced range")
     except TypeError:
-        index = jax.ShapeDtypeStruct((), jnp.int32)
         _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
                                 "for loop")
         if isinstance(rng, range):
@@ -295,10 +311,14 @@ def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
 def _staged_scan(array, loop_body, state, where, checkpoint=False):
     names = param_names(loop_body, skip=1)
     count = len(state)
-    if jnp.ndim(array) == 0:
+    if isinstance(array, Scanned):
+        xs, length, item = array.xs, array.length, array.item_aval()
+    elif jnp.ndim(array) == 0:
         raise TypeError("iteration over a 0-d array")
-    if array.shape[0]:
+    else:
+        xs, length = array, array.shape[0]
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+    if length:
         state = st.fill_undefined(
             lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
     st.require_defined(state, names, where, "staged for loop")
@@ -308,11 +328,13 @@ def _staged_scan(array, loop_body, state, where, checkpoint=False):
         return st.as_tuple(loop_body(item, *carry), count), None
 
     body_fun = checkpointed(body_fun, checkpoint)
+    state, staging = lists.stage_lists(state, names, lambda s, x: body_fun(s, x)[0], length,
+                                       where, item=item, construct="for loop")
     try:
-        out, _ = lax.scan(body_fun, state, array)
+        with staging:
+            out, _ = lax.scan(body_fun, state, xs)
         return out
     except TypeError:
-        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
         _raise_for_carry_change(lambda c, x: body_fun(c, x)[0], (state, item), names, where,
                                 "for loop")
         return _python_for(array, loop_body, state)
