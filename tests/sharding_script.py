@@ -51,6 +51,15 @@ def row_softmax_sum(x):
     return total
 
 
+def ranges(x, n):
+    for i in range(4):
+        x = jnp.sin(x) + i
+    total = jnp.zeros_like(x)  # varying per device, like what the loop adds to it
+    for i in range(n):
+        total = total + x * i
+    return total
+
+
 def loss(w, xs):
     h = jnp.zeros(w.shape[0])
     for x in xs:
@@ -84,12 +93,21 @@ def main():
     # a loop whose trip count differs per shard (each device stops on its own)
     values = jnp.linspace(0.5, 400.0, 64)
     newton = autograph.convert(newton_sqrt)
-    local = jax.shard_map(newton, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    local_newton = jax.shard_map(newton, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
     report["shard_map_newton"] = bool(np.allclose(
-        jax.jit(local)(jax.device_put(values, batch)), newton(values), rtol=1e-5))
+        jax.jit(local_newton)(jax.device_put(values, batch)), newton(values), rtol=1e-5))
+
+    # a static range and a range with a per-example traced bound
+    xs, ns = jnp.linspace(0.0, 1.0, 64), jnp.arange(64) % 7
+    both = jax.vmap(autograph.convert(ranges))
+    local = jax.shard_map(both, mesh=mesh, in_specs=(P("batch"), P("batch")),
+                          out_specs=P("batch"))
+    report["shard_map_ranges"] = bool(np.allclose(
+        jax.jit(local)(jax.device_put(xs, batch), jax.device_put(ns, batch)), both(xs, ns),
+        rtol=1e-5))
 
     # reverse mode through the bounded loop, each device differentiating its shard
-    sharded_grad = jax.jit(jax.grad(lambda v: jnp.sum(local(v))))
+    sharded_grad = jax.jit(jax.grad(lambda v: jnp.sum(local_newton(v))))
     report["shard_map_grad_bounded_while"] = bool(np.allclose(
         sharded_grad(jax.device_put(values, batch)), 0.5 / np.sqrt(values), rtol=1e-3))
 

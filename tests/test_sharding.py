@@ -34,7 +34,7 @@ def test_eight_devices(report):
 @pytest.mark.parametrize("entry", ["jit_shardings_collatz", "shard_map_collatz",
                                    "shard_map_newton", "shard_map_psum",
                                    "jit_shardings_grad", "shard_map_explicit_mesh",
-                                   "shard_map_grad_bounded_while"])
+                                   "shard_map_grad_bounded_while", "shard_map_ranges"])
 def test_sharded_result_equals_one_device(report, entry):
     assert report[entry] is True
 
