@@ -371,3 +371,20 @@ def test_python_values_ignore_the_options():
     assert autograph.convert(bounded_while)(1.0) == bounded_while(1.0)
     assert autograph.convert(checkpointed_while)(1.0) == checkpointed_while(1.0)
     assert autograph.convert(traced_bound)(1.0, 1) == traced_bound(1.0, 1) == 16.0
+
+
+def unknown_option(x):
+    while x < 10.0:
+        set_loop_options(checkpointing=True)
+        x = x * 2.0
+    return x
+
+
+def test_options_reach_the_runtime_call():
+    code = autograph.to_code(checkpointed_while)
+    assert ("ag__.while_stmt(loop_test, loop_body, (y,), maximum_iterations=30, "
+            "checkpoint=True)") in code
+    with pytest.raises(ConversionError) as info:
+        autograph.to_code(unknown_option)
+    assert "maximum_iterations, checkpoint" in str(info.value)
+    assert f"{__file__}:{unknown_option.__code__.co_firstlineno + 2}" in str(info.value)
