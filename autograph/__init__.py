@@ -17,7 +17,9 @@
 
 from autograph.api import (
     convert,
+    convert_modules,
     do_not_convert,
+    do_not_convert_modules,
     set_element_type,
     set_loop_options,
     stack,
@@ -29,7 +31,9 @@ from autograph.errors import ConversionError
 __all__ = [
     "ConversionError",
     "convert",
+    "convert_modules",
     "do_not_convert",
+    "do_not_convert_modules",
     "set_element_type",
     "set_loop_options",
     "stack",

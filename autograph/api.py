@@ -87,8 +87,25 @@ def to_code(func) -> str:
 
 def do_not_convert(func):
     """Mark ``func`` to be run as it is, never converted (at any call depth)."""
-    setattr(_original(func), _DO_NOT_CONVERT, True)
+    target = _original(func)
+    setattr(getattr(target, "__func__", target), _DO_NOT_CONVERT, True)
     return func
+
+
+def do_not_convert_modules(*modules: str) -> None:
+    """Never convert functions of ``modules`` (dotted prefixes: ``"mylib"`` covers
+    ``mylib.sub``) when converted code calls them; they run as they are.
+
+    jax, numpy, scipy, the standard library and installed packages are never
+    converted already.
+    """
+    _TRANSPILER.policy.never_convert(*modules)
+
+
+def convert_modules(*modules: str) -> None:
+    """Convert the functions of ``modules`` that converted code calls, even where they
+    are installed packages (which are otherwise called as they are)."""
+    _TRANSPILER.policy.always_convert(*modules)
 
 
 def set_loop_options(*, maximum_iterations=None, checkpoint=False):
