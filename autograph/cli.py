@@ -181,8 +181,11 @@ def run_demo(args, parser) -> int:
             print(f"result: {compiled!r}")
             t_eager = _per_call(fn, fn_args)
             t_compiled = _per_call(compiled_fn, fn_args)
+            ratio = t_eager / t_compiled
+            verdict = (f"compiled is {ratio:.1f}x faster" if ratio >= 1
+                       else f"compiled is {1 / ratio:.1f}x slower")
             print(f"time per call: eager {_fmt_seconds(t_eager)}, compiled "
-                  f"{_fmt_seconds(t_compiled)} ({t_eager / t_compiled:.1f}x)")
+                  f"{_fmt_seconds(t_compiled)} ({verdict})")
         except Exception as exc:  # report and go on to the next example
             print(f"error: {type(exc).__name__}: {exc}")
             status = 1

@@ -33,6 +33,7 @@ from . import programs as p
 EAGER, AUTOGRAPH, HAND_LAX, UNROLLED = "eager", "autograph", "hand_lax", "unrolled"
 KINDS = (EAGER, AUTOGRAPH, HAND_LAX, UNROLLED)
 COMPILED_KINDS = (AUTOGRAPH, HAND_LAX, UNROLLED)
+AOT_PREFIX = "aot:"  # builders under "aot:KIND" go to Workload.aot_builders
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class Workload:
     ``make_args(tiny)`` returns the positional arguments (tiny ones for the
     tests); ``builders`` maps an implementation kind to a zero-argument
     function returning a fresh callable that takes those arguments.
+    ``aot_builders`` give, for a kind whose timed callable is not a ``jax.jit``
+    object (``autograph.to_graph`` wraps its jit), the equivalent fresh jit
+    object whose AOT stages (trace, lower, compile) are measured instead.
     ``source`` is the user function autograph converts (timed for
     conversion). ``unroll_cost`` estimates what ``jax.jit`` of the original
     costs to compile at full size, in loop bodies unrolled (weighted where XLA's
@@ -57,6 +61,16 @@ class Workload:
     builders: dict[str, Callable[[], Callable]]
     unroll_cost: int = 0
     slow_eager: bool = False
+    aot_builders: dict[str, Callable[[], Callable]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        # Builders keyed "aot:KIND" (from _compiled) belong in aot_builders.
+        aot = {k[len(AOT_PREFIX):]: b for k, b in self.builders.items()
+               if k.startswith(AOT_PREFIX)}
+        if aot:
+            object.__setattr__(self, "builders", {k: b for k, b in self.builders.items()
+                                                  if not k.startswith(AOT_PREFIX)})
+            object.__setattr__(self, "aot_builders", {**aot, **self.aot_builders})
     tolerance: float = 1e-5
     notes: dict[str, str] = field(default_factory=dict)
 
@@ -85,6 +99,9 @@ def _compiled(original: Callable, hand: Callable, *, unroll: bool, vmap: bool = 
             AUTOGRAPH: lambda: autograph.to_graph(fresh(original), **jit_kwargs),
             HAND_LAX: lambda: jax.jit(fresh(hand), **jit_kwargs),
         }
+    builders[AOT_PREFIX + AUTOGRAPH] = (
+        lambda: jax.jit(jax.vmap(autograph.convert(fresh(original))), **jit_kwargs) if vmap
+        else jax.jit(autograph.convert(fresh(original)), **jit_kwargs))
     if unroll:
         builders[UNROLLED] = lambda: jax.jit(fresh(original), **jit_kwargs)
     return builders
