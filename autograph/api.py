@@ -100,6 +100,7 @@ def to_graph(func, **jit_kwargs):
         return out
 
     run.lower = compiled.lower
+    run.trace = compiled.trace
     return run
 
 

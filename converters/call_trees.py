@@ -30,6 +30,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.higher_order import HIGHER_ORDER_NAMES
 
 NODE_TYPES = (gast.Call,)
 
@@ -59,9 +60,13 @@ class _CallTrees(gast.NodeTransformer):
         if isinstance(func, gast.Lambda):
             return True              # converted along with this function
         if isinstance(func, gast.Name):
+            if func.id in self.ctx.library_names and func.id in HIGHER_ORDER_NAMES:
+                return False         # `grad(loss)`: the runtime converts `loss`
             return (func.id == self.ag or self.ctx.is_builtin(func.id)
                     or func.id in self.ctx.library_names)
         root = _root_name(func)
+        if root in self.ctx.library_names and func.attr in HIGHER_ORDER_NAMES:
+            return False             # `jax.grad(loss)`, `lax.scan(body, ...)`
         return root is not None and (root == self.ag or root in self.ctx.library_names)
 
     def visit_Call(self, node):

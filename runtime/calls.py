@@ -30,8 +30,10 @@ import sys
 import sysconfig
 import threading
 import types
+import weakref
 
 from autograph.errors import ConversionError
+from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
 
 DO_NOT_CONVERT = "__autograph_do_not_convert__"
 
@@ -165,6 +167,19 @@ def is_marked_do_not_convert(f) -> bool:
     return False
 
 
+@functools.cache
+def _higher_order_ids() -> frozenset:
+    """``id`` of each of JAX's higher-order functions (module attributes that live as
+    long as the process)."""
+    import importlib
+
+    ids = set()
+    for module_name, names in HIGHER_ORDER_FUNCTIONS.items():
+        module = importlib.import_module(module_name)
+        ids.update(id(getattr(module, name)) for name in names if hasattr(module, name))
+    return frozenset(ids)
+
+
 def make_converted_call(transpiler, options):
     """The ``converted_call`` operator of code converted by ``transpiler`` with ``options``.
 
@@ -175,6 +190,8 @@ def make_converted_call(transpiler, options):
     """
     entries = transpiler.callee_entries(options)
     type_entries = transpiler.callable_type_entries()
+    higher_order = _higher_order_ids()
+    converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
     instantiate = transpiler.instantiate
     function_type = types.FunctionType
     method_type = types.MethodType
@@ -203,6 +220,24 @@ def make_converted_call(transpiler, options):
         target = resolve(call)
         return f if target is call else method_type(target, f)
 
+    def convert_argument(value):
+        """A function argument of a higher-order JAX function, converted; the same
+        converted object each time, so ``jax.jit(f)`` keeps hitting its cache."""
+        if type(value) is function_type:
+            converted = converted_arguments.get(value)
+            if converted is None:
+                converted = resolve(value)
+                if converted is not value:
+                    converted_arguments[value] = converted
+            return converted
+        if isinstance(value, (method_type, functools.partial)):
+            return resolve(value)
+        return value
+
+    def call_higher_order(f, args, kwargs):
+        return f(*[convert_argument(a) for a in args],
+                 **{k: convert_argument(v) for k, v in kwargs.items()})
+
     def converted_call(f, /, *args, **kwargs):
         """Call ``f(*args, **kwargs)``, converting ``f`` first if it is the user's code."""
         __tracebackhide__ = True  # noqa: F841  (pytest: show the user's frames)
@@ -212,6 +247,8 @@ def make_converted_call(transpiler, options):
             if entry is not None and entry[0]() is f.__code__:
                 program = entry[1]
                 if program is AS_IS:
+                    if id(f) in higher_order:
+                        return call_higher_order(f, args, kwargs)
                     return f(*args, **kwargs)
                 if not f.__dict__ or not is_marked_do_not_convert(f):
                     return instantiate(program, f)(*args, **kwargs)
@@ -240,6 +277,8 @@ def make_converted_call(transpiler, options):
             raise ConversionError(
                 f"{e.raw_message} (called from converted code here)",
                 caller.f_code.co_filename, caller.f_lineno) from None
+        if target is f and id(f) in higher_order:
+            return call_higher_order(f, args, kwargs)
         return target(*args, **kwargs)
 
     converted_call.__qualname__ = "converted_call"

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
 import autograph
 from autograph.context import ConversionOptions
@@ -457,3 +458,72 @@ def test_notebook_cell_functions_convert():
         assert "converted_call(cell_helper, x)" in autograph.to_code(namespace["cell_main"])
     finally:
         linecache.cache.pop(filename, None)
+
+
+# -- functions passed to JAX's higher-order functions are converted ---------------------
+
+
+def signed_sum(w, xs):
+    total = 0.0
+    for x in xs:
+        if x > 0:
+            total = total + w * x
+        else:
+            total = total - w * x
+    return total
+
+
+def train_with_grad(w, xs):
+    for _ in range(3):
+        g = jax.grad(signed_sum)(w, xs)
+        w = w - 0.1 * g
+    return w
+
+
+def scan_with_python_if(xs):
+    def body(c, x):
+        if x > 0:
+            c = c + x
+        return c, c
+
+    return lax.scan(body, 0.0, xs)[0]
+
+
+TRACES = []
+
+
+def traced_once(x, ys):
+    TRACES.append(1)   # runs while jax.jit traces
+    return signed_sum(x, ys)
+
+
+def jit_inside(x):
+    f = jax.jit(traced_once)
+    return f(x, jnp.ones(3)) + f(x, -jnp.ones(3))
+
+
+def test_grad_of_a_user_function_is_converted():
+    xs = jnp.array([1.0, -2.0, 3.0])
+    check(train_with_grad, 1.0, xs)
+    jaxpr = jax.make_jaxpr(autograph.convert(train_with_grad))(1.0, xs).jaxpr
+    assert [e.primitive.name for e in jaxpr.eqns] == ["scan"]   # nothing unrolled
+    assert "converted_call(jax.grad, signed_sum)" in autograph.to_code(train_with_grad)
+
+
+def test_lax_scan_body_with_python_if():
+    xs = jnp.array([1.0, -2.0, 3.0])
+    assert float(autograph.to_graph(scan_with_python_if)(xs)) == 4.0
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        scan_with_python_if(xs)   # the original cannot do it
+
+
+def test_jit_of_a_user_function_compiles_once_across_calls():
+    TRACES.clear()
+    converted = autograph.convert(jit_inside)
+    assert float(converted(2.0)) == 12.0
+    assert float(converted(3.0)) == 18.0
+    # One converted traced_once object serves both calls in jit_inside and both
+    # calls of jit_inside, so jax.jit traced it once.
+    assert len(TRACES) == 1
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jit_inside(2.0)   # unconverted, the `if` in signed_sum cannot be traced
