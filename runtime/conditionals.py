@@ -53,8 +53,8 @@ def if_exp(cond, if_true, if_false):
     if not is_tracer(cond):
         return if_true() if cond else if_false()
     where = caller_location()
-    out = _staged_cond(cond, lambda: (if_true(),), lambda: (if_false(),), (),
-                       ("the value",), where, "conditional expression")
+    out = _staged_cond(cond, if_true, if_false, (), ("the value",), where,
+                       "conditional expression")
     return out[0]
 
 
@@ -74,7 +74,8 @@ def predicate(cond, where, construct: str):
 def _staged_cond(cond, if_true, if_false, state, names, where, construct):
     pred = predicate(cond, where, construct)
     operands, rebuild = _split_undefined(state)
-    defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
+    # A conditional expression has no state (``names`` then only name its value).
+    defined_names = [n for n, v in zip(names, state, strict=False) if not is_undefined(v)]
     st.check_carriable(operands, defined_names, where, construct)
     count = len(names)
     unbound = {"if": set(), "else": set()}

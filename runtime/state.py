@@ -63,7 +63,7 @@ def _is_array_like(leaf) -> bool:
     if isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)):
         return True
     try:
-        jax.core.get_aval(leaf)
+        jax.typeof(leaf)
         return True
     except TypeError:
         return False
@@ -79,7 +79,7 @@ def abstract(tree):
 def _is_weak(leaf) -> bool:
     if isinstance(leaf, (bool, int, float, complex)):
         return True
-    return bool(getattr(jax.core.get_aval(leaf), "weak_type", False))
+    return bool(getattr(jax.typeof(leaf), "weak_type", False))
 
 
 def mismatches(names, first, second):

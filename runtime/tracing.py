@@ -45,7 +45,7 @@ def caller_location(depth: int = 2) -> Location:
 def describe(value) -> str:
     """A short type description for messages: ``float32[3]``, ``int32[] (weak)``, ``str``."""
     if isinstance(value, (jax.Array, np.ndarray, np.generic)) or hasattr(value, "aval"):
-        aval = jax.core.get_aval(value)
+        aval = jax.typeof(value)
         return _describe_aval(aval)
     if isinstance(value, jax.ShapeDtypeStruct):
         return _describe_aval(value)

@@ -1,0 +1,53 @@
+"""Long fuzzing profile as a script: ``python -m tests.fuzz.run --count 10000``.
+
+Prints the number of programs checked and every mismatch (the program's source,
+the mode that disagreed and the arguments); exits 1 if any was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--compile-every", type=int, default=10,
+                        help="compile every N-th program whole with XLA (0: never)")
+    parser.add_argument("--features", default=None,
+                        help="comma-separated (jumps,logic); default: detected")
+    parser.add_argument("--show", action="store_true", help="print each program")
+    args = parser.parse_args(argv)
+
+    from tests.fuzz import harness
+
+    features = (harness.detect_features() if args.features is None
+                else frozenset(f for f in args.features.split(",") if f))
+    print(f"features: {sorted(features) or 'none'}", flush=True)
+    start = time.time()
+
+    def progress(done, mismatches):
+        if done % 200 == 0 or done == args.count:
+            print(f"{done} programs, {len(mismatches)} mismatches, "
+                  f"{time.time() - start:.0f}s", flush=True)
+
+    programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every, features,
+                                        progress)
+    if args.show:
+        for p in programs:
+            print(p.source)
+    for m in mismatches:
+        print(m)
+    print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)}; "
+          f"{time.time() - start:.0f}s")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Counterexamples the fuzzer found, each reduced to a plain function.
+
+Each is checked four ways with ``tests.differential.check`` (original, convert with
+Python values, to_graph, the user's jit, vmap).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from tests.differential import check
+
+
+# Seed 37 (and most programs): a conditional expression on a traced condition raised
+# ValueError from zip(strict=True) in the runtime (its names and state differ in
+# length), and once past that returned its value wrapped in a 1-tuple.
+def ternary_on_traced_condition(a):
+    return 1 if a > 0 else 2
+
+
+def test_ternary_on_traced_condition():
+    check(ternary_on_traced_condition, 3, vmap=[-1, 0, 4])
+
+
+def ternary_feeding_arithmetic(a, b):
+    z = (b if a % 3 else a) + 1
+    return z * 2
+
+
+def test_ternary_feeding_arithmetic():
+    check(ternary_feeding_arithmetic, 4, 5, vmap=[-2, 0, 3, 7])
+
+
+# Seed 39: a loop carrying a float and a weakly typed int asked jax.core.get_aval,
+# which JAX 0.10 removed (AttributeError while staging any such loop).
+def loop_joining_python_and_traced_values(b):
+    g = 2.75
+    x = 0
+    w = 0
+    while w < b % 3 + 2:
+        w += 1
+        x = x if g <= 2.5 else w
+        g = g * -1.0 % 64.0
+    return x, g
+
+
+def test_loop_joining_python_and_traced_values():
+    check(loop_joining_python_and_traced_values, 4, vmap=[-1, 0, 1, 5])
+
+
+# A staged loop whose carried int becomes a float must raise StagingTypeError naming
+# the variable; explaining it asked jax.core.get_aval, removed in JAX 0.10, so the
+# user got an AttributeError from inside the runtime.
+def loop_changing_carry_type(n):
+    x = jnp.int32(n) * 0
+    for _ in range(n):
+        x = x + jnp.float32(0.5)
+    return x
+
+
+def test_loop_changing_carry_type_is_explained():
+    import jax
+    import pytest
+
+    import autograph
+    from autograph.errors import StagingTypeError
+
+    assert autograph.convert(loop_changing_carry_type)(2) == loop_changing_carry_type(2)
+    with pytest.raises(StagingTypeError, match="'x'") as info:
+        jax.jit(autograph.convert(loop_changing_carry_type))(2)
+    line = loop_changing_carry_type.__code__.co_firstlineno + 2
+    assert f"{__file__}:{line}" in str(info.value)
