@@ -7,10 +7,10 @@ import inspect
 import types
 
 import jax
-import jax.numpy as jnp
 
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError
+from autograph.runtime import lists as _lists
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
@@ -105,15 +105,28 @@ def set_loop_options(*, maximum_iterations=None):
 def set_element_type(lst, dtype, shape=()):
     """Directive: declare that the list ``lst`` holds arrays of ``dtype`` and ``shape``.
 
-    Run as plain Python it returns ``lst`` unchanged.
+    Needed only where a staged loop cannot learn it from the first append: an
+    empty list that a staged loop reads before appending, or whose appended
+    values should be cast (``set_element_type(z, jnp.float32)`` before appending
+    ints). Write it as a statement before the loop; in converted code it makes the
+    list's buffer that dtype and shape. Run as plain Python (no JAX trace active)
+    it returns ``lst`` unchanged; under a trace, a Python list that remembers the
+    declaration.
     """
-    del dtype, shape
-    return lst
+    return _lists.set_element_type(lst, dtype, shape)
 
 
 def stack(lst):
-    """The elements of the list ``lst`` stacked into one array along a new first axis."""
-    return jnp.stack(lst)
+    """The elements of the list ``lst`` stacked into one array along a new first axis.
+
+    For a Python list this is ``jnp.stack(lst)``. For a list grown in a staged loop
+    (see ``set_element_type``) it is the list's whole preallocated buffer: for a
+    ``for`` loop appending once per iteration, exactly the stacked elements; for a
+    ``while`` loop bounded by ``set_loop_options(maximum_iterations=N)`` (or
+    appends under a staged ``if``) its capacity, with the entries from
+    ``len(lst)`` on filled with zeros (the padding).
+    """
+    return _lists.stack(lst)
 
 
 def _original(func):

@@ -22,11 +22,15 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
-from autograph.converters import conditional_expressions, control_flow
+from autograph.converters import conditional_expressions, control_flow, lists, slices
 from autograph.errors import ConversionError
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
+# A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
+# skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
+    lists,
+    slices,
     control_flow,
     conditional_expressions,
 )
@@ -113,8 +117,11 @@ class Transpiler:
         ctx = ConversionContext(
             filename=parsed.filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing))
+        present = {type(sub) for sub in gast.walk(node)}
         for converter in self.converters:
-            node = converter.transform(node, ctx)
+            triggers = getattr(converter, "NODE_TYPES", None)
+            if triggers is None or not present.isdisjoint(triggers):
+                node = converter.transform(node, ctx)
         code = _compile(node, parsed.filename, runtime_name, fn.__code__)
         return Program(node=node, code=code, filename=parsed.filename,
                        runtime_name=runtime_name)

@@ -18,6 +18,8 @@ import gast
 
 from autograph import templates
 
+NODE_TYPES = (gast.IfExp,)
+
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``a if c else b`` in ``node``."""

@@ -54,6 +54,9 @@ from autograph.errors import ConversionError
 _LOOP_OPTIONS = ("maximum_iterations",)
 
 
+NODE_TYPES = (gast.If, gast.While, gast.For)
+
+
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
     annotate_liveness(node)

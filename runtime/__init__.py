@@ -6,21 +6,33 @@ stages the construct with ``jax.lax``.
 """
 
 from autograph.runtime.conditionals import if_exp, if_stmt
+from autograph.runtime.iterables import enumerate_, zip_
+from autograph.runtime.lists import TensorList, len_, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
+from autograph.runtime.slices import index, setitem
 from autograph.runtime.undefined import Undefined, ld, local_or_undefined
 
 __all__ = [
+    "TensorList",
     "TracedRange",
     "Undefined",
     "and_",
+    "enumerate_",
     "for_stmt",
     "if_exp",
     "if_stmt",
+    "index",
     "ld",
+    "len_",
+    "list_append",
+    "list_pop",
     "local_or_undefined",
     "not_",
     "or_",
     "range_",
+    "set_element_type",
+    "setitem",
     "while_stmt",
+    "zip_",
 ]

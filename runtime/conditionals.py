@@ -74,9 +74,9 @@ def predicate(cond, where, construct: str):
 def _staged_cond(cond, if_true, if_false, state, names, where, construct):
     pred = predicate(cond, where, construct)
     operands, rebuild = _split_undefined(state)
-    # A conditional expression has no state (``names`` then only name its value).
-    defined_names = [n for n, v in zip(names, state, strict=False) if not is_undefined(v)]
-    st.check_carriable(operands, defined_names, where, construct)
+    if state:  # an `if` statement's state goes in and out under the same names
+        defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
+        st.check_carriable(operands, defined_names, where, construct)
     count = len(names)
     unbound = {"if": set(), "else": set()}
 

@@ -43,8 +43,10 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import lists
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import predicate
+from autograph.runtime.iterables import Scanned
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 
 
@@ -89,8 +91,10 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
     """
     state = tuple(state)
     count = len(state)
+    reads_traced_closure = _closure_has_tracer(loop_test)
     while True:
-        if has_tracer(state) and _test_is_traced(loop_test, state):
+        if ((reads_traced_closure or has_tracer(state))
+                and _test_is_traced(loop_test, state)):
             break
         cond = loop_test(*state)
         if is_tracer(cond):
@@ -102,6 +106,18 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
     names = param_names(loop_body)
     out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
     return st.from_tuple(out)
+
+
+def _closure_has_tracer(fn) -> bool:
+    """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    for cell in fn.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an unbound cell
+            continue
+        if has_tracer(contents):
+            return True
+    return False
 
 
 def _test_is_traced(loop_test, state) -> bool:
@@ -132,10 +148,14 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
     def body_fun(carry):
         return st.as_tuple(loop_body(*carry), count)
 
+    bound = None if maximum_iterations is None else int(maximum_iterations)
+    state, staging = lists.stage_lists(state, names, lambda s, _: body_fun(s), bound, where,
+                                       construct="while loop")
     try:
-        if maximum_iterations is None:
-            return lax.while_loop(cond_fun, body_fun, state)
-        return _bounded_while(cond_fun, body_fun, state, maximum_iterations)
+        with staging:
+            if maximum_iterations is None:
+                return lax.while_loop(cond_fun, body_fun, state)
+            return _bounded_while(cond_fun, body_fun, state, maximum_iterations)
     except TypeError:
         _raise_for_carry_change(body_fun, (state,), names, where, "while loop")
         raise
@@ -156,24 +176,28 @@ def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
     return out
 
 
-def for_stmt(iterable, loop_body, state):
+def for_stmt(iterable, loop_body, state, *, maximum_iterations=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
     a traced range becomes a ``fori_loop``, and a Python range runs as Python until
     the loop variables hold traced values, then as one staged loop.
+    ``maximum_iterations`` bounds a loop over a traced range (the staged part stops
+    after that many iterations at most; a Python loop ignores it).
     """
     state = tuple(state)
     count = len(state)
     if isinstance(iterable, TracedRange):
         where = caller_location()
-        return st.from_tuple(_staged_range(iterable, loop_body, state, where))
-    if is_tracer(iterable):
+        return st.from_tuple(_staged_range(iterable, loop_body, state, where,
+                                           maximum_iterations))
+    if is_tracer(iterable) or isinstance(iterable, Scanned):
         where = caller_location()
         return st.from_tuple(_staged_scan(iterable, loop_body, state, where))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
-            if count and has_tracer(state):
+            if count and (has_tracer(state) or k == 0 and lists.grows_traced(
+                    lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item)):
                 where = caller_location()
                 return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where))
             state = st.as_tuple(loop_body(item, *state), count)
@@ -183,15 +207,23 @@ def for_stmt(iterable, loop_body, state):
     return st.from_tuple(state)
 
 
-def _staged_range(rng, loop_body, state, where):
+def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
     names = param_names(loop_body, skip=1)
+    count = len(state)
+    if isinstance(rng, range) and len(rng):
+        state = st.fill_undefined(
+            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
-    count = len(state)
     if isinstance(rng, range) and not len(rng):
         return state
 
-    if rng.step == 1 and not is_tracer(rng.step):
+    if isinstance(rng, range):
+        trip_count = len(rng)
+    else:
+        trip_count = None if maximum_iterations is None else int(maximum_iterations)
+    if not is_tracer(rng.step) and rng.step == 1 and (
+            isinstance(rng, range) or maximum_iterations is None):
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
@@ -199,14 +231,19 @@ def _staged_range(rng, loop_body, state, where):
     else:
         lower = 0
         upper = len(rng) if isinstance(rng, range) else rng.trip_count()
+        if trip_count is not None and not isinstance(rng, range):
+            upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
             return st.as_tuple(loop_body(rng.start + k * rng.step, *carry), count)
 
+    index = jax.ShapeDtypeStruct((), jnp.int32)
+    state, staging = lists.stage_lists(state, names, lambda s, i: body_fun(i, s), trip_count,
+                                       where, item=index, construct="for loop")
     try:
-        return lax.fori_loop(lower, upper, body_fun, state)
+        with staging:
+            return lax.fori_loop(lower, upper, body_fun, state)
     except TypeError:
-        index = jax.ShapeDtypeStruct((), jnp.int32)
         _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
                                 "for loop")
         if isinstance(rng, range):
@@ -216,20 +253,30 @@ def _staged_range(rng, loop_body, state, where):
 
 def _staged_scan(array, loop_body, state, where):
     names = param_names(loop_body, skip=1)
+    count = len(state)
+    if isinstance(array, Scanned):
+        xs, length, item = array.xs, array.length, array.item_aval()
+    elif jnp.ndim(array) == 0:
+        raise TypeError("iteration over a 0-d array")
+    else:
+        xs, length = array, array.shape[0]
+        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+    if length:
+        state = st.fill_undefined(
+            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
-    count = len(state)
-    if jnp.ndim(array) == 0:
-        raise TypeError("iteration over a 0-d array")
 
     def body_fun(carry, item):
         return st.as_tuple(loop_body(item, *carry), count), None
 
+    state, staging = lists.stage_lists(state, names, lambda s, x: body_fun(s, x)[0], length,
+                                       where, item=item, construct="for loop")
     try:
-        out, _ = lax.scan(body_fun, state, array)
+        with staging:
+            out, _ = lax.scan(body_fun, state, xs)
         return out
     except TypeError:
-        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
         _raise_for_carry_change(lambda c, x: body_fun(c, x)[0], (state, item), names, where,
                                 "for loop")
         return _python_for(array, loop_body, state)

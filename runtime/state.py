@@ -47,6 +47,32 @@ def require_defined(state, names, where, construct: str):
                 f"'{name}' a value before the loop.", where.filename, where.lineno)
 
 
+def fill_undefined(body_fun, state, item):
+    """Give the state variables that are unbound before a loop known to run at least
+    once the zeros of the type one iteration gives them (``body_fun(item, state)``
+    returns the new state), so the staged loop can carry them. Variables a first
+    iteration may leave unbound stay ``Undefined``."""
+    holes = [i for i, value in enumerate(state) if is_undefined(value)]
+    if not holes:
+        return state
+
+    def one_iteration(item, defined):
+        full = list(state)
+        for i, value in zip((i for i in range(len(state)) if i not in holes), defined,
+                            strict=True):
+            full[i] = value
+        out = body_fun(item, tuple(full))
+        return tuple(None if is_undefined(out[i]) else out[i] for i in holes)
+
+    defined = tuple(v for i, v in enumerate(state) if i not in holes)
+    shapes = jax.eval_shape(one_iteration, item, defined)
+    filled = list(state)
+    for i, shape in zip(holes, shapes, strict=True):
+        if shape is not None:
+            filled[i] = tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shape)
+    return tuple(filled)
+
+
 def check_carriable(state, names, where, construct: str):
     """Raise if a state variable holds something JAX cannot stage (a str, an object)."""
     for name, value in zip(names, state, strict=True):

@@ -1,0 +1,113 @@
+"""List operations into runtime calls that also work on staged lists.
+
+A list grown in a staged loop becomes an array buffer that cannot be mutated, so
+its operations are rewritten as assignments. Before:
+
+    z = []
+    autograph.set_element_type(z, jnp.float32)
+    for x in enumerate(xs):
+        z.append(x)
+        last = z.pop()
+    n = len(z)
+
+After:
+
+    z = []
+    z = autograph.set_element_type(z, jnp.float32)
+    for x in ag__.enumerate_(xs):
+        z = ag__.list_append(z, x)
+        z, last = ag__.list_pop(z)
+    n = ag__.len_(z)
+
+On a Python list the runtime calls mutate it in place and return the same object,
+as the original does. Only statements whose list is a plain name are rewritten;
+``len``, ``enumerate`` and ``zip`` only when they are Python's builtins (``zip``
+and ``enumerate`` only as the iterable of a ``for``).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+
+NODE_TYPES = (gast.Call,)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Rewrite list statements, ``len`` and loop iterables in ``node``."""
+    return _Lists(ctx).visit(node)
+
+
+def _method_call(value, method):
+    """``(list name, call)`` if ``value`` is ``name.method(...)`` without keywords."""
+    if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == method and isinstance(value.func.value, gast.Name)
+            and not value.keywords
+            and not any(isinstance(a, gast.Starred) for a in value.args)):
+        return value.func.value.id, value
+    return None, None
+
+
+def _is_directive(call, name):
+    if not isinstance(call, gast.Call):
+        return False
+    func = call.func
+    return (func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)) == name
+
+
+class _Lists(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.ag = ctx.runtime_name
+
+    def visit_Expr(self, node):
+        node = self.generic_visit(node)
+        value = node.value
+        lst, call = _method_call(value, "append")
+        if lst is not None and len(call.args) == 1:
+            new = templates.replace("lst = ag__.list_append(lst, item)", ag__=self.ag,
+                                    lst=lst, item=call.args[0])
+        else:
+            lst, call = _method_call(value, "pop")
+            if lst is not None and len(call.args) <= 1:
+                new = templates.replace("lst, unused = ag__.list_pop(lst, args)", ag__=self.ag,
+                                        lst=lst, unused=self.ctx.fresh_name("_"),
+                                        args=call.args)
+            elif (_is_directive(value, "set_element_type") and value.args
+                  and isinstance(value.args[0], gast.Name)):
+                new = [gast.Assign(targets=[templates.name(value.args[0].id, gast.Store())],
+                                   value=value, type_comment=None)]
+            else:
+                return node
+        templates.set_location(new, node)
+        return new
+
+    def visit_Assign(self, node):
+        node = self.generic_visit(node)
+        lst, call = _method_call(node.value, "pop")
+        if (lst is None or len(call.args) > 1 or len(node.targets) != 1
+                or not isinstance(node.targets[0], gast.Name)):
+            return node
+        new = templates.replace("lst, target = ag__.list_pop(lst, args)", ag__=self.ag,
+                                lst=lst, target=node.targets[0].id, args=call.args)
+        templates.set_location(new, node)
+        return new
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node.func, gast.Name) and node.func.id == "len"
+                and self.ctx.is_builtin("len")):
+            node.func = templates.replace_expr("ag__.len_", ag__=self.ag)
+            templates.set_location(node.func, node)
+        return node
+
+    def visit_For(self, node):
+        node = self.generic_visit(node)
+        iterable = node.iter
+        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
+                and iterable.func.id in ("enumerate", "zip")
+                and self.ctx.is_builtin(iterable.func.id)):
+            iterable.func = templates.replace_expr(f"ag__.{iterable.func.id}_", ag__=self.ag)
+            templates.set_location(iterable.func, iterable)
+        return node

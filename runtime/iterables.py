@@ -1,0 +1,67 @@
+"""``enumerate`` and ``zip`` in a ``for`` statement: Python's, or one staged ``scan``.
+
+The list converter turns ``for i, x in enumerate(xs)`` into a loop over
+``ag__.enumerate_(xs)`` (likewise ``zip``, when the names are Python's builtins).
+Over Python iterables they are Python's ``enumerate`` and ``zip``. Over traced
+arrays they give a ``Scanned``: the arrays (a pytree) that ``for_stmt`` scans
+together along their leading axis, each item being the matching slice, shaped
+as Python's item: ``(index, row)`` for ``enumerate``, a tuple for ``zip``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import tree_util
+
+from autograph.runtime.tracing import is_tracer
+
+
+class Scanned:
+    """Arrays a staged ``for`` scans together; each item is their slice ``xs[k]``."""
+
+    def __init__(self, xs):
+        self.xs = xs
+
+    @property
+    def length(self) -> int:
+        return tree_util.tree_leaves(self.xs)[0].shape[0]
+
+    def item_aval(self):
+        return tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype),
+                                  self.xs)
+
+
+def _staged(value) -> bool:
+    return is_tracer(value) or isinstance(value, Scanned)
+
+
+def _array_like(value) -> bool:
+    return _staged(value) or isinstance(value, (jax.Array, np.ndarray))
+
+
+def enumerate_(iterable, start=0):
+    """``enumerate(iterable, start)``; scanned when ``iterable`` is traced."""
+    if not _staged(iterable):
+        return enumerate(iterable, start)
+    xs = iterable.xs if isinstance(iterable, Scanned) else iterable
+    if not isinstance(iterable, Scanned) and jnp.ndim(iterable) == 0:
+        raise TypeError("iteration over a 0-d array")
+    length = tree_util.tree_leaves(xs)[0].shape[0]
+    return Scanned((start + jnp.arange(length), xs))
+
+
+def zip_(*iterables, strict=False):
+    """``zip(*iterables)``; scanned when some are traced and all are arrays."""
+    if not (any(_staged(it) for it in iterables) and all(_array_like(it) for it in iterables)):
+        return zip(*iterables, strict=strict)
+    xs = [it.xs if isinstance(it, Scanned) else jnp.asarray(it) for it in iterables]
+    lengths = [tree_util.tree_leaves(x)[0].shape[0] for x in xs]
+    if strict and len(set(lengths)) > 1:
+        raise ValueError(f"zip() arguments have different lengths {lengths}")
+    n = min(lengths)
+    return Scanned(tuple(tree_util.tree_map(lambda a: a[:n], x) for x in xs))
+
+
+__all__ = ["Scanned", "enumerate_", "zip_"]

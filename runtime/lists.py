@@ -1,0 +1,486 @@
+"""Lists in staged code: a Python list, or a preallocated buffer plus a traced length.
+
+The list converter turns ``z.append(x)`` into ``z = ag__.list_append(z, x)``,
+``x = z.pop()`` into ``z, x = ag__.list_pop(z)`` and ``len(z)`` into
+``ag__.len_(z)``. On a Python list these do exactly what the original does (the
+same list object, mutated in place). A list stays a Python list unless a staged
+loop (``lax`` loop over a traced condition or iterable) grows, shrinks or writes
+it: when the loop starts, ``stage_lists`` turns such a list into a ``TensorList``,
+a pytree holding
+
+- ``buffer``: an array of shape ``(capacity, *element_shape)``, and
+- ``length``: the number of elements in use (a traced int32 scalar, or a Python
+  int where it is known while tracing).
+
+The capacity is the list's length before the loop plus, per iteration, the
+number of appends the loop body makes (found by tracing the body once
+abstractly), times the trip count: ``len(range(...))`` or the scanned array's
+length for a ``for`` loop (the stacked per-iteration outputs, as ``lax.scan``
+builds them), ``set_loop_options(maximum_iterations=N)`` for a ``while`` loop
+or a ``for`` over a traced range. Appends in both branches of a staged ``if``
+are both counted, so such a buffer may be larger than the list ever gets.
+
+``autograph.stack(lst)`` returns the whole buffer: entries at and after
+``len(lst)`` are padding, filled with zeros. A list appended once per iteration
+of a ``for`` loop fills its buffer exactly.
+
+A ``for`` over a Python ``range`` whose body appends traced values to a Python
+list (under ``jit``) is staged from its first iteration (``grows_traced``), so
+``for i in range(n): z.append(f(x, i))`` is one ``scan`` writing a buffer of
+``n`` rows, as ``lax.scan`` over ``f`` would be. A list the loop leaves the same
+length stays a Python list (a pytree of arrays, carried as it is).
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax, tree_util
+
+from autograph.errors import ConversionError
+from autograph.runtime.tracing import caller_location, is_tracer
+
+
+@dataclass(eq=False)
+class _Probe:
+    """What one abstract trace of a loop body did to one list (shared, by identity,
+    by every copy of the list in that trace, so ``lax.cond`` branches agree)."""
+
+    name: str
+    where: object
+    element: jax.ShapeDtypeStruct | None
+    appends: int = 0
+    used: bool = False  # popped, written, or read at a traced index
+    appended_at: object = None  # the user's line of the first append
+    history: list = field(default_factory=list)
+
+
+@tree_util.register_pytree_node_class
+class TensorList:
+    """A list staged as ``buffer[:length]``; see the module docstring.
+
+    Immutable: the list operators return a new ``TensorList``. ``lst[i]`` reads
+    (``i`` static or traced, negative counts from ``length``).
+    """
+
+    __slots__ = ("buffer", "length", "_probe")
+
+    def __init__(self, buffer, length, probe=None):
+        self.buffer = buffer
+        self.length = length
+        self._probe = probe
+
+    def tree_flatten(self):
+        static = isinstance(self.length, int)
+        children = [] if self.buffer is None else [self.buffer]
+        if not static:
+            children.append(self.length)
+        aux = (self.buffer is None, self.length if static else None, self._probe)
+        return children, aux
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        no_buffer, static_length, probe = aux
+        children = list(children)
+        buffer = None if no_buffer else children.pop(0)
+        length = static_length if static_length is not None else children.pop(0)
+        return cls(buffer, length, probe)
+
+    @property
+    def capacity(self) -> int:
+        return self.buffer.shape[0]
+
+    def __repr__(self):
+        if self.buffer is None:
+            return f"TensorList(<probe>, length={self.length})"
+        return f"TensorList(buffer={self.buffer!r}, length={self.length!r})"
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            raise TypeError("a staged list cannot be sliced; use autograph.stack(lst)[a:b]")
+        if is_tracer(index) and self._probe is not None:
+            self._probe.used = True
+        index = self._normalize(index)
+        buffer = self._buffer_for_read()
+        return buffer[index]
+
+    def __len__(self):
+        raise TypeError("the length of a staged list is traced; call len(lst) in converted "
+                        "code (it becomes ag__.len_(lst)) to get it as an array")
+
+    def __iter__(self):
+        raise TypeError("a staged list cannot be iterated in Python; use "
+                        "autograph.stack(lst) and loop over the array")
+
+    def append(self, _):
+        raise TypeError("lst.append(x) on a staged list must be its own statement in "
+                        "converted code (it becomes lst = ag__.list_append(lst, x))")
+
+    def pop(self, *_):
+        raise TypeError("lst.pop() on a staged list must be a statement `x = lst.pop()` "
+                        "or `lst.pop()` in converted code")
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _normalize(self, index):
+        if not is_tracer(index):
+            index = operator.index(index)
+            if isinstance(self.length, int):
+                if not -self.length <= index < self.length:
+                    raise IndexError("list index out of range")
+                return index % self.length if index < 0 else index
+            if index >= 0:
+                return index
+        return jnp.where(index < 0, index + self.length, index)
+
+    def _buffer_for_read(self):
+        if self.buffer is not None:
+            return self.buffer
+        probe = self._probe
+        if probe.element is None:
+            raise ConversionError(
+                f"'{probe.name}' is an empty list read inside the staged loop before "
+                "anything is appended to it, so its element type is unknown. Declare it "
+                f"before the loop: autograph.set_element_type({probe.name}, dtype, shape).",
+                probe.where.filename, probe.where.lineno)
+        return jnp.zeros((1, *probe.element.shape), probe.element.dtype)
+
+    def _element(self, value):
+        """``value`` as an element of this list's dtype, checking its shape."""
+        if self.buffer is None:
+            probe = self._probe
+            value = jnp.asarray(value) if probe.element is None else jnp.asarray(
+                value, probe.element.dtype)
+            if probe.element is None:
+                probe.element = jax.ShapeDtypeStruct(value.shape, value.dtype)
+            shape = probe.element.shape
+        else:
+            value = jnp.asarray(value, self.buffer.dtype)
+            shape = self.buffer.shape[1:]
+        if value.shape != shape:
+            raise TypeError(
+                f"a staged list holds elements of shape {shape}; got one of shape "
+                f"{value.shape}. Every element of a list grown in a staged loop must "
+                "have the same shape and dtype.")
+        return value
+
+    def _append(self, value):
+        value = self._element(value)
+        if self._probe is not None:
+            self._probe.appends += 1
+            return TensorList(self.buffer, self.length + 1, self._probe)
+        buffer = self.buffer
+        if isinstance(self.length, int) and self.length >= self.capacity or (
+                not isinstance(self.length, int) and not _staging_depth()):
+            # Outside staged loops a list may grow: one more slot.
+            buffer = jnp.concatenate([buffer, jnp.zeros((1, *buffer.shape[1:]),
+                                                        buffer.dtype)])
+        if isinstance(self.length, int):
+            return TensorList(buffer.at[self.length].set(value), self.length + 1)
+        # In bounds by construction: the loop that made the list sized the buffer.
+        start = (self.length,) + (0,) * value.ndim
+        buffer = lax.dynamic_update_slice(buffer, value[None], start,
+                                          allow_negative_indices=False)
+        return TensorList(buffer, self.length + 1)
+
+    def _pop(self):
+        if isinstance(self.length, int) and self.length == 0:
+            raise IndexError("pop from empty list")
+        if self._probe is not None:
+            self._probe.used = True
+        length = self.length - 1
+        item = self._buffer_for_read()[jnp.maximum(length, 0) if is_tracer(length)
+                                       else length if self.buffer is not None else 0]
+        return TensorList(self.buffer, length, self._probe), item
+
+    def _set(self, index, value):
+        if self._probe is not None:
+            self._probe.used = True
+            self._element(value)
+            return self
+        index = self._normalize(index)
+        return TensorList(self.buffer.at[index].set(self._element(value)), self.length)
+
+
+def _is_list(value) -> bool:
+    return type(value) is list or type(value) is TypedList
+
+
+class TypedList(list):
+    """A Python list declared with ``set_element_type`` while JAX traces."""
+
+    element: jax.ShapeDtypeStruct
+
+    def __init__(self, items, element):
+        super().__init__(items)
+        self.element = element
+
+
+tree_util.register_pytree_node(
+    TypedList, lambda lst: (list(lst), lst.element),
+    lambda element, items: TypedList(items, element))
+
+
+# -- the operators generated code calls ------------------------------------------------
+
+
+def list_append(lst, item):
+    """``lst.append(item)``; returns the list (the same object for a Python list)."""
+    if isinstance(lst, TensorList):
+        if lst._probe is not None and lst._probe.appended_at is None:
+            lst._probe.appended_at = caller_location()
+        return lst._append(item)
+    lst.append(item)
+    return lst
+
+
+def list_pop(lst, *index):
+    """``item = lst.pop(*index)``; returns ``(lst, item)``."""
+    if isinstance(lst, TensorList):
+        if index:
+            raise TypeError("a staged list pops from its end only: lst.pop()")
+        return lst._pop()
+    item = lst.pop(*index)
+    return lst, item
+
+
+def len_(value):
+    """``len(value)``; the traced length of a staged list."""
+    if isinstance(value, TensorList):
+        return value.length
+    return len(value)
+
+
+def set_element_type(lst, dtype, shape=()):
+    """``set_element_type(lst, dtype, shape)``: remember what the list holds.
+
+    Run as plain Python (no JAX trace active) the list is returned unchanged.
+    """
+    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
+
+    element = jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(dtype))
+    if isinstance(lst, TensorList):
+        if lst.buffer is not None and (lst.buffer.shape[1:] != element.shape
+                                       or lst.buffer.dtype != element.dtype):
+            raise TypeError(f"this staged list holds {lst.buffer.dtype}"
+                            f"{list(lst.buffer.shape[1:])}, not {element.dtype}"
+                            f"{list(element.shape)}")
+        return lst
+    if _is_list(lst) and not core.trace_state_clean():
+        return TypedList(lst, element)
+    return lst
+
+
+def stack(lst):
+    """The list as one array (``jnp.stack``); for a staged list, its whole buffer,
+    padded with zeros after ``len(lst)``."""
+    if isinstance(lst, TensorList):
+        return lst.buffer
+    if type(lst) is TypedList and not lst:
+        return jnp.zeros((0, *lst.element.shape), lst.element.dtype)
+    return jnp.stack(lst)
+
+
+# -- lists entering staged loops -------------------------------------------------------
+
+_local = threading.local()
+
+
+def _staging_depth() -> int:
+    return getattr(_local, "depth", 0)
+
+
+def stage_lists(state, names, step, trip_count, where, item=None, construct="loop"):
+    """Prepare loop ``state`` for staging: the Python lists the body grows, shrinks or
+    writes become ``TensorList`` buffers sized for ``trip_count`` iterations (``None``
+    when unknown); staged lists the body grows get room for them.
+
+    ``step(state, item)`` is one iteration; ``item`` an abstract loop item or None.
+    Returns ``(state, staging)``: ``staging`` is a context manager to trace the loop
+    in (nested staged loops then use the room made here).
+    """
+    candidates = {}
+    for k, (name, value) in enumerate(zip(names, state, strict=True)):
+        if isinstance(value, TensorList) or (_is_list(value) and _element_of(value) is not False):
+            candidates[k] = name
+    staging = _Staging()
+    if not candidates:
+        return state, staging
+    probes = {}
+    for k, name in candidates.items():
+        element = _element_of(state[k])
+        probes[k] = _Probe(name, where,
+                           element if isinstance(element, jax.ShapeDtypeStruct) else None)
+    outer_counts = {}
+    probe_state = list(state)
+    for k, probe in probes.items():
+        value = state[k]
+        if isinstance(value, TensorList) and value._probe is not None:
+            # Inside an outer probe: count into the outer record.
+            outer_counts[k] = value._probe.appends
+            probes[k] = value._probe
+            continue
+        if isinstance(value, TensorList):
+            probe_state[k] = TensorList(value.buffer, jnp.asarray(value.length, jnp.int32),
+                                        probe)
+        else:  # the length is traced, so that staged branches may differ in appends
+            probe_state[k] = TensorList(None, jnp.asarray(len(value), jnp.int32), probe)
+    try:
+        _run_probe(step, probe_state, item)
+    except ConversionError:
+        raise
+    except Exception:  # the body cannot be traced abstractly: staging will say why
+        return state, staging
+    new_state = list(state)
+    for k, probe in probes.items():
+        value = state[k]
+        if k in outer_counts:
+            appends = probe.appends - outer_counts[k]
+            if appends and trip_count is None:
+                raise _unbounded(probe, construct)
+            # Staging traces the body again; afterwards the outer probe counts
+            # this loop's appends once per iteration.
+            staging.counts.append((probe, outer_counts[k] + appends * (trip_count or 0)))
+            continue
+        if not (probe.appends or probe.used or isinstance(value, TensorList)):
+            continue  # the body keeps its length: a plain Python pytree carry
+        if probe.appends and trip_count is None:
+            raise _unbounded(probe, construct)
+        room = probe.appends * (trip_count or 0)
+        new_state[k] = _to_tensor_list(value, probe, room)
+    return tuple(new_state), staging
+
+
+class _Staging:
+    """The context a staged loop is traced in: nested loops then know that the
+    lists they grow were given room already."""
+
+    def __init__(self):
+        self.counts = []
+
+    def __enter__(self):
+        _local.depth = _staging_depth() + 1
+
+    def __exit__(self, *exc):
+        _local.depth -= 1
+        for probe, appends in self.counts:
+            probe.appends = appends
+
+
+def _to_tensor_list(value, probe, room):
+    if isinstance(value, TensorList):
+        if _staging_depth() or not room:
+            return value
+        pad = jnp.zeros((room, *value.buffer.shape[1:]), value.buffer.dtype)
+        return TensorList(jnp.concatenate([value.buffer, pad]), value.length)
+    element = probe.element
+    if element is None:
+        raise ConversionError(
+            f"'{probe.name}' is an empty list used in the staged loop but never appended "
+            f"to there; declare what it holds: autograph.set_element_type({probe.name}, "
+            "dtype, shape).", probe.where.filename, probe.where.lineno)
+    items = [jnp.asarray(x, element.dtype) for x in value]
+    pad = jnp.zeros((room, *element.shape), element.dtype)
+    buffer = jnp.concatenate([jnp.stack(items), pad]) if items else pad
+    return TensorList(buffer, jnp.asarray(len(items), jnp.int32))
+
+
+def _element_of(value):
+    """The element type of a list whose elements share shape and dtype; None for an
+    empty undeclared list; False for a list that cannot be a buffer."""
+    if isinstance(value, TensorList):
+        if value.buffer is None:
+            return value._probe.element if value._probe.element is not None else True
+        return jax.ShapeDtypeStruct(value.buffer.shape[1:], value.buffer.dtype)
+    if type(value) is TypedList:
+        return value.element
+    if not value:
+        return True  # learnt from the first append
+    try:
+        avals = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in value]
+    except TypeError:
+        return False
+    if any(not isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float))
+           for x in value):
+        return False
+    if len({(a.shape, a.dtype) for a in avals}) != 1:
+        return False
+    return avals[0]
+
+
+def grows_traced(step, state, item) -> bool:
+    """Whether a Python loop about to run ``state = step(state, item)`` under a JAX
+    trace should be staged from its first iteration: the body appends traced
+    values to a Python list in ``state`` (one abstract run of the body tells).
+    Staging at once, rather than after a first Python iteration, gives the one
+    ``scan`` a hand-written loop would be."""
+    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
+
+    lists = [k for k, value in enumerate(state) if _is_list(value)]
+    if not lists or core.trace_state_clean():
+        return False
+    grown = []
+
+    def run():
+        copied = tuple(list(v) if k in lists else v for k, v in enumerate(state))
+        out = step(copied, item)
+        for k in lists:
+            new = out[k]
+            if _is_list(new) and len(new) > len(state[k]):
+                grown.append(any(is_tracer(x) for x in new[len(state[k]):]))
+
+    try:
+        jax.eval_shape(run)
+    except Exception:  # the body cannot run abstractly: leave it to Python
+        return False
+    return any(grown)
+
+
+def _run_probe(step, probe_state, item):
+    leaves, treedef = tree_util.tree_flatten(tuple(probe_state))
+    arrays = [i for i, leaf in enumerate(leaves) if _traceable(leaf)]
+
+    def probe(*traced):
+        full = list(leaves)
+        for i, leaf in zip(arrays, traced[1:], strict=True):
+            full[i] = leaf
+        step(tree_util.tree_unflatten(treedef, full), traced[0])
+
+    avals = [jax.ShapeDtypeStruct(jnp.shape(leaves[i]), jnp.result_type(leaves[i]))
+             for i in arrays]
+    with _Staging():
+        jax.eval_shape(probe, item if item is not None else 0, *avals)
+
+
+def _traceable(leaf) -> bool:
+    return isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex))
+
+
+def _unbounded(probe, construct):
+    at = f" (`{probe.name}.append` at line {probe.appended_at.lineno})" \
+        if probe.appended_at is not None else ""
+    return ConversionError(
+        f"list '{probe.name}' grows{at} in this staged {construct}, whose trip count is "
+        "unknown while tracing, so its buffer cannot be preallocated. Bound the loop: "
+        "make `autograph.set_loop_options(maximum_iterations=N)` the first statement of "
+        f"its body (the buffer then holds N iterations' appends to '{probe.name}').",
+        probe.where.filename, probe.where.lineno)
+
+
+__all__ = [
+    "TensorList",
+    "TypedList",
+    "caller_location",
+    "grows_traced",
+    "len_",
+    "list_append",
+    "list_pop",
+    "set_element_type",
+    "stack",
+    "stage_lists",
+]

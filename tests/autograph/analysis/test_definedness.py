@@ -1,0 +1,85 @@
+"""Definedness annotations: bound on every path, on some path, and guarded reads."""
+
+import textwrap
+
+import gast
+
+from autograph.analysis import annos, annotate_definedness
+
+
+def _function(source):
+    fn = gast.parse(textwrap.dedent(source)).body[0]
+    annotate_definedness(fn)
+    return fn
+
+
+def _maybe_undefined_reads(fn):
+    return sorted(n.id for n in gast.walk(fn)
+                  if isinstance(n, gast.Name) and annos.get(n, annos.MAYBE_UNDEFINED))
+
+
+def test_defined_on_both_branches():
+    fn = _function("""
+        def f(x):
+            if x:
+                y = 1
+            else:
+                y = 2
+            return y
+    """)
+    assert _maybe_undefined_reads(fn) == []
+
+
+def test_defined_on_one_branch():
+    fn = _function("""
+        def f(x):
+            if x:
+                y = 1
+            if x:
+                y = 3
+            return y
+    """)
+    second_if = [n for n in gast.walk(fn) if isinstance(n, gast.If)][1]
+    assert "y" not in annos.get(second_if, annos.DEFINED_IN)
+    assert "y" in annos.get(second_if, annos.MAYBE_DEFINED_IN)
+    assert _maybe_undefined_reads(fn) == ["y"]
+
+
+def test_loop_may_run_zero_times():
+    fn = _function("""
+        def f(n):
+            for i in range(n):
+                t = i
+            return t, i
+    """)
+    assert _maybe_undefined_reads(fn) == ["i", "t"]
+
+
+def test_return_makes_the_rest_unreachable():
+    fn = _function("""
+        def f(x):
+            if x:
+                return 0
+            else:
+                y = 1
+            return y
+    """)
+    assert _maybe_undefined_reads(fn) == []
+
+
+def test_parameters_and_globals_are_not_guarded():
+    fn = _function("""
+        def f(x):
+            return x + some_global
+    """)
+    assert _maybe_undefined_reads(fn) == []
+
+
+def test_del_unbinds():
+    fn = _function("""
+        def f(x):
+            y = x
+            del y
+            return y
+    """)
+    assert _maybe_undefined_reads(fn) == ["y"]

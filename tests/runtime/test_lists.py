@@ -1,0 +1,105 @@
+"""The list, item-assignment and iteration operators, called directly."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from autograph import runtime as ag
+from autograph.runtime.iterables import Scanned
+from autograph.runtime.lists import TensorList, TypedList, stack
+
+
+def test_python_list_operators_mutate_and_return_the_same_list():
+    lst = [1, 2]
+    assert ag.list_append(lst, 3) is lst and lst == [1, 2, 3]
+    same, item = ag.list_pop(lst)
+    assert same is lst and item == 3 and lst == [1, 2]
+    assert ag.list_pop(lst, 0) == (lst, 1)
+    assert ag.len_(lst) == 1 and ag.len_("abc") == 3
+    with pytest.raises(IndexError):
+        ag.list_pop([])
+
+
+def test_other_append_receivers_are_called_as_they_are():
+    from collections import deque
+    d = deque([1])
+    assert ag.list_append(d, 2) is d and list(d) == [1, 2]
+
+
+def test_set_element_type_outside_a_trace_returns_the_list():
+    lst = []
+    assert ag.set_element_type(lst, jnp.float32) is lst
+
+
+def test_set_element_type_under_a_trace_remembers_the_type():
+    def f(x):
+        z = ag.set_element_type([], jnp.float32, (2,))
+        assert type(z) is TypedList and z.element.shape == (2,)
+        return stack(z).shape[0] + x
+
+    assert jax.jit(f)(1) == 1
+
+
+def test_tensor_list_reads_writes_and_pops():
+    lst = TensorList(jnp.arange(5.0), jnp.int32(3))
+    assert lst[0] == 0 and lst[-1] == 2 and lst[jnp.int32(-2)] == 1
+    lst = ag.setitem(lst, -1, 9.0)
+    assert lst[2] == 9
+    lst, item = ag.list_pop(lst)
+    assert item == 9 and int(ag.len_(lst)) == 2
+    lst = ag.list_append(lst, 7)  # outside staged loops the buffer grows by one
+    assert int(ag.len_(lst)) == 3 and lst[2] == 7 and lst.capacity == 6
+    with pytest.raises(TypeError, match="ag__.len_"):
+        len(lst)
+    with pytest.raises(TypeError, match="same shape"):
+        ag.list_append(lst, jnp.ones(2))
+
+
+def test_tensor_list_is_a_pytree():
+    lst = TensorList(jnp.zeros((4, 2)), jnp.int32(1))
+    leaves, treedef = jax.tree_util.tree_flatten(lst)
+    assert len(leaves) == 2
+    back = jax.tree_util.tree_unflatten(treedef, leaves)
+    assert isinstance(back, TensorList) and back.buffer.shape == (4, 2)
+    doubled = jax.jit(lambda t: ag.list_append(t, jnp.ones(2)))(lst)
+    assert int(doubled.length) == 2
+
+
+def test_stack_of_a_tensor_list_is_its_padded_buffer():
+    lst = TensorList(jnp.array([1.0, 2.0, 0.0, 0.0]), jnp.int32(2))
+    np.testing.assert_array_equal(stack(lst), [1, 2, 0, 0])
+    np.testing.assert_array_equal(stack([1.0, 2.0]), [1, 2])
+
+
+def test_setitem_dispatch():
+    x = jnp.zeros(3)
+    y = ag.setitem(x, 1, 5.0)
+    assert y is not x and y[1] == 5 and x[1] == 0
+    assert ag.setitem(y, 1, 2.0, op="+")[1] == 7
+    assert ag.setitem(y, 1, 2.0, op="-")[1] == 3
+    n = np.zeros(3)
+    assert ag.setitem(n, ag.index[0:2], 1.0) is n and n.tolist() == [1, 1, 0]
+    d = {"k": [1]}
+    assert ag.setitem(d, "k", [2], op="+") is d and d == {"k": [1, 2]}
+
+
+def test_enumerate_and_zip_stay_python_for_python_iterables():
+    assert isinstance(ag.enumerate_([1, 2]), enumerate)
+    assert list(ag.enumerate_("ab", 1)) == [(1, "a"), (2, "b")]
+    assert list(ag.zip_([1, 2], "ab")) == [(1, "a"), (2, "b")]
+    assert isinstance(ag.zip_(np.ones(2), np.ones(2)), zip)
+
+
+def test_enumerate_and_zip_of_traced_arrays_are_scanned():
+    def f(xs, ys):
+        e = ag.enumerate_(xs, 2)
+        z = ag.zip_(xs, ys[:3], e)
+        assert isinstance(e, Scanned) and isinstance(z, Scanned)
+        assert z.length == 3
+        return ag.for_stmt(z, lambda item, s: s + item[0] * item[2][0], (0.0,))
+
+    out = jax.jit(f)(jnp.arange(3.0), jnp.ones(5))
+    assert out == sum(x * (i + 2) for i, x in enumerate(range(3)))
+    with pytest.raises(ValueError, match="different lengths"):
+        jax.jit(lambda a, b: ag.zip_(a, b, strict=True).xs)(jnp.ones(2), jnp.ones(3))
