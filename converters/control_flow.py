@@ -122,6 +122,29 @@ class _ControlFlow(gast.NodeTransformer):
                         "restructure the code so the block runs to its end",
                         self.ctx.filename, sub.lineno, sub.col_offset)
 
+    def _reject_walrus_test(self, node):
+        """``while (n := n - 1) > 0``: the test runs in its own function, where the
+        assignment would be lost, so say so rather than loop forever."""
+        for sub in _walk_same_scope(node.test, into_loops=True):
+            if isinstance(sub, gast.NamedExpr):
+                raise ConversionError(
+                    "an assignment expression (`:=`) in a `while` condition is not "
+                    "supported: assign the variable before the loop and at the end of its "
+                    "body instead", self.ctx.filename, sub.lineno, sub.col_offset)
+
+    def _reject_deleted_state(self, body, state):
+        """``del x`` of a variable the block carries out: its value would be lost."""
+        for stmt in body:
+            for sub in _walk_same_scope(stmt, into_loops=True):
+                if isinstance(sub, gast.Delete):
+                    for target in sub.targets:
+                        if isinstance(target, gast.Name) and target.id in state:
+                            raise ConversionError(
+                                f"`del {target.id}` inside a converted block that carries "
+                                f"'{target.id}' is not supported; assign it a value (or "
+                                "None) instead, or delete it after the block",
+                                self.ctx.filename, sub.lineno, sub.col_offset)
+
     # -- statements --------------------------------------------------------------------
 
     def visit_Name(self, node):
@@ -137,6 +160,7 @@ class _ControlFlow(gast.NodeTransformer):
                 | annos.get(node, annos.LIVE_IN_ORELSE))
         state = self._sorted(modified & live)
         self._reject_jumps(node.body + node.orelse, "if", node)
+        self._reject_deleted_state(node.body + node.orelse, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         new = templates.replace(
@@ -162,6 +186,8 @@ class _ControlFlow(gast.NodeTransformer):
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
         self._reject_jumps(node.body, "while", node)
+        self._reject_walrus_test(node)
+        self._reject_deleted_state(node.body, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         new = templates.replace(
@@ -188,6 +214,7 @@ class _ControlFlow(gast.NodeTransformer):
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
         self._reject_jumps(node.body, "for", node)
+        self._reject_deleted_state(node.body, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         if isinstance(node.target, gast.Name) and node.target.id not in state:

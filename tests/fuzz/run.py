@@ -22,6 +22,7 @@ def main(argv=None) -> int:
                         help="compile every N-th program whole with XLA (0: never)")
     parser.add_argument("--features", default=None,
                         help="comma-separated (jumps,logic); default: detected")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
     args = parser.parse_args(argv)
 
@@ -37,16 +38,49 @@ def main(argv=None) -> int:
             print(f"{done} programs, {len(mismatches)} mismatches, "
                   f"{time.time() - start:.0f}s", flush=True)
 
-    programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every, features,
-                                        progress)
+    if args.jobs > 1:
+        programs, mismatches = _parallel(args, features)
+    else:
+        programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every,
+                                            features, progress)
     if args.show:
         for p in programs:
-            print(p.source)
-    for m in mismatches:
-        print(m)
+            if p is not None:
+                print(p.source)
+    if args.jobs <= 1:
+        for m in mismatches:
+            print(m)
     print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)}; "
           f"{time.time() - start:.0f}s")
     return 1 if mismatches else 0
+
+
+def _worker(job):
+    from tests.fuzz import harness
+
+    first_seed, count, compile_every, features = job
+    programs, mismatches = harness.fuzz(first_seed, count, compile_every, features)
+    return len(programs), [str(m) for m in mismatches]
+
+
+def _parallel(args, features):
+    import multiprocessing
+
+    chunk = 250
+    jobs = [(args.seed + 1_000_000 * k, min(chunk, args.count - k * chunk),
+             args.compile_every, features)
+            for k in range((args.count + chunk - 1) // chunk)]
+    done, found = 0, []
+    start = time.time()
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        for count, mismatches in pool.imap_unordered(_worker, jobs):
+            done += count
+            found.extend(mismatches)
+            for m in mismatches:
+                print(m, flush=True)
+            print(f"{done} programs, {len(found)} mismatches, {time.time() - start:.0f}s",
+                  flush=True)
+    return [None] * done, found
 
 
 if __name__ == "__main__":
