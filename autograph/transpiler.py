@@ -23,13 +23,24 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
-from autograph.converters import conditional_expressions, control_flow, lists, slices
+from autograph.converters import (
+    break_statements,
+    conditional_expressions,
+    continue_statements,
+    control_flow,
+    lists,
+    return_statements,
+    slices,
+)
 from autograph.errors import ConversionError
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
+    continue_statements,
+    break_statements,
+    return_statements,
     lists,
     slices,
     control_flow,

@@ -110,15 +110,15 @@ class _ControlFlow(gast.NodeTransformer):
                     var_name=gast.Constant(value=name, kind=None)))
         return gast.Tuple(elts=elts, ctx=gast.Load())
 
-    def _reject_jumps(self, body, construct, origin):
-        """Until the jump converters run, a jump out of a converted block is an error."""
+    def _reject_jumps(self, body, construct):
+        """The jump converters ran before: a jump left here is one they cannot handle."""
         for stmt in body:
             for sub in _walk_same_scope(stmt, into_loops=(construct == "if")):
                 if isinstance(sub, gast.Return) or (
                         construct != "if" and isinstance(sub, (gast.Break, gast.Continue))):
                     kind = type(sub).__name__.lower()
                     raise ConversionError(
-                        f"`{kind}` inside a converted `{construct}` is not supported yet; "
+                        f"`{kind}` inside this `{construct}` could not be converted; "
                         "restructure the code so the block runs to its end",
                         self.ctx.filename, sub.lineno, sub.col_offset)
 
@@ -159,7 +159,7 @@ class _ControlFlow(gast.NodeTransformer):
         live = (annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_IN_BODY)
                 | annos.get(node, annos.LIVE_IN_ORELSE))
         state = self._sorted(modified & live)
-        self._reject_jumps(node.body + node.orelse, "if", node)
+        self._reject_jumps(node.body + node.orelse, "if")
         self._reject_deleted_state(node.body + node.orelse, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
@@ -185,7 +185,7 @@ class _ControlFlow(gast.NodeTransformer):
         modified = modified_names(node.body)
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
-        self._reject_jumps(node.body, "while", node)
+        self._reject_jumps(node.body, "while")
         self._reject_walrus_test(node)
         self._reject_deleted_state(node.body, state)
         state_in = self._state_inputs(node, state)
@@ -212,8 +212,9 @@ class _ControlFlow(gast.NodeTransformer):
         targets = bound_names(node.target)
         modified = modified_names(node.body) | targets
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
+        extra_test = annos.get(node, annos.EXTRA_TEST)
         state = self._sorted(modified & live)
-        self._reject_jumps(node.body, "for", node)
+        self._reject_jumps(node.body, "for")
         self._reject_deleted_state(node.body, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
@@ -234,6 +235,17 @@ class _ControlFlow(gast.NodeTransformer):
             ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
             unpack=unpack, state=state, body=node.body,
             iterable=self._iterable(node.iter), state_in=state_in)
+        if extra_test is not None:
+            test = templates.replace(
+                """
+                def loop_test(state):
+                    return extra_test
+                """,
+                loop_test=self.ctx.fresh_name("loop_test"), state=state,
+                extra_test=extra_test)
+            options = [*options, gast.keyword(arg="extra_test",
+                                              value=templates.name(test[0].name))]
+            new = test + new
         _add_keywords(new[-1], options)
         templates.set_location(new, node)
         return new + node.orelse

@@ -30,7 +30,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import local_names
+from autograph.converters.scoped import ScopedTransformer
 
 NODE_TYPES = (gast.Call,)
 
@@ -57,41 +57,29 @@ def _is_directive(call, name):
     return (func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)) == name
 
 
-class _Lists(gast.NodeTransformer):
+class _Lists(ScopedTransformer):
     def __init__(self, ctx):
+        super().__init__()
         self.ctx = ctx
         self.ag = ctx.runtime_name
-        self.scopes = []
-
-    def visit_FunctionDef(self, node):
-        # Only a list that is a local variable can be rebound to the runtime's
-        # result: rebinding a global or a closure's list would make it local.
-        self.scopes.append(local_names(node))
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.scopes.pop()
-
-    def _local(self, lst):
-        return lst is not None and bool(self.scopes) and lst in self.scopes[-1]
 
     def visit_Expr(self, node):
         node = self.generic_visit(node)
         value = node.value
         lst, call = _method_call(value, "append")
-        if not self._local(lst):
-            lst = None
+        if lst is not None and not self.is_local(lst):
+            return node
         if lst is not None and len(call.args) == 1:
             new = templates.replace("lst = ag__.list_append(lst, item)", ag__=self.ag,
                                     lst=lst, item=call.args[0])
         else:
             lst, call = _method_call(value, "pop")
-            if self._local(lst) and len(call.args) <= 1:
+            if lst is not None and len(call.args) <= 1 and self.is_local(lst):
                 new = templates.replace("lst, unused = ag__.list_pop(lst, args)", ag__=self.ag,
                                         lst=lst, unused=self.ctx.fresh_name("_"),
                                         args=call.args)
             elif (_is_directive(value, "set_element_type") and value.args
-                  and isinstance(value.args[0], gast.Name)):
+                  and isinstance(value.args[0], gast.Name) and self.is_local(value.args[0].id)):
                 new = [gast.Assign(targets=[templates.name(value.args[0].id, gast.Store())],
                                    value=value, type_comment=None)]
             else:
@@ -102,8 +90,8 @@ class _Lists(gast.NodeTransformer):
     def visit_Assign(self, node):
         node = self.generic_visit(node)
         lst, call = _method_call(node.value, "pop")
-        if (not self._local(lst) or len(call.args) > 1 or len(node.targets) != 1
-                or not isinstance(node.targets[0], gast.Name)):
+        if (lst is None or len(call.args) > 1 or len(node.targets) != 1
+                or not isinstance(node.targets[0], gast.Name) or not self.is_local(lst)):
             return node
         new = templates.replace("lst, target = ag__.list_pop(lst, args)", ag__=self.ag,
                                 lst=lst, target=node.targets[0].id, args=call.args)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.scoped import ScopedTransformer
 
 _OPERATORS = {
     gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
@@ -47,8 +48,9 @@ def _has_slice(key) -> bool:
     return isinstance(key, gast.Tuple) and any(isinstance(e, gast.Slice) for e in key.elts)
 
 
-class _Slices(gast.NodeTransformer):
+class _Slices(ScopedTransformer):
     def __init__(self, ctx):
+        super().__init__()
         self.ctx = ctx
         self.ag = ctx.runtime_name
 
@@ -62,7 +64,8 @@ class _Slices(gast.NodeTransformer):
 
     def visit_Assign(self, node):
         node = self.generic_visit(node)
-        if len(node.targets) != 1 or not _subscript_of_name(node.targets[0]):
+        if (len(node.targets) != 1 or not _subscript_of_name(node.targets[0])
+                or not self.is_local(node.targets[0].value.id)):
             return node
         target = node.targets[0]
         new = templates.replace("x = ag__.setitem(x, key, value)", ag__=self.ag,
@@ -72,7 +75,7 @@ class _Slices(gast.NodeTransformer):
 
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
-        if not _subscript_of_name(node.target):
+        if not _subscript_of_name(node.target) or not self.is_local(node.target.value.id):
             return node
         target = node.target
         op = gast.Constant(value=_OPERATORS[type(node.op)], kind=None)

@@ -11,12 +11,13 @@ from autograph.runtime.lists import TensorList, len_, list_append, list_pop, set
 from autograph.runtime.logical import and_, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.slices import index, setitem
-from autograph.runtime.undefined import Undefined, ld, local_or_undefined
+from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
 
 __all__ = [
     "TensorList",
     "TracedRange",
     "Undefined",
+    "UndefinedReturn",
     "and_",
     "enumerate_",
     "for_stmt",

@@ -28,9 +28,10 @@ import jax
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import returns
 from autograph.runtime import state as st
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
-from autograph.runtime.undefined import Undefined, is_undefined
+from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
 
 
 def if_stmt(cond, if_true, if_false, state):
@@ -80,11 +81,17 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
     count = len(names)
     unbound = {"if": set(), "else": set()}
 
+    fill = returns.fill_for_branches(
+        lambda ops: st.as_tuple(if_true(*rebuild(ops)), count),
+        lambda ops: st.as_tuple(if_false(*rebuild(ops)), count), state, operands)
+
     def branch(fn, label, dtypes=None):
         def run(ops):
             out = list(st.as_tuple(fn(*rebuild(ops)), count))
             for i, value in enumerate(out):
-                if is_undefined(value):
+                if is_undefined(value) and i in fill:
+                    out[i] = fill[i]
+                elif is_undefined(value):
                     unbound[label].add(i)
                     out[i] = None
             out = tuple(out)
@@ -97,14 +104,16 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
         out = lax.cond(pred, true_fn, false_fn, operands)
     except TypeError as error:
         _raise_for_one_sided(unbound, names, where, construct)
-        dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct)
+        dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
+                                       (if_true, if_false))
         if dtypes is None:
             raise
         out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
                        operands)
         del error
     _raise_for_one_sided(unbound, names, where, construct)
-    return tuple(Undefined(names[i]) if i in unbound["if"] else value
+    return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
+                 if i in unbound["if"] else value
                  for i, value in enumerate(out))
 
 
@@ -118,7 +127,8 @@ def _raise_for_one_sided(unbound, names, where, construct):
             f"{construct}, or in both branches.", where.filename, where.lineno)
 
 
-def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct):
+def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
+                          branch_functions):
     """Promoted dtypes when the branches differ only where Python scalars meet
     arrays (``1`` vs ``2.5``); otherwise raise naming the variable and both types."""
     true_out = jax.eval_shape(true_fn, operands)
@@ -127,6 +137,10 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct):
     if not found:
         return None
     for name, first, second, joinable in found:
+        if not joinable and returns.is_return_name(name):
+            error = returns.mismatch_error(name, first, second, *branch_functions, where)
+            if error is not None:
+                raise error
         if not joinable:
             raise st.mismatch_error(
                 f"has a different type in the two branches of this staged {construct}",

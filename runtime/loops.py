@@ -36,6 +36,7 @@ How each loop runs:
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import jax
@@ -43,9 +44,9 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists
+from autograph.runtime import lists, returns
 from autograph.runtime import state as st
-from autograph.runtime.conditionals import predicate
+from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.iterables import Scanned
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 
@@ -138,6 +139,9 @@ def _test_is_traced(loop_test, state) -> bool:
 
 
 def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations):
+    count = len(state)
+    state = returns.fill_undefined_returns(
+        lambda s: st.as_tuple(loop_body(*s), count), state)
     st.require_defined(state, names, where, "staged while loop")
     st.check_carriable(state, names, where, "while loop")
     count = len(state)
@@ -176,7 +180,7 @@ def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
     return out
 
 
-def for_stmt(iterable, loop_body, state, *, maximum_iterations=None):
+def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -184,32 +188,93 @@ def for_stmt(iterable, loop_body, state, *, maximum_iterations=None):
     the loop variables hold traced values, then as one staged loop.
     ``maximum_iterations`` bounds a loop over a traced range (the staged part stops
     after that many iterations at most; a Python loop ignores it).
+
+    ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
+    checked before each iteration, before the next item is taken, and the loop stops
+    when it is false. Staged, iterations after it turns false are masked no-ops
+    (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
+    range, the ``while_loop`` stops.
     """
     state = tuple(state)
     count = len(state)
     if isinstance(iterable, TracedRange):
         where = caller_location()
-        return st.from_tuple(_staged_range(iterable, loop_body, state, where,
+        return st.from_tuple(_staged_range(iterable, loop_body, state, where, extra_test,
                                            maximum_iterations))
     if is_tracer(iterable) or isinstance(iterable, Scanned):
         where = caller_location()
-        return st.from_tuple(_staged_scan(iterable, loop_body, state, where))
+        return st.from_tuple(_staged_scan(iterable, loop_body, state, where, extra_test))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
             if count and (has_tracer(state) or k == 0 and lists.grows_traced(
                     lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item)):
                 where = caller_location()
-                return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where))
+                return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where,
+                                                   extra_test))
+            if extra_test is not None and not extra_test(*state):
+                break
             state = st.as_tuple(loop_body(item, *state), count)
         return st.from_tuple(state)
-    for item in iterable:
+    if extra_test is None:
+        for item in iterable:
+            state = st.as_tuple(loop_body(item, *state), count)
+        return st.from_tuple(state)
+    items = iter(iterable)
+    while True:
+        keep = extra_test(*state)
+        if is_tracer(keep):
+            where = caller_location()
+            return st.from_tuple(_masked_python_for(items, loop_body, state, where,
+                                                    extra_test))
+        if not keep:
+            break
+        try:
+            item = next(items)
+        except StopIteration:
+            break
         state = st.as_tuple(loop_body(item, *state), count)
     return st.from_tuple(state)
 
 
-def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
+def _masked_python_for(items, loop_body, state, where, extra_test):
+    """The rest of a Python iteration once the exit flag is traced: each iteration
+    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
+    names = param_names(loop_body, skip=1)
+    for item in items:
+        keep = extra_test(*state)
+        if not is_tracer(keep):
+            if not keep:
+                break
+            state = st.as_tuple(loop_body(item, *state), len(state))
+            continue
+        state = _staged_cond(keep, functools.partial(loop_body, item),
+                             lambda *s: st.from_tuple(s), state, names, where, "for loop")
+    return state
+
+
+def _masked(loop_body, extra_test, count, where):
+    """``loop_body`` that leaves the state as it is once ``extra_test`` is false."""
+    if extra_test is None:
+        return loop_body
+
+    def masked_body(item, *carry):
+        keep = extra_test(*carry)
+        if not is_tracer(keep):
+            return loop_body(item, *carry) if keep else st.from_tuple(carry)
+        out = lax.cond(predicate(keep, where, "for loop"),
+                       lambda c: st.as_tuple(loop_body(item, *c), count), lambda c: c,
+                       carry)
+        return st.from_tuple(out)
+
+    return masked_body
+
+
+def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterations=None):
     names = param_names(loop_body, skip=1)
     count = len(state)
+    index = jax.ShapeDtypeStruct((), jnp.int32)
+    state = returns.fill_undefined_returns(
+        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
     if isinstance(rng, range) and len(rng):
         state = st.fill_undefined(
             lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
@@ -217,6 +282,9 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
     st.check_carriable(state, names, where, "for loop")
     if isinstance(rng, range) and not len(rng):
         return state
+    if extra_test is not None and not isinstance(rng, range):
+        return _staged_range_until(rng, loop_body, state, names, where, extra_test)
+    body = _masked(loop_body, extra_test, count, where)
 
     if isinstance(rng, range):
         trip_count = len(rng)
@@ -227,7 +295,7 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
-            return st.as_tuple(loop_body(i, *carry), count)
+            return st.as_tuple(body(i, *carry), count)
     else:
         lower = 0
         upper = len(rng) if isinstance(rng, range) else rng.trip_count()
@@ -235,7 +303,7 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
             upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
-            return st.as_tuple(loop_body(rng.start + k * rng.step, *carry), count)
+            return st.as_tuple(body(rng.start + k * rng.step, *carry), count)
 
     index = jax.ShapeDtypeStruct((), jnp.int32)
     state, staging = lists.stage_lists(state, names, lambda s, i: body_fun(i, s), trip_count,
@@ -247,11 +315,37 @@ def _staged_range(rng, loop_body, state, where, maximum_iterations=None):
         _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
                                 "for loop")
         if isinstance(rng, range):
-            return _python_for(rng, loop_body, state)
+            return _python_for(rng, body, state)
         raise
 
 
-def _staged_scan(array, loop_body, state, where):
+def _staged_range_until(rng, loop_body, state, names, where, extra_test):
+    """A traced range with an exit: a ``while_loop`` that stops at the exit."""
+    count = len(state)
+    trips = rng.trip_count()
+
+    def cond_fun(carry):
+        k, values = carry
+        keep = extra_test(*values)
+        if is_tracer(keep):
+            keep = predicate(keep, where, "for loop")
+        return jnp.logical_and(k < trips, keep)
+
+    def body_fun(carry):
+        k, values = carry
+        return k + 1, st.as_tuple(loop_body(rng.start + k * rng.step, *values), count)
+
+    start = jnp.zeros((), jnp.result_type(trips))
+    try:
+        _, out = lax.while_loop(cond_fun, body_fun, (start, state))
+    except TypeError:
+        _raise_for_carry_change(lambda c: body_fun((start, c))[1], (state,), names, where,
+                                "for loop")
+        raise
+    return out
+
+
+def _staged_scan(array, loop_body, state, where, extra_test=None):
     names = param_names(loop_body, skip=1)
     count = len(state)
     if isinstance(array, Scanned):
@@ -261,14 +355,17 @@ def _staged_scan(array, loop_body, state, where):
     else:
         xs, length = array, array.shape[0]
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+    state = returns.fill_undefined_returns(
+        lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
     if length:
         state = st.fill_undefined(
             lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
+    body = _masked(loop_body, extra_test, count, where)
 
     def body_fun(carry, item):
-        return st.as_tuple(loop_body(item, *carry), count), None
+        return st.as_tuple(body(item, *carry), count), None
 
     state, staging = lists.stage_lists(state, names, lambda s, x: body_fun(s, x)[0], length,
                                        where, item=item, construct="for loop")
@@ -279,7 +376,7 @@ def _staged_scan(array, loop_body, state, where):
     except TypeError:
         _raise_for_carry_change(lambda c, x: body_fun(c, x)[0], (state, item), names, where,
                                 "for loop")
-        return _python_for(array, loop_body, state)
+        return _python_for(array, body, state)
 
 
 def _python_for(iterable, loop_body, state):

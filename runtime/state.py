@@ -148,6 +148,15 @@ def _example(aval):
     return np.zeros((), aval.dtype)
 
 
+def placeholder(tree):
+    """Zeros of the abstract pytree ``tree``, weak Python scalars kept weak."""
+    def zeros(aval):
+        if aval.weak_type and aval.shape == ():
+            return _example(aval)
+        return jnp.zeros(aval.shape, aval.dtype)
+    return tree_util.tree_map(zeros, tree)
+
+
 def cast_to(tree, dtypes):
     """``tree`` with each leaf converted to the matching dtype of ``dtypes``."""
     return tree_util.tree_map(
@@ -172,5 +181,6 @@ __all__ = [
     "joined_dtypes",
     "mismatch_error",
     "mismatches",
+    "placeholder",
     "require_defined",
 ]

@@ -46,3 +46,18 @@ def is_undefined(value) -> bool:
     if isinstance(value, dict):
         return any(is_undefined(v) for v in value.values())
     return False
+
+
+class UndefinedReturn(Undefined):
+    """The function's return value before any ``return`` ran.
+
+    Generated code reads it only after a ``return`` set it (behind the
+    ``did_return`` flag), so a staged ``if`` or loop may stand in a placeholder of
+    the type the returns give (zeros) wherever it is still unset.
+    """
+
+    __slots__ = ()
+
+
+def is_undefined_return(value) -> bool:
+    return isinstance(value, UndefinedReturn)

@@ -7,6 +7,7 @@ LIVE_AT_HEAD = "live_at_head"      # While/For: names live at the top of each it
 DEFINED_IN = "defined_in"          # If/While/For: names bound on every path to the statement
 MAYBE_DEFINED_IN = "maybe_defined_in"  # If/While/For: names bound on some path
 MAYBE_UNDEFINED = "maybe_undefined"    # Name (load): the name may be unbound when read
+EXTRA_TEST = "extra_test"          # For: an expression of the state, true while it may go on
 
 _PREFIX = "_ag_"
 

@@ -92,10 +92,12 @@ class _Liveness:
         orelse_in = self.block(node.orelse, live_out, loop)
         target_kills = frozenset(bound_names(node.target))
         target_reads = frozenset(read_names(node.target))
-        head = orelse_in
+        extra_test = annos.get(node, annos.EXTRA_TEST)  # checked before each iteration
+        test_reads = frozenset(read_names(extra_test)) if extra_test is not None else frozenset()
+        head = orelse_in | test_reads
         while True:
             body_in = self.block(node.body, head, _Loop(live_out, head))
-            new_head = orelse_in | (body_in - target_kills) | target_reads
+            new_head = orelse_in | (body_in - target_kills) | target_reads | test_reads
             if new_head == head:
                 break
             head = new_head

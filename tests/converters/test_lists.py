@@ -298,3 +298,34 @@ def test_grad_through_a_bounded_while_that_appends():
     actual = jax.grad(autograph.convert(geometric))(0.5, jnp.int32(4))
     np.testing.assert_allclose(actual, expected, rtol=1e-5)
     check(geometric, 0.5, 4)
+
+
+GLOBAL_LOG = []
+GLOBAL_TABLE = {}
+
+
+def appends_to_a_global(x):
+    GLOBAL_LOG.append(x)
+    GLOBAL_TABLE["last"] = x
+    return len(GLOBAL_LOG)
+
+
+def make_closure_appender():
+    log = []
+
+    def append(x):
+        log.append(x)
+        log[0] = "first"
+        return log
+
+    return append
+
+
+def test_appends_and_item_assignment_on_non_locals_stay_mutations():
+    GLOBAL_LOG.clear()
+    assert autograph.convert(appends_to_a_global)(5) == 1
+    assert GLOBAL_LOG == [5] and GLOBAL_TABLE == {"last": 5}
+    assert "GLOBAL_LOG.append(x)" in autograph.to_code(appends_to_a_global)
+    append = autograph.convert(make_closure_appender())
+    append(1)
+    assert append(2) == ["first", 2]

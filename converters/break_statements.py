@@ -1,0 +1,209 @@
+"""``break`` into a flag: the loop also stops when the flag is set.
+
+Before:
+
+    while i < n:
+        if x[i] < 0:
+            break
+        total += x[i]
+        i += 1
+    else:
+        total = -1
+
+After:
+
+    did_break = False
+    while ag__.and_(lambda: ag__.not_(did_break), lambda: i < n):
+        if x[i] < 0:
+            did_break = True
+        else:
+            total += x[i]
+            i += 1
+    if ag__.not_(did_break):
+        total = -1
+
+The statements after an ``if`` whose body ends in ``break`` become its ``else``;
+after any other statement that may break they are guarded by
+``if ag__.not_(did_break):``.
+
+A ``for`` loop keeps its header; the extra condition travels as an annotation
+(``EXTRA_TEST``) that the control-flow converter turns into the ``extra_test=`` of
+``ag__.for_stmt``, checked before each iteration. The ``else`` of a loop without
+``break`` is moved after it (it always runs). Loops without ``break`` are left
+as they are.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+from autograph.analysis import annos, read_names
+
+EXTRA_TEST = annos.EXTRA_TEST
+# Loops too: the `else` of a loop without `break` is moved after it.
+NODE_TYPES = (gast.Break, gast.For, gast.While)
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_LOOPS = (gast.For, gast.While, gast.AsyncFor)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert every ``break`` in ``node`` (nested functions included)."""
+    return _Breaks(ctx).visit(node)
+
+
+class _Breaks(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.depth = 0
+
+    def visit_FunctionDef(self, node):
+        depth, self.depth = self.depth, 0
+        node = self.generic_visit(node)
+        self.depth = depth
+        return node
+
+    def _visit_loop(self, node):
+        self.depth += 1
+        level = self.depth
+        node = self.generic_visit(node)
+        self.depth -= 1
+        if not contains(node.body, gast.Break, into_loops=False):
+            orelse, node.orelse = node.orelse, []
+            return [node] + orelse
+        flag = self.ctx.fresh_name(flag_name("did_break", level))
+        ag = self.ctx.runtime_name
+        node.body = guard_after_jumps(node.body, gast.Break, flag, ag, into_loops=False)
+        add_loop_condition(node, flag, ag)
+        new = templates.replace("flag = False", flag=flag)
+        if node.orelse:
+            new_else = templates.replace("if ag__.not_(flag):\n    orelse", ag__=ag,
+                                         flag=flag, orelse=node.orelse)
+            node.orelse = []
+        else:
+            new_else = []
+        templates.set_location(new + new_else, node)
+        return new + [node] + new_else
+
+    visit_While = _visit_loop
+    visit_For = _visit_loop
+
+
+def flag_name(base, depth):
+    """``base`` for an outermost loop, ``base_2`` for a loop inside it, and so on:
+    nested loops need flags of their own."""
+    return base if depth <= 1 else f"{base}_{depth}"
+
+
+def contains(stmts, kind, into_loops):
+    """Whether ``stmts`` hold a ``kind`` statement of this function (of this loop
+    unless ``into_loops``)."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kind):
+            return True
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, _SCOPES) or (not into_loops and isinstance(child, _LOOPS)):
+                continue
+            stack.append(child)
+    return False
+
+
+def guard_after_jumps(stmts, kind, flag, ag, into_loops, on_jump=None, on_loop=None):
+    """``stmts`` with each ``kind`` statement replaced by ``flag = True`` (or by
+    ``on_jump(stmt)``), and the statements after one that may jump wrapped in
+    ``if ag__.not_(flag):``. ``on_loop(loop)`` is called for each loop entered."""
+    out = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, kind):
+            jump = on_jump(stmt) if on_jump else templates.replace("flag = True", flag=flag)
+            templates.set_location(jump, stmt)
+            jump[-1]._ag_jump = True
+            out.extend(jump)
+            return out  # what follows a jump never runs
+        if not contains([stmt], kind, into_loops):
+            out.append(stmt)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                setattr(stmt, field, guard_after_jumps(block, kind, flag, ag, into_loops,
+                                                       on_jump, on_loop))
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = guard_after_jumps(handler.body, kind, flag, ag, into_loops,
+                                             on_jump, on_loop)
+        if isinstance(stmt, _LOOPS) and on_loop is not None:
+            on_loop(stmt)
+        out.append(stmt)
+        rest = stmts[i + 1:]
+        if rest and isinstance(stmt, gast.If) and not stmt.orelse and _ends_in_jump(stmt.body):
+            # `if c: break` then the rest: the rest is the `else`, one branch instead of two.
+            stmt.orelse = guard_after_jumps(rest, kind, flag, ag, into_loops, on_jump, on_loop)
+        elif rest:
+            guard = templates.replace("if ag__.not_(flag):\n    rest", ag__=ag, flag=flag,
+                                      rest=guard_after_jumps(rest, kind, flag, ag,
+                                                             into_loops, on_jump, on_loop))
+            templates.set_location(guard, rest[0])
+            out.extend(guard)
+        return out
+    return out
+
+
+def drop_unread_flag(stmts, flag):
+    """``stmts`` without the assignments to ``flag`` if nothing reads it (a jump that
+    was the last thing its loop or function did needs no flag)."""
+    if flag in read_names(stmts):
+        return stmts
+    return _without_assignments(stmts, flag)
+
+
+def _without_assignments(stmts, flag):
+    out = []
+    for stmt in stmts:
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == flag):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if (not isinstance(stmt, _SCOPES) and isinstance(block, list) and block
+                    and isinstance(block[0], gast.stmt)):
+                setattr(stmt, field, _without_assignments(block, flag) or [gast.Pass()])
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = _without_assignments(handler.body, flag) or [gast.Pass()]
+        out.append(stmt)
+    return out
+
+
+def _ends_in_jump(block):
+    """Whether a rewritten block ends by setting its jump flag (it always jumps)."""
+    return bool(block) and getattr(block[-1], "_ag_jump", False)
+
+
+def add_loop_condition(loop, flag, ag):
+    """Make ``loop`` also stop once ``flag`` is set."""
+    keep_going = templates.replace_expr("ag__.not_(flag)", ag__=ag, flag=flag)
+    if isinstance(loop, gast.While):
+        loop.test = _and(keep_going, loop.test, ag)
+        templates.set_location(loop.test, loop)
+    else:
+        existing = annos.get(loop, EXTRA_TEST)
+        annos.set(loop, EXTRA_TEST, keep_going if existing is None
+                  else _and(keep_going, existing, ag))
+
+
+def _and(first, second, ag):
+    """``ag__.and_(lambda: first, lambda: second)``, flattened; ``True`` dropped."""
+    if isinstance(second, gast.Constant) and second.value is True:
+        return first
+    new = templates.replace_expr("ag__.and_(lambda: first)", ag__=ag, first=first)
+    if (isinstance(second, gast.Call) and isinstance(second.func, gast.Attribute)
+            and isinstance(second.func.value, gast.Name) and second.func.value.id == ag
+            and second.func.attr == "and_"):
+        new.args.extend(second.args)
+    else:
+        new.args.append(gast.Lambda(
+            args=gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
+                                kw_defaults=[], kwarg=None, defaults=[]), body=second))
+    return new

@@ -1,0 +1,116 @@
+"""``return`` inside branches and loops into a flag and a value, returned at the end.
+
+Before:
+
+    def first_negative(x):
+        for i in range(10):
+            if x[i] < 0:
+                return i
+        return -1
+
+After:
+
+    def first_negative(x):
+        did_return = False
+        retval = ag__.UndefinedReturn('retval')
+        for i in range(10):          # extra test: ag__.not_(did_return)
+            if x[i] < 0:
+                did_return = True
+                retval = i
+        if ag__.not_(did_return):
+            retval = -1
+        return retval
+
+Statements after one that may return are guarded by ``if ag__.not_(did_return):``,
+and loops holding a ``return`` also stop once it is set. A function that may fall
+off its end gets the implicit ``return None`` written out. ``UndefinedReturn`` lets
+a staged loop or ``if`` give ``retval`` a placeholder of the type the returns give
+(it is only read after a return ran). A function whose only ``return`` statements
+are at the top level of its body is left as it is.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+from autograph.converters.break_statements import (
+    add_loop_condition,
+    contains,
+    drop_unread_flag,
+    guard_after_jumps,
+)
+
+NODE_TYPES = (gast.Return,)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert early returns in ``node`` and in the functions nested in it."""
+    return _Returns(ctx).visit(node)
+
+
+class _Returns(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def visit_FunctionDef(self, node):
+        node = self.generic_visit(node)
+        nested = [s for s in node.body if not isinstance(s, gast.Return)]
+        if not contains(nested, gast.Return, into_loops=True):
+            return node
+        ag = self.ctx.runtime_name
+        flag = self.ctx.fresh_name("did_return")
+        value = self.ctx.fresh_name("retval")
+        body = list(node.body)
+        docstring = []
+        if (body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant)
+                and isinstance(body[0].value.value, str)):
+            docstring = [body.pop(0)]
+        if not _always_exits(body):
+            # Falling off the end returns None; it stands on the `def` line.
+            implicit = gast.Return(value=None)
+            implicit.lineno, implicit.col_offset = node.lineno, node.col_offset
+            implicit.end_lineno, implicit.end_col_offset = node.lineno, node.col_offset
+            body.append(implicit)
+
+        final = body[-1] if isinstance(body[-1], gast.Return) else None
+
+        def on_jump(ret):
+            result = ret.value if ret.value is not None else gast.Constant(value=None,
+                                                                           kind=None)
+            if ret is final:  # nothing runs after the last return: no flag to set
+                return templates.replace("value = result", value=value, result=result)
+            return templates.replace("flag = True\nvalue = result", flag=flag, value=value,
+                                     result=result)
+
+        def on_loop(loop):
+            add_loop_condition(loop, flag, ag)
+
+        body = guard_after_jumps(body, gast.Return, flag, ag, into_loops=True,
+                                 on_jump=on_jump, on_loop=on_loop)
+        head = templates.replace(
+            "flag = False\nvalue = ag__.UndefinedReturn(value_name)", ag__=ag, flag=flag,
+            value=value, value_name=gast.Constant(value=value, kind=None))
+        tail = templates.replace("return value", value=value)
+        templates.set_location(head, node.body[0])
+        templates.set_location(tail, body[-1])
+        node.body = docstring + drop_unread_flag(head + body, flag) + tail
+        return node
+
+
+def _always_exits(stmts) -> bool:
+    """Whether running ``stmts`` always ends in a ``return`` or ``raise`` (or never
+    ends: ``while True`` without ``break``), so the end of the function is unreachable."""
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Return, gast.Raise)):
+            return True
+        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(
+                stmt.orelse):
+            return True
+        if isinstance(stmt, gast.With) and _always_exits(stmt.body):
+            return True
+        if (isinstance(stmt, gast.While) and isinstance(stmt.test, gast.Constant)
+                and stmt.test.value is True and not contains(stmt.body, gast.Break,
+                                                             into_loops=False)):
+            return True
+    return False

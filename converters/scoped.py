@@ -1,0 +1,31 @@
+"""A node transformer that knows which names are local to the function it is in.
+
+Rewriting ``lst.append(x)`` as ``lst = ag__.list_append(lst, x)`` rebinds ``lst``:
+that is only right when ``lst`` is already a local of that function. Rebinding a
+global or a closure variable would make it a new, unbound local.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph.analysis import local_names
+
+
+class ScopedTransformer(gast.NodeTransformer):
+    """``self.is_local(name)``: whether ``name`` is local to the innermost function."""
+
+    def __init__(self):
+        self._scopes = []
+
+    def is_local(self, name: str) -> bool:
+        return bool(self._scopes) and name in self._scopes[-1]
+
+    def _visit_scope(self, node):
+        self._scopes.append(local_names(node))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self._scopes.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_scope
