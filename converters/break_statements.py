@@ -99,7 +99,7 @@ def flag_name(base, depth):
 def contains(stmts, kind, into_loops):
     """Whether ``stmts`` hold a ``kind`` statement of this function (of this loop
     unless ``into_loops``)."""
-    stack = list(stmts)
+    stack = [s for s in stmts if not isinstance(s, _SCOPES)]  # a nested def's are its own
     while stack:
         node = stack.pop()
         if isinstance(node, kind):

@@ -70,3 +70,19 @@ def test_loop_changing_carry_type_is_explained():
         jax.jit(autograph.convert(loop_changing_carry_type))(2)
     line = loop_changing_carry_type.__code__.co_firstlineno + 2
     assert f"{__file__}:{line}" in str(info.value)
+
+
+def calls_nested_function_that_returns(x):
+    def double(v):
+        return v * 2
+
+    for i in range(3):
+        if x > i:
+            x = double(x)
+    return x
+
+
+def test_nested_function_return_is_its_own():
+    # The return converter saw the nested def's `return` as an early return of the
+    # outer function and rewrote it into flags: the nested function returned None.
+    check(calls_nested_function_that_returns, 2, vmap=[0, 1, 5])
