@@ -92,13 +92,21 @@ class _ControlFlow(gast.NodeTransformer):
     def _sorted(self, names):
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
 
-    def _state_inputs(self, node, state):
-        """The tuple of the state variables' current values, as an expression."""
+    def _state_inputs(self, node, state, needed=None):
+        """The tuple of the state variables' current values, as an expression.
+
+        A variable outside ``needed`` (the names whose incoming value the block may
+        read) enters as ``Undefined``: the enclosing generated function may not hold
+        it, since Python would never read it there."""
         defined = annos.get(node, annos.DEFINED_IN, frozenset())
         maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
         elts = []
         for name in state:
-            if name in defined:
+            if needed is not None and name not in needed:
+                elts.append(templates.replace_expr(
+                    "ag__.Undefined(var_name)", ag__=self.ag,
+                    var_name=gast.Constant(value=name, kind=None)))
+            elif name in defined:
                 elts.append(templates.name(name))
             elif name not in maybe:
                 elts.append(templates.replace_expr(
@@ -161,7 +169,8 @@ class _ControlFlow(gast.NodeTransformer):
         state = self._sorted(modified & live)
         self._reject_jumps(node.body + node.orelse, "if")
         self._reject_deleted_state(node.body + node.orelse, state)
-        state_in = self._state_inputs(node, state)
+        state_in = self._state_inputs(node, state, needed=(
+            annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)))
         node = self.generic_visit(node)
         new = templates.replace(
             """

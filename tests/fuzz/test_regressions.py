@@ -86,3 +86,26 @@ def test_nested_function_return_is_its_own():
     # The return converter saw the nested def's `return` as an early return of the
     # outer function and rewrote it into flags: the nested function returned None.
     check(calls_nested_function_that_returns, 2, vmap=[0, 1, 5])
+
+
+# Long profile, seed 1000063: an inner `if` assigning `x` in both branches, inside a
+# branch that does not carry `x` (it is dead after the outer `if`), passed the
+# enclosing function's `x` in: UnboundLocalError inside the generated if_false.
+def inner_if_redefines_dead_variable(a, b, n):
+    x = b
+    if a % 2:
+        y = 1
+    else:
+        if b % 4:
+            x = n
+        else:
+            x = 5
+        x *= -1
+        y = x
+    x = n
+    return x, y
+
+
+def test_inner_if_redefines_dead_variable():
+    check(inner_if_redefines_dead_variable, 2, 3, 4)
+    check(inner_if_redefines_dead_variable, 3, 4, 5, vmap=[0, 1, 2, 3])
