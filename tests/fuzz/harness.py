@@ -47,7 +47,12 @@ class Program:
 @dataclass
 class Mismatch:
     program: Program
-    mode: str          # "convert", "traced", "vmap"
+    mode: str   # "convert", "traced", "vmap", "compiled"; "rejected ...": ConversionError
+
+    @property
+    def silent(self):
+        """A wrong value or an internal error, rather than a ConversionError."""
+        return not self.mode.startswith("rejected")
     args: tuple
     detail: str
 
@@ -154,6 +159,8 @@ def check_program(p: Program, compile_xla: bool = False) -> list[Mismatch]:
             continue
         try:
             mismatches.extend(check(p))
+        except autograph.ConversionError:   # loud, with the user's line: a refusal
+            mismatches.append(Mismatch(p, "rejected " + mode, (), _short_traceback()))
         except Exception:  # noqa: BLE001 - an error where Python returned is a mismatch
             mismatches.append(Mismatch(p, mode, (), _short_traceback()))
     return mismatches

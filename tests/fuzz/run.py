@@ -50,8 +50,10 @@ def main(argv=None) -> int:
     if args.jobs <= 1:
         for m in mismatches:
             print(m)
-    print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)}; "
-          f"{time.time() - start:.0f}s")
+    silent = sum(1 for m in mismatches if (m[0] if isinstance(m, tuple) else m.silent))
+    print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
+          f"({silent} wrong values or internal errors, {len(mismatches) - silent} "
+          f"refused with ConversionError); {time.time() - start:.0f}s")
     return 1 if mismatches else 0
 
 
@@ -60,7 +62,7 @@ def _worker(job):
 
     first_seed, count, compile_every, features = job
     programs, mismatches = harness.fuzz(first_seed, count, compile_every, features)
-    return len(programs), [str(m) for m in mismatches]
+    return len(programs), [(m.silent, str(m)) for m in mismatches]
 
 
 def _parallel(args, features):
@@ -76,7 +78,7 @@ def _parallel(args, features):
         for count, mismatches in pool.imap_unordered(_worker, jobs):
             done += count
             found.extend(mismatches)
-            for m in mismatches:
+            for _, m in mismatches:
                 print(m, flush=True)
             print(f"{done} programs, {len(found)} mismatches, {time.time() - start:.0f}s",
                   flush=True)
