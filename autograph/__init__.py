@@ -17,7 +17,10 @@
 
 from autograph.api import (
     convert,
+    convert_modules,
     do_not_convert,
+    do_not_convert_modules,
+    set_debug,
     set_element_type,
     set_loop_options,
     stack,
@@ -29,7 +32,10 @@ from autograph.errors import ConversionError
 __all__ = [
     "ConversionError",
     "convert",
+    "convert_modules",
     "do_not_convert",
+    "do_not_convert_modules",
+    "set_debug",
     "set_element_type",
     "set_loop_options",
     "stack",

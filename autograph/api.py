@@ -9,7 +9,7 @@ import types
 import jax
 
 from autograph.context import ConversionOptions
-from autograph.errors import ConversionError
+from autograph.errors import ConversionError, at_boundary
 from autograph.runtime import lists as _lists
 from autograph.transpiler import Transpiler
 
@@ -57,9 +57,13 @@ def convert(func=None, *, recursive: bool = True):
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        if not converted:
-            converted.append(_TRANSPILER.convert(original, options))
-        return converted[0](*args, **kwargs)
+        if not converted or converted[1] != _TRANSPILER.store_source:
+            converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
+        try:
+            return converted[0](*args, **kwargs)
+        except Exception as error:  # (free when nothing is raised, unlike a `with`)
+            at_boundary(error, _TRANSPILER.is_converted_code)
+            raise  # autograph: the error of the converted code below, unchanged in type
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)
@@ -85,10 +89,37 @@ def to_code(func) -> str:
     return _TRANSPILER.program(original, options).source
 
 
+def set_debug(*, store_source: bool) -> None:
+    """Debugging aid: with ``store_source=True``, functions converted from now on run
+    their generated code compiled from its source text, which is kept in memory in
+    ``linecache`` under a name like ``<autograph-generated f at file.py:12>``, so
+    tracebacks and ``pdb`` show and step through the generated code (nothing is
+    written to disk). ``store_source=False`` (the default) goes back to code that
+    carries the user's own file and lines."""
+    _TRANSPILER.store_source = bool(store_source)
+
+
 def do_not_convert(func):
     """Mark ``func`` to be run as it is, never converted (at any call depth)."""
-    setattr(_original(func), _DO_NOT_CONVERT, True)
+    target = _original(func)
+    setattr(getattr(target, "__func__", target), _DO_NOT_CONVERT, True)
     return func
+
+
+def do_not_convert_modules(*modules: str) -> None:
+    """Never convert functions of ``modules`` (dotted prefixes: ``"mylib"`` covers
+    ``mylib.sub``) when converted code calls them; they run as they are.
+
+    jax, numpy, scipy, the standard library and installed packages are never
+    converted already.
+    """
+    _TRANSPILER.policy.never_convert(*modules)
+
+
+def convert_modules(*modules: str) -> None:
+    """Convert the functions of ``modules`` that converted code calls, even where they
+    are installed packages (which are otherwise called as they are)."""
+    _TRANSPILER.policy.always_convert(*modules)
 
 
 def set_loop_options(*, maximum_iterations=None):

@@ -24,6 +24,9 @@ class ConversionContext:
     options: ConversionOptions
     user_names: frozenset          # every identifier the user's function mentions
     shadowing_names: frozenset     # names the function binds, its closure and module define
+    # Module-level names bound to library modules, functions or classes (``jnp``,
+    # ``math``, ``from jax import lax``): calls through them stay as they are.
+    library_names: frozenset = frozenset()
     _fresh: dict = field(default_factory=dict)
 
     def fresh_name(self, base: str) -> str:

@@ -4,6 +4,16 @@ One ``Transpiler`` owns the converter order and the caches. A conversion is cach
 per code object (functions sharing code, such as closures made in a loop, share
 it) and bound per function object to that function's live globals and closure
 cells. The caches hold their keys weakly: a function the user drops is let go.
+
+Binding is done on every call (``instantiate``: one ``FunctionType``, about a
+microsecond) rather than cached per function: a cached converted function would
+hold the original's globals and closure, which often hold the original itself,
+and so keep alive the very key a weak cache must let go.
+
+The transpiler also answers ``ag__.converted_call``: whether a callee is the
+user's code (``callee``, ``callable_kind``), judged by its ``CallPolicy``, and
+gives generated code its runtime namespace (``ag__``), whose ``converted_call``
+converts callees with this transpiler and the caller's options.
 """
 
 from __future__ import annotations
@@ -11,7 +21,11 @@ import __future__
 
 import ast
 import copy
+import functools
 import gc
+import inspect
+import linecache
+import operator
 import threading
 import types
 import weakref
@@ -25,6 +39,7 @@ from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     break_statements,
+    call_trees,
     conditional_expressions,
     continue_statements,
     control_flow,
@@ -33,6 +48,7 @@ from autograph.converters import (
     slices,
 )
 from autograph.errors import ConversionError
+from autograph.runtime.calls import AS_IS, CallPolicy, make_converted_call
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
@@ -43,6 +59,7 @@ DEFAULT_CONVERTERS = (
     return_statements,
     lists,
     slices,
+    call_trees,
     control_flow,
     conditional_expressions,
 )
@@ -62,46 +79,204 @@ class Program:
     code: types.CodeType          # its compiled code
     filename: str
     runtime_name: str
+    # Where each free variable of ``code`` comes from: an index into the original
+    # function's closure, or -1 for the runtime.
+    cell_plan: tuple = ()
+    runtime_cell: types.CellType | None = field(default=None, repr=False)
+    # How ``instantiate`` builds the closure: a constant tuple when only the runtime
+    # is free, else a function of the original closure.
+    closure: tuple | None = field(default=None, repr=False)
+    closure_of: object = field(default=None, repr=False)
+    is_lambda: bool = False
     _source: str | None = field(default=None, repr=False)
 
     @property
     def source(self) -> str:
         """The generated source, as ``to_code`` shows it."""
         if self._source is None:
-            self._source = ast.unparse(gast.gast_to_ast(self.node)) + "\n"
+            self._source = _unparse(self.node, self.is_lambda)
         return self._source
 
 
-class Transpiler:
-    """Converts functions, caching per code object and per function object."""
+class IdentityWeakMap:
+    """A map keyed by object identity that does not keep its keys alive.
 
-    def __init__(self, converters=DEFAULT_CONVERTERS):
+    Code objects compare equal when their bytecode, names and constants are equal
+    (even across files), so the caches key on identity, not equality. ``data`` maps
+    ``id(key)`` to ``(weakref to key, value)``; readers check the weakref (an entry
+    leaves when its key dies). Writers hold the owner's lock.
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self):
+        self.data = {}
+
+    def get(self, key, default=None):
+        entry = self.data.get(id(key))
+        if entry is not None and entry[0]() is key:
+            return entry[1]
+        return default
+
+    def setdefault(self, key, value):
+        entry = self.data.get(id(key))
+        if entry is not None and entry[0]() is key:
+            return entry[1]
+        data, ident = self.data, id(key)
+
+        def forget(ref):
+            current = data.get(ident)
+            if current is not None and current[0] is ref:
+                data.pop(ident, None)
+
+        data[ident] = (weakref.ref(key, forget), value)
+        return value
+
+    def clear(self):
+        self.data.clear()
+
+    def __len__(self):
+        return sum(1 for ref, _ in list(self.data.values()) if ref() is not None)
+
+
+class Transpiler:
+    """Converts functions, caching per code object; binds per function object.
+
+    The caches key on code objects and types, weakly and by identity: a function
+    the user drops is let go together with its conversion. Readers take no lock;
+    writers take ``_lock`` and keep the first result when threads race.
+    """
+
+    def __init__(self, converters=DEFAULT_CONVERTERS, policy: CallPolicy | None = None, *,
+                 store_source: bool = False):
         self.converters = tuple(converters)
+        self.policy = policy if policy is not None else CallPolicy()
+        # Debugging: compile from the generated source, kept in linecache (see set_debug).
+        self.store_source = store_source
         self._lock = threading.Lock()
-        self._programs = weakref.WeakKeyDictionary()   # code -> {options: Program}
-        self._functions = weakref.WeakKeyDictionary()  # function -> {options: function}
-        self._runtime_cell = types.CellType(runtime_module)
+        self._programs = IdentityWeakMap()          # code -> {options: Program}
+        self._converted_codes = IdentityWeakMap()   # every code object we compiled -> True
+        self._callees = {}        # options -> IdentityWeakMap(code -> Program | AS_IS)
+        self._callable_types = IdentityWeakMap()    # type -> its __call__ function | AS_IS
+        self._runtime_cells = {}                    # options -> cell holding the runtime
+        self.policy.on_change(self._forget_decisions)
+
+    # -- public ------------------------------------------------------------------------
 
     def convert(self, fn, options: ConversionOptions = DEFAULT_OPTIONS):
-        """The converted function of the plain function ``fn``."""
-        per_options = self._functions.get(fn)
-        if per_options is not None:
-            converted = per_options.get(options)
-            if converted is not None:
-                return converted
-        converted = self._bind(self.program(fn, options), fn)
-        with self._lock:
-            return self._functions.setdefault(fn, {}).setdefault(options, converted)
+        """The converted function of the plain function ``fn`` (a new function object
+        bound to ``fn``'s globals, closure and defaults; its conversion is cached)."""
+        converted = self.instantiate(self.program(fn, options), fn)
+        converted.__doc__ = fn.__doc__
+        converted.__module__ = fn.__module__
+        converted.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+        converted.__dict__.update(fn.__dict__)
+        converted.__autograph_converted__ = True
+        return converted
 
     def program(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> Program:
         """The converted program of ``fn``'s code, converting it on first use."""
         code = fn.__code__
+        key = (options, self.store_source)
         per_options = self._programs.get(code)
-        if per_options is not None and options in per_options:
-            return per_options[options]
+        if per_options is not None:
+            program = per_options.get(key)
+            if program is not None:
+                return program
         program = self._convert_code(fn, options)
         with self._lock:
-            return self._programs.setdefault(code, {}).setdefault(options, program)
+            per_options = self._programs.setdefault(code, {})
+            program = per_options.setdefault(key, program)
+            for sub in _code_objects(program.code):
+                self._converted_codes.setdefault(sub, True)
+            return program
+
+    def is_converted_code(self, code: types.CodeType) -> bool:
+        """Whether ``code`` is generated code (a converted function or its helpers)."""
+        return self._converted_codes.get(code) is not None
+
+    def instantiate(self, program: Program, fn):
+        """A function running ``program`` with ``fn``'s globals, closure and defaults."""
+        closure_of = program.closure_of
+        converted = _function_type(
+            program.code, fn.__globals__, fn.__name__, fn.__defaults__,
+            program.closure if closure_of is None else closure_of(fn.__closure__))
+        if fn.__kwdefaults__ is not None:
+            converted.__kwdefaults__ = fn.__kwdefaults__
+        return converted
+
+    # -- calls from converted code (``ag__.converted_call``) ---------------------------
+
+    def callee_entries(self, options) -> dict:
+        """The raw entries of the callee decisions for ``options`` (see ``callee``)."""
+        return self._callee_map(options).data
+
+    def callable_type_entries(self) -> dict:
+        """The raw entries of the ``callable_kind`` cache."""
+        return self._callable_types.data
+
+    def callee(self, fn, options):
+        """For the Python function ``fn`` called from converted code: its ``Program``,
+        or ``AS_IS`` when it is library code or already converted. Cached per code."""
+        decisions = self._callee_map(options)
+        code = fn.__code__
+        decision = decisions.get(code)
+        if decision is not None:
+            return decision
+        if (self._converted_codes.get(code) is not None
+                or code.co_flags & _NOT_CONVERTIBLE_FLAGS
+                or self.policy.is_library_function(fn)
+                or (_is_dunder(fn.__name__) and not parsing.has_source(fn))):
+            decision = AS_IS
+        else:
+            decision = self.program(fn, options)
+        with self._lock:
+            return decisions.setdefault(code, decision)
+
+    def callable_kind(self, cls):
+        """For an object of class ``cls`` called from converted code: the Python
+        function its ``__call__`` runs, or ``AS_IS`` (classes, builtins, library)."""
+        kind = self._callable_types.get(cls)
+        if kind is not None:
+            return kind if kind is AS_IS else _class_attr(cls, "__call__")
+        call = _class_attr(cls, "__call__")
+        if isinstance(call, types.FunctionType) and not self.policy.is_library_function(call):
+            kind = _CONVERT_CALL
+        else:
+            kind = AS_IS
+        with self._lock:
+            self._callable_types.setdefault(cls, kind)
+        return AS_IS if kind is AS_IS else call
+
+    def _callee_map(self, options):
+        decisions = self._callees.get(options)
+        if decisions is None:
+            with self._lock:
+                decisions = self._callees.setdefault(options, IdentityWeakMap())
+        return decisions
+
+    def _forget_decisions(self):
+        with self._lock:
+            for decisions in self._callees.values():
+                decisions.clear()
+            self._callable_types.clear()
+
+    def _runtime_cell(self, options):
+        """A cell holding the runtime as generated code sees it (``ag__``): the
+        ``autograph.runtime`` module's operators plus this transpiler's
+        ``converted_call`` for ``options``."""
+        cell = self._runtime_cells.get(options)
+        if cell is None:
+            namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
+            namespace.__dict__.update(
+                (k, v) for k, v in vars(runtime_module).items() if not k.startswith("__"))
+            namespace.__getattr__ = functools.partial(getattr, runtime_module)
+            namespace.converted_call = make_converted_call(self, options)
+            with self._lock:
+                cell = self._runtime_cells.setdefault(options, types.CellType(namespace))
+        return cell
+
+    # -- conversion --------------------------------------------------------------------
 
     def _convert_code(self, fn, options) -> Program:
         # Building trees allocates many small objects; a cyclic GC pass over the large
@@ -130,39 +305,90 @@ class Transpiler:
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names:
             runtime_name += "_"
-        shadowing = set(local_names(node)) | set(fn.__code__.co_freevars)
-        shadowing |= {n for n in user_names if n in fn.__globals__}
+        bound = set(local_names(node)) | set(fn.__code__.co_freevars)
         for sub in gast.walk(node):
-            if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-                shadowing |= local_names(sub)
+            if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                    gast.Lambda)):
+                bound |= local_names(sub)
+        shadowing = bound | {n for n in user_names if n in fn.__globals__}
+        library_names = frozenset(
+            n for n in user_names - bound
+            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
         ctx = ConversionContext(
             filename=parsed.filename, runtime_name=runtime_name, options=options,
-            user_names=user_names, shadowing_names=frozenset(shadowing))
+            user_names=user_names, shadowing_names=frozenset(shadowing),
+            library_names=library_names)
         present = {type(sub) for sub in gast.walk(node)}
         for converter in self.converters:
             triggers = getattr(converter, "NODE_TYPES", None)
             if triggers is None or not present.isdisjoint(triggers):
                 node = converter.transform(node, ctx)
-        code = _compile(node, parsed.filename, runtime_name, fn.__code__)
-        return Program(node=node, code=code, filename=parsed.filename,
-                       runtime_name=runtime_name)
+        filename = parsed.filename
+        if self.store_source:
+            node, filename = _reparse_from_source(node, fn, parsed.filename)
+        code = _compile(node, filename, runtime_name, fn.__code__)
+        freevars = fn.__code__.co_freevars
+        plan = tuple(-1 if name == runtime_name else freevars.index(name)
+                     for name in code.co_freevars)
+        runtime_cell = self._runtime_cell(options)
+        closure, closure_of = _closure_builder(plan, runtime_cell)
+        return Program(node=node, code=code, filename=filename,
+                       runtime_name=runtime_name, cell_plan=plan, runtime_cell=runtime_cell,
+                       closure=closure, closure_of=closure_of, is_lambda=parsed.is_lambda)
 
-    def _bind(self, program: Program, fn):
-        """A function running ``program`` with ``fn``'s globals, closure and defaults."""
-        cells_by_name = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-        closure = tuple(
-            self._runtime_cell if name == program.runtime_name else cells_by_name[name]
-            for name in program.code.co_freevars)
-        converted = types.FunctionType(program.code, fn.__globals__, fn.__name__,
-                                       fn.__defaults__, closure)
-        converted.__kwdefaults__ = fn.__kwdefaults__
-        converted.__qualname__ = fn.__qualname__
-        converted.__doc__ = fn.__doc__
-        converted.__module__ = fn.__module__
-        converted.__annotations__ = dict(getattr(fn, "__annotations__", {}))
-        converted.__dict__.update(fn.__dict__)
-        converted.__autograph_converted__ = True
-        return converted
+
+_CONVERT_CALL = "convert __call__"
+# Generators and coroutines called from converted code run as they are: a staged
+# computation cannot suspend, and iterating a generator in Python is what the
+# original does. (Converting one at the top level is an error.)
+_NOT_CONVERTIBLE_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                          | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
+_function_type = types.FunctionType
+
+
+def _closure_builder(plan, runtime_cell):
+    """``(constant closure, None)`` when no original cell is needed, else
+    ``(None, function of the original closure)``; both cheap to apply per call."""
+    if all(i < 0 for i in plan):
+        return (tuple(runtime_cell for _ in plan) or None), None
+    extra = (runtime_cell,)
+    runtime_index = -1
+    indices = tuple(runtime_index if i < 0 else i for i in plan)
+    if len(indices) == 1:
+        index = indices[0]
+        return None, lambda cells: (cells[index],)
+    pick = operator.itemgetter(*indices)
+    return None, lambda cells: pick(cells + extra)
+
+
+def _class_attr(cls, name):
+    """``cls.<name>`` as ``type(obj).<name>`` lookup finds it, or ``None``."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _code_objects(code):
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+
+
+def _unparse(node, is_lambda: bool) -> str:
+    """The source of a converted definition; a lambda whose body is still a single
+    ``return`` reads as a lambda again."""
+    if (is_lambda and len(node.body) == 1 and isinstance(node.body[0], gast.Return)
+            and node.body[0].value is not None):
+        lam = gast.Lambda(args=node.args, body=node.body[0].value)
+        return ast.unparse(gast.gast_to_ast(gast.Expression(body=lam))) + "\n"
+    return ast.unparse(gast.gast_to_ast(node)) + "\n"
 
 
 def _reject_unsupported_function(node, filename):
@@ -219,8 +445,39 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
     code = _code_constant(factory_code, _CONVERTED_NAME)
-    return code.replace(co_name=original_code.co_name,
-                        co_qualname=original_code.co_qualname)
+    code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
+                      _qualname_prefix(original_code) + original_code.co_name)
+    return code.replace(co_name=original_code.co_name)
+
+
+def _reparse_from_source(node, fn, user_filename):
+    """The generated code parsed again from its own source, registered in ``linecache``
+    under a file name of its own (nothing is written to disk), so that tracebacks,
+    ``pdb`` and ``inspect`` show and step through the generated code."""
+    source = ast.unparse(gast.gast_to_ast(node)) + "\n"
+    filename = (f"<autograph-generated {fn.__qualname__} at "
+                f"{user_filename}:{fn.__code__.co_firstlineno}>")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return gast.ast_to_gast(ast.parse(source, filename=filename)).body[0], filename
+
+
+def _qualname_prefix(code) -> str:
+    """What precedes the function's own name in its ``__qualname__`` (``C.``, ``g.<locals>.``)."""
+    qualname = getattr(code, "co_qualname", code.co_name)
+    return qualname[:len(qualname) - len(code.co_name)]
+
+
+def _requalify(code, old: str, new: str):
+    """``code`` with the factory's prefix in its and its nested code's qualified names
+    replaced by the original's, so JAX's source information and profiler names read
+    ``f.<locals>.loop_body`` rather than the factory's."""
+    consts = tuple(_requalify(c, old, new) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    changes = {"co_consts": consts}
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is not None and qualname.startswith(old):
+        changes["co_qualname"] = new + qualname[len(old):]
+    return code.replace(**changes)
 
 
 def _code_constant(code, name):

@@ -99,15 +99,15 @@ def flag_name(base, depth):
 def contains(stmts, kind, into_loops):
     """Whether ``stmts`` hold a ``kind`` statement of this function (of this loop
     unless ``into_loops``)."""
-    stack = [s for s in stmts if not isinstance(s, _SCOPES)]  # a nested def's are its own
+    def belongs(node):
+        return not (isinstance(node, _SCOPES) or (not into_loops and isinstance(node, _LOOPS)))
+
+    stack = [stmt for stmt in stmts if belongs(stmt)]
     while stack:
         node = stack.pop()
         if isinstance(node, kind):
             return True
-        for child in gast.iter_child_nodes(node):
-            if isinstance(child, _SCOPES) or (not into_loops and isinstance(child, _LOOPS)):
-                continue
-            stack.append(child)
+        stack.extend(child for child in gast.iter_child_nodes(node) if belongs(child))
     return False
 
 

@@ -47,6 +47,7 @@ from autograph.analysis import (
     annotate_definedness,
     annotate_liveness,
     bound_names,
+    local_names,
     modified_names,
 )
 from autograph.errors import ConversionError
@@ -86,11 +87,35 @@ class _ControlFlow(gast.NodeTransformer):
         self.ctx = ctx
         self.order = order
         self.ag = ctx.runtime_name
+        self.declared = [({}, {})]   # per function: global and nonlocal names
+        self.locals = [None]          # per function: its local names
 
     # -- helpers ---------------------------------------------------------------------
 
     def _sorted(self, names):
+        # Only the function's own locals are state: a `global`/`nonlocal` name is
+        # declared in the helpers instead, and a global or closure variable that is
+        # only mutated (`cache[k] = v`) stays the same object.
+        local = self.locals[-1]
+        names = [n for n in names if local is None or n in local]
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
+
+    def _declare(self, new):
+        """Repeat the function's ``global``/``nonlocal`` declarations in the generated
+        helpers in ``new`` that assign those names, so they keep their scope; a helper
+        that ``del``s a state variable returns it as ``Undefined`` when it is unbound."""
+        globals_, nonlocals = self.declared[-1]
+        for helper in new:
+            if not isinstance(helper, gast.FunctionDef):
+                continue
+            self._return_deleted(helper)
+            modified = modified_names(helper.body)
+            for kind, names in ((gast.Global, globals_), (gast.Nonlocal, nonlocals)):
+                used = sorted(n for n in names if n in modified)
+                if used:
+                    declaration = kind(names=used)
+                    templates.set_location(declaration, names[used[0]])
+                    helper.body.insert(0, declaration)
 
     def _state_inputs(self, node, state, needed=None):
         """The tuple of the state variables' current values, as an expression.
@@ -130,6 +155,24 @@ class _ControlFlow(gast.NodeTransformer):
                         "restructure the code so the block runs to its end",
                         self.ctx.filename, sub.lineno, sub.col_offset)
 
+    def _return_deleted(self, helper):
+        deleted = {target.id for stmt in helper.body
+                   for sub in _walk_same_scope(stmt, into_loops=True)
+                   if isinstance(sub, gast.Delete)
+                   for target in sub.targets if isinstance(target, gast.Name)}
+        last = helper.body[-1] if helper.body else None
+        if not deleted or not isinstance(last, gast.Return) or last.value is None:
+            return
+        elts = last.value.elts if isinstance(last.value, gast.Tuple) else [last.value]
+        for i, elt in enumerate(elts):
+            if isinstance(elt, gast.Name) and elt.id in deleted:
+                elts[i] = templates.replace_expr(
+                    "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
+                    var_name=gast.Constant(value=elt.id, kind=None))
+                templates.set_location(elts[i], last)
+        if not isinstance(last.value, gast.Tuple):
+            last.value = elts[0]
+
     def _reject_walrus_test(self, node):
         """``while (n := n - 1) > 0``: the test runs in its own function, where the
         assignment would be lost, so say so rather than loop forever."""
@@ -140,20 +183,22 @@ class _ControlFlow(gast.NodeTransformer):
                     "supported: assign the variable before the loop and at the end of its "
                     "body instead", self.ctx.filename, sub.lineno, sub.col_offset)
 
-    def _reject_deleted_state(self, body, state):
-        """``del x`` of a variable the block carries out: its value would be lost."""
-        for stmt in body:
-            for sub in _walk_same_scope(stmt, into_loops=True):
-                if isinstance(sub, gast.Delete):
-                    for target in sub.targets:
-                        if isinstance(target, gast.Name) and target.id in state:
-                            raise ConversionError(
-                                f"`del {target.id}` inside a converted block that carries "
-                                f"'{target.id}' is not supported; assign it a value (or "
-                                "None) instead, or delete it after the block",
-                                self.ctx.filename, sub.lineno, sub.col_offset)
-
     # -- statements --------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node):
+        declared = ({}, {})
+        for stmt in node.body:
+            for sub in _walk_same_scope(stmt, into_loops=True):
+                if isinstance(sub, (gast.Global, gast.Nonlocal)):
+                    target = declared[isinstance(sub, gast.Nonlocal)]
+                    target.update((n, sub) for n in sub.names)
+        self.declared.append(declared)
+        self.locals.append(local_names(node))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.declared.pop()
+            self.locals.pop()
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):
@@ -168,7 +213,6 @@ class _ControlFlow(gast.NodeTransformer):
                 | annos.get(node, annos.LIVE_IN_ORELSE))
         state = self._sorted(modified & live)
         self._reject_jumps(node.body + node.orelse, "if")
-        self._reject_deleted_state(node.body + node.orelse, state)
         state_in = self._state_inputs(node, state, needed=(
             annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)))
         node = self.generic_visit(node)
@@ -186,6 +230,7 @@ class _ControlFlow(gast.NodeTransformer):
             if_false=self.ctx.fresh_name("if_false"), state=state, body=node.body,
             orelse=node.orelse, test=node.test, state_in=state_in)
         templates.set_location(new, node)
+        self._declare(new)
         return new
 
     def visit_While(self, node):
@@ -196,7 +241,6 @@ class _ControlFlow(gast.NodeTransformer):
         state = self._sorted(modified & live)
         self._reject_jumps(node.body, "while")
         self._reject_walrus_test(node)
-        self._reject_deleted_state(node.body, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         new = templates.replace(
@@ -213,6 +257,7 @@ class _ControlFlow(gast.NodeTransformer):
             body=node.body, state_in=state_in)
         _add_keywords(new[-1], options)
         templates.set_location(new, node)
+        self._declare(new)
         return new + node.orelse
 
     def visit_For(self, node):
@@ -224,7 +269,6 @@ class _ControlFlow(gast.NodeTransformer):
         extra_test = annos.get(node, annos.EXTRA_TEST)
         state = self._sorted(modified & live)
         self._reject_jumps(node.body, "for")
-        self._reject_deleted_state(node.body, state)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         if isinstance(node.target, gast.Name) and node.target.id not in state:
@@ -257,6 +301,7 @@ class _ControlFlow(gast.NodeTransformer):
             new = test + new
         _add_keywords(new[-1], options)
         templates.set_location(new, node)
+        self._declare(new)
         return new + node.orelse
 
     def _iterable(self, iterable):

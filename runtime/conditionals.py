@@ -78,6 +78,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
     if state:  # an `if` statement's state goes in and out under the same names
         defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
         st.check_carriable(operands, defined_names, where, construct)
+    st.check_stageable((if_true, if_false), where, construct)
     count = len(names)
     unbound = {"if": set(), "else": set()}
 
@@ -101,16 +102,19 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
 
     true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
     try:
-        out = lax.cond(pred, true_fn, false_fn, operands)
+        out, failure = lax.cond(pred, true_fn, false_fn, operands), None
     except TypeError as error:
+        out, failure = None, error
+    if failure is not None:
+        # Explained outside the `except`, so our error does not chain to JAX's.
         _raise_for_one_sided(unbound, names, where, construct)
         dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
                                        (if_true, if_false))
         if dtypes is None:
-            raise
+            raise failure
+        del failure
         out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
                        operands)
-        del error
     _raise_for_one_sided(unbound, names, where, construct)
     return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
                  if i in unbound["if"] else value
@@ -121,18 +125,22 @@ def _raise_for_one_sided(unbound, names, where, construct):
     for i in sorted(unbound["if"] ^ unbound["else"]):
         missing = "else" if i in unbound["else"] else "if"
         raise ConversionError(
-            f"'{names[i]}' is assigned in only one branch of this {construct}, and the "
+            f"'{names[i]}' has a value after only one branch of this {construct}, and the "
             f"{construct} is staged with lax.cond because its condition is traced: the "
-            f"'{missing}' branch leaves it without a value. Assign '{names[i]}' before the "
-            f"{construct}, or in both branches.", where.filename, where.lineno)
+            f"'{missing}' branch leaves it without a value (it is not assigned there, or "
+            f"is deleted with `del`). Assign '{names[i]}' before the {construct}, or in "
+            "both branches.", where.filename, where.lineno)
 
 
 def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
                           branch_functions):
     """Promoted dtypes when the branches differ only where Python scalars meet
     arrays (``1`` vs ``2.5``); otherwise raise naming the variable and both types."""
-    true_out = jax.eval_shape(true_fn, operands)
-    false_out = jax.eval_shape(false_fn, operands)
+    try:
+        true_out = jax.eval_shape(true_fn, operands)
+        false_out = jax.eval_shape(false_fn, operands)
+    except TypeError:  # a branch fails by itself: lax.cond's error says where
+        return None
     found = st.mismatches(names, true_out, false_out)
     if not found:
         return None
@@ -147,7 +155,8 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
                 name, first, second, where,
                 "Both branches of an `if` on a traced condition must give each variable "
                 "the same shape, dtype and pytree structure; convert one side (e.g. with "
-                ".astype) or compute it outside the `if`.")
+                ".astype) or compute it outside the `if`.",
+                ("when the condition is true", "when it is false"))
     return st.joined_dtypes(true_out, false_out)
 
 

@@ -144,6 +144,7 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
         lambda s: st.as_tuple(loop_body(*s), count), state)
     st.require_defined(state, names, where, "staged while loop")
     st.check_carriable(state, names, where, "while loop")
+    st.check_stageable((loop_test, loop_body), where, "while loop")
     count = len(state)
 
     def cond_fun(carry):
@@ -280,6 +281,7 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
             lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
+    st.check_stageable((loop_body,), where, "for loop")
     if isinstance(rng, range) and not len(rng):
         return state
     if extra_test is not None and not isinstance(rng, range):
@@ -362,6 +364,7 @@ def _staged_scan(array, loop_body, state, where, extra_test=None):
             lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
     st.require_defined(state, names, where, "staged for loop")
     st.check_carriable(state, names, where, "for loop")
+    st.check_stageable((loop_body,), where, "for loop")
     body = _masked(loop_body, extra_test, count, where)
 
     def body_fun(carry, item):
@@ -407,4 +410,5 @@ def _raise_for_carry_change(body_fun, args, names, where, construct):
             first, second, where,
             "A staged loop carries each variable with one shape, dtype and pytree "
             "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
-            "dtype)), or keep the change out of the loop.")
+            "dtype)), or keep the change out of the loop.",
+            ("before the loop", "after one iteration"))

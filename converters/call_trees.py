@@ -1,0 +1,106 @@
+"""Calls that could reach the user's code go through ``ag__.converted_call``.
+
+Before:
+
+    def loss(params, x):
+        y = model(params, x)
+        return jnp.sum(helper(y) ** 2) + len(x)
+
+After:
+
+    def loss(params, x):
+        y = ag__.converted_call(model, params, x)
+        return jnp.sum(ag__.converted_call(helper, y) ** 2) + len(x)
+
+At run time ``converted_call`` converts the callee if it is the user's function
+and calls it as it is otherwise. Calls that cannot reach user code stay as
+written: builtins (``len``, ``range``, ``print``: other converters handle those
+they stage), attributes of library modules bound at module level (``jnp.sum``,
+``np.``, ``jax.``, ``lax.``, ``math.``), library functions imported by name
+(``from math import sqrt``), the runtime itself and lambdas written in place.
+
+A zero-argument ``super()`` becomes ``super(__class__, self)``: the body may end
+up inside generated helper functions whose first parameter is not ``self``.
+
+With ``recursive=False`` no call is rewritten (``super()`` still is).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+
+NODE_TYPES = (gast.Call,)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Route the calls in ``node`` (nested functions and lambdas included)."""
+    if "super" in ctx.user_names and ctx.is_builtin("super"):
+        node = _ExplicitSuper(node).visit(node)
+    if not ctx.options.recursive:
+        return node
+    return _CallTrees(ctx).visit(node)
+
+
+def _root_name(func):
+    """The name at the root of ``a.b.c``, or ``None`` for other expressions."""
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, gast.Name) else None
+
+
+class _CallTrees(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.ag = ctx.runtime_name
+
+    def _stays(self, func) -> bool:
+        if isinstance(func, gast.Lambda):
+            return True              # converted along with this function
+        if isinstance(func, gast.Name):
+            return (func.id == self.ag or self.ctx.is_builtin(func.id)
+                    or func.id in self.ctx.library_names)
+        root = _root_name(func)
+        return root is not None and (root == self.ag or root in self.ctx.library_names)
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if self._stays(node.func):
+            return node
+        new = templates.replace_expr(
+            "ag__.converted_call(func, args)", ag__=self.ag, func=node.func,
+            args=list(node.args))
+        new.keywords = node.keywords
+        templates.set_location(new, node)
+        return new
+
+
+class _ExplicitSuper(gast.NodeTransformer):
+    """``super()`` in the method's own body → ``super(__class__, <first parameter>)``."""
+
+    def __init__(self, fn):
+        params = fn.args.posonlyargs + fn.args.args
+        self.first = params[0].id if params else None
+        self.top = fn
+
+    def visit_FunctionDef(self, node):
+        if node is self.top:
+            return self.generic_visit(node)
+        return node              # a nested function's super() has its own first argument
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if (self.first is not None and isinstance(node.func, gast.Name)
+                and node.func.id == "super" and not node.args and not node.keywords):
+            node.args = [templates.name("__class__"), templates.name(self.first)]
+            templates.set_location(node.args, node)
+        return node
