@@ -7,7 +7,9 @@ Python values, to_graph, the user's jit, vmap).
 from __future__ import annotations
 
 import jax.numpy as jnp
+import pytest
 
+from autograph import ConversionError
 from tests.differential import check
 
 
@@ -109,3 +111,46 @@ def inner_if_redefines_dead_variable(a, b, n):
 def test_inner_if_redefines_dead_variable():
     check(inner_if_redefines_dead_variable, 2, 3, 4)
     check(inner_if_redefines_dead_variable, 3, 4, 5, vmap=[0, 1, 2, 3])
+
+
+# Found with the "jumps" feature on (early return in staged loops); not fixed here:
+# they are in the jump converters' design (jumps branch), reported to the lead.
+
+def return_in_while_in_if(a, n):
+    z = 0
+    for _ in range(n):
+        if a > z:
+            w = 0
+            while w < 2:
+                w += 1
+                return z
+            z += 1
+    return z
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "return inside a while inside an if inside a traced for: fill_undefined_returns "
+    "passes an Undefined to jax.eval_shape (internal TypeError)"))
+def test_return_in_while_in_if_in_traced_loop():
+    check(return_in_while_in_if, 3, 4)
+
+
+def loop_counter_after_early_return(a, n):
+    y = 0
+    if a < n:
+        return y
+    for _ in range(3):
+        w = 0
+        while w < 2:
+            w += 1
+            if a > 5:
+                break
+    return y + 1
+
+
+@pytest.mark.xfail(strict=True, raises=ConversionError, reason=(
+    "the code after a traced early return is guarded by an if whose state includes a "
+    "loop counter first assigned there and dead after it: refused as 'assigned in only "
+    "one branch' though Python never reads it"))
+def test_loop_counter_after_early_return():
+    check(loop_counter_after_early_return, 3, 4)
