@@ -11,6 +11,8 @@ import jax
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError, at_boundary
 from autograph.runtime import lists as _lists
+from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
+from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
@@ -74,8 +76,31 @@ def to_graph(func, **jit_kwargs):
     """``jax.jit`` over ``convert(func)``: the converted function, compiled.
 
     Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
+    A traced ``assert`` that fails while the compiled function runs stops it and
+    raises ``AssertionError`` (``StagedAssertionError``) with its message and the
+    user's ``file:line`` from the call; a function with traced asserts therefore
+    waits for its result, one without returns as soon as it is dispatched.
     """
-    return jax.jit(convert(func), **jit_kwargs)
+    converted = convert(func)
+    compiled = jax.jit(converted, **jit_kwargs)
+    has_asserts = []   # set once a trace stages an assert: then wait for the result
+
+    @functools.wraps(converted)
+    def run(*args, **kwargs):
+        before = staged_assert_count()
+        try:
+            out = compiled(*args, **kwargs)
+            if has_asserts or staged_assert_count() != before:
+                has_asserts[:] = [True]
+                if not has_tracer(out):
+                    jax.block_until_ready(out)
+        except jax.errors.JaxRuntimeError as error:
+            reraise_failed_assert(error)
+            raise
+        return out
+
+    run.lower = compiled.lower
+    return run
 
 
 def to_code(func) -> str:
@@ -122,15 +147,30 @@ def convert_modules(*modules: str) -> None:
     _TRANSPILER.policy.always_convert(*modules)
 
 
-def set_loop_options(*, maximum_iterations=None):
+def set_loop_options(*, maximum_iterations=None, checkpoint=False):
     """Directive, the first statement of a loop body: options for the staged loop.
 
-    ``maximum_iterations=N`` bounds a staged ``while`` loop (or a ``for`` over a
-    traced range) to N iterations and lowers it to a masked ``scan``, which
-    reverse-mode ``jax.grad`` can differentiate. Run as plain Python, it does
-    nothing: the loop runs as the original would.
+    ``maximum_iterations=N`` (a Python int) bounds a staged ``while`` loop (or a
+    ``for`` over a range with a traced bound) to N iterations and lowers it to a
+    masked ``scan``, which reverse-mode ``jax.grad`` can differentiate; iterations
+    after the condition fails leave the variables unchanged, and a loop that would
+    run longer stops after N. Without it, reverse-mode differentiation of such a
+    loop raises a ``ConversionError`` naming the loop (forward mode works either
+    way). Loops with a static trip count (``for`` over a Python ``range`` or an
+    array) are always reverse-differentiable and ignore the bound.
+
+    ``checkpoint=True`` wraps the loop body in ``jax.checkpoint``: reverse mode then
+    keeps only the loop variables of each iteration and recomputes the body's
+    intermediates in the backward pass (less memory, about one more forward pass of
+    compute). It changes nothing when the loop is not differentiated.
+
+        while err > tol:
+            autograph.set_loop_options(maximum_iterations=100, checkpoint=True)
+            x, err = newton_step(x)
+
+    Run as plain Python, it does nothing: the loop runs as the original would.
     """
-    del maximum_iterations
+    del maximum_iterations, checkpoint
 
 
 def set_element_type(lst, dtype, shape=()):

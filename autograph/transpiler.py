@@ -38,12 +38,15 @@ from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
+    asserts,
     break_statements,
+    builtin_functions,
     call_trees,
     conditional_expressions,
     continue_statements,
     control_flow,
     lists,
+    logical_expressions,
     return_statements,
     slices,
 )
@@ -62,6 +65,9 @@ DEFAULT_CONVERTERS = (
     call_trees,
     control_flow,
     conditional_expressions,
+    logical_expressions,
+    asserts,
+    builtin_functions,
 )
 
 DEFAULT_OPTIONS = ConversionOptions()

@@ -52,7 +52,7 @@ from autograph.analysis import (
 )
 from autograph.errors import ConversionError
 
-_LOOP_OPTIONS = ("maximum_iterations",)
+_LOOP_OPTIONS = ("maximum_iterations", "checkpoint")
 
 
 NODE_TYPES = (gast.If, gast.While, gast.For)

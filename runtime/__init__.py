@@ -5,16 +5,39 @@ JAX tracer? If not, it runs the Python construct with Python semantics; if so, i
 stages the construct with ``jax.lax``.
 """
 
+from autograph.runtime.builtins import (
+    bool_,
+    float_,
+    int_,
+    len_,
+    max_,
+    min_,
+    reversed_,
+    sum_,
+)
 from autograph.runtime.conditionals import if_exp, if_stmt
+from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
 from autograph.runtime.iterables import enumerate_, zip_
-from autograph.runtime.lists import TensorList, len_, list_append, list_pop, set_element_type
-from autograph.runtime.logical import and_, not_, or_
+from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
+from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
+from autograph.runtime.printing import print_
 from autograph.runtime.slices import index, setitem
 from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
 
 __all__ = [
+    "StagedAssertionError",
     "TensorList",
+    "assert_stmt",
+    "bool_",
+    "compare_chain",
+    "float_",
+    "int_",
+    "max_",
+    "min_",
+    "print_",
+    "reversed_",
+    "sum_",
     "TracedRange",
     "Undefined",
     "UndefinedReturn",

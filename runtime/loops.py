@@ -47,6 +47,7 @@ from autograph.errors import ConversionError
 from autograph.runtime import lists, returns
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import _staged_cond, predicate
+from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
 
@@ -81,14 +82,17 @@ def range_(*args):
     return range(*args)
 
 
-def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
+def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
     the loop is one ``lax.while_loop`` carrying ``state``. With
     ``maximum_iterations`` the staged part stops after that many iterations at most,
     as a bounded, masked ``scan`` that reverse-mode ``grad`` goes through (a Python
-    loop ignores the bound, as the original would).
+    loop ignores the bound, as the original would). Without a bound, reverse-mode
+    differentiation of the staged loop raises a ``ConversionError`` naming the
+    loop; ``checkpoint=True`` recomputes the body in the backward pass instead of
+    storing its intermediates (see ``runtime/differentiation.py``).
     """
     state = tuple(state)
     count = len(state)
@@ -105,7 +109,8 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None):
         state = st.as_tuple(loop_body(*state), count)
     where = caller_location()
     names = param_names(loop_body)
-    out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
+    out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
+                        checkpoint)
     return st.from_tuple(out)
 
 
@@ -138,7 +143,8 @@ def _test_is_traced(loop_test, state) -> bool:
     return seen[0]
 
 
-def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations):
+def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
+                  checkpoint=False):
     count = len(state)
     state = returns.fill_undefined_returns(
         lambda s: st.as_tuple(loop_body(*s), count), state)
@@ -153,14 +159,16 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
     def body_fun(carry):
         return st.as_tuple(loop_body(*carry), count)
 
-    bound = None if maximum_iterations is None else int(maximum_iterations)
+    body_fun = checkpointed(body_fun, checkpoint)
+    bound = None if maximum_iterations is None else _bound(maximum_iterations, where)
     state, staging = lists.stage_lists(state, names, lambda s, _: body_fun(s), bound, where,
                                        construct="while loop")
     try:
         with staging:
-            if maximum_iterations is None:
-                return lax.while_loop(cond_fun, body_fun, state)
-            return _bounded_while(cond_fun, body_fun, state, maximum_iterations)
+            if bound is None:
+                out = lax.while_loop(cond_fun, body_fun, state)
+                return reverse_guard(out, where, "while loop")
+            return _bounded_while(cond_fun, body_fun, state, bound)
     except TypeError:
         _raise_for_carry_change(body_fun, (state,), names, where, "while loop")
         raise
@@ -168,27 +176,55 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations)
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
     """At most ``maximum_iterations`` iterations as a scan whose iterations after the
-    condition fails leave the state unchanged (reverse-differentiable)."""
+    condition fails leave the state unchanged (reverse-differentiable).
 
-    def step(carry, _):
-        running, values = carry
-        running = jnp.logical_and(running, cond_fun(values))
-        values = lax.cond(running, body_fun, lambda v: v, values)
-        return (running, values), None
+    The body sits in a ``lax.cond`` on the loop condition, so finished iterations
+    cost one predicate, not a body (under ``vmap`` the cond becomes a select: each
+    example keeps its own trip count). No "still running" flag is carried: once
+    the condition fails the state stops changing, so the condition keeps failing.
+    (A flag starting as a constant ``True`` would also change type inside
+    ``shard_map``, where the condition varies per device.) Reverse mode stores the
+    state per iteration, plus the body's intermediates unless it is checkpointed."""
 
-    (_, out), _ = lax.scan(step, (jnp.bool_(True), state), None,
-                           length=int(maximum_iterations))
+    def step(values, _):
+        return lax.cond(cond_fun(values), body_fun, lambda v: v, values), None
+
+    if maximum_iterations == 0:
+        return state
+    out, _ = lax.scan(step, state, None, length=maximum_iterations)
     return out
 
 
-def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None):
+def _bound(maximum_iterations, where) -> int:
+    """``maximum_iterations`` as the scan length it becomes: a Python int >= 0."""
+    if is_tracer(maximum_iterations):
+        raise ConversionError(
+            "set_loop_options(maximum_iterations=...) must be a Python int (it is the "
+            "length of the staged loop), not a traced value; use a static upper bound",
+            where.filename, where.lineno)
+    try:
+        bound = operator.index(maximum_iterations)
+    except TypeError:
+        raise ConversionError(
+            "set_loop_options(maximum_iterations=...) must be an int, got "
+            f"{type(maximum_iterations).__name__}", where.filename, where.lineno) from None
+    if bound < 0:
+        raise ConversionError(
+            f"set_loop_options(maximum_iterations=...) must be >= 0, got {bound}",
+            where.filename, where.lineno)
+    return bound
+
+
+def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
+             checkpoint=False):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
     a traced range becomes a ``fori_loop``, and a Python range runs as Python until
-    the loop variables hold traced values, then as one staged loop.
-    ``maximum_iterations`` bounds a loop over a traced range (the staged part stops
-    after that many iterations at most; a Python loop ignores it).
+    the loop variables hold traced values, then as one staged loop. A traced range
+    with ``maximum_iterations`` becomes a masked scan of that length (reverse-mode
+    differentiable); other loops have a static trip count and ignore the bound.
+    ``checkpoint=True`` rematerialises the body in the backward pass.
 
     ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
     checked before each iteration, before the next item is taken, and the loop stops
@@ -198,20 +234,22 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     """
     state = tuple(state)
     count = len(state)
+    options = {"maximum_iterations": maximum_iterations, "checkpoint": checkpoint}
     if isinstance(iterable, TracedRange):
         where = caller_location()
         return st.from_tuple(_staged_range(iterable, loop_body, state, where, extra_test,
-                                           maximum_iterations))
+                                           **options))
     if is_tracer(iterable) or isinstance(iterable, Scanned):
         where = caller_location()
-        return st.from_tuple(_staged_scan(iterable, loop_body, state, where, extra_test))
+        return st.from_tuple(_staged_scan(iterable, loop_body, state, where, extra_test,
+                                          checkpoint))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
             if count and (has_tracer(state) or k == 0 and lists.grows_traced(
                     lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item)):
                 where = caller_location()
                 return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where,
-                                                   extra_test))
+                                                   extra_test, **options))
             if extra_test is not None and not extra_test(*state):
                 break
             state = st.as_tuple(loop_body(item, *state), count)
@@ -270,7 +308,8 @@ def _masked(loop_body, extra_test, count, where):
     return masked_body
 
 
-def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterations=None):
+def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterations=None,
+                  checkpoint=False):
     names = param_names(loop_body, skip=1)
     count = len(state)
     index = jax.ShapeDtypeStruct((), jnp.int32)
@@ -285,13 +324,14 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
     if isinstance(rng, range) and not len(rng):
         return state
     if extra_test is not None and not isinstance(rng, range):
-        return _staged_range_until(rng, loop_body, state, names, where, extra_test)
+        return _staged_range_until(rng, loop_body, state, names, where, extra_test,
+                                   maximum_iterations, checkpoint)
     body = _masked(loop_body, extra_test, count, where)
 
     if isinstance(rng, range):
         trip_count = len(rng)
     else:
-        trip_count = None if maximum_iterations is None else int(maximum_iterations)
+        trip_count = None if maximum_iterations is None else _bound(maximum_iterations, where)
     if not is_tracer(rng.step) and rng.step == 1 and (
             isinstance(rng, range) or maximum_iterations is None):
         lower, upper = rng.start, rng.stop
@@ -307,12 +347,18 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
         def body_fun(k, carry):
             return st.as_tuple(body(rng.start + k * rng.step, *carry), count)
 
+    body_fun = checkpointed(body_fun, checkpoint)
     index = jax.ShapeDtypeStruct((), jnp.int32)
     state, staging = lists.stage_lists(state, names, lambda s, i: body_fun(i, s), trip_count,
                                        where, item=index, construct="for loop")
     try:
         with staging:
-            return lax.fori_loop(lower, upper, body_fun, state)
+            if isinstance(rng, range):  # static trip count: fori_loop lowers to a scan
+                return lax.fori_loop(lower, upper, body_fun, state)
+            if trip_count is not None:  # maximum_iterations: a masked scan
+                return _bounded_range(lower, upper, body_fun, state, trip_count)
+            return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), where,
+                                 "for loop over a traced range")
     except TypeError:
         _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
                                 "for loop")
@@ -321,8 +367,25 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
         raise
 
 
-def _staged_range_until(rng, loop_body, state, names, where, extra_test):
-    """A traced range with an exit: a ``while_loop`` that stops at the exit."""
+def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
+    """``fori_loop(lower, upper, body_fun, state)`` for at most ``maximum_iterations``
+    iterations, as a masked scan (reverse-differentiable)."""
+
+    def step(carry, k):
+        index = lower + k
+        carry = lax.cond(index < upper, lambda c: body_fun(index, c), lambda c: c, carry)
+        return carry, None
+
+    if maximum_iterations == 0:
+        return state
+    out, _ = lax.scan(step, state, jnp.arange(maximum_iterations))
+    return out
+
+
+def _staged_range_until(rng, loop_body, state, names, where, extra_test,
+                        maximum_iterations=None, checkpoint=False):
+    """A traced range with an exit: a ``while_loop`` that stops at the exit, or with
+    ``maximum_iterations`` a masked scan of that length (reverse-differentiable)."""
     count = len(state)
     trips = rng.trip_count()
 
@@ -337,9 +400,15 @@ def _staged_range_until(rng, loop_body, state, names, where, extra_test):
         k, values = carry
         return k + 1, st.as_tuple(loop_body(rng.start + k * rng.step, *values), count)
 
+    body_fun = checkpointed(body_fun, checkpoint)
     start = jnp.zeros((), jnp.result_type(trips))
     try:
-        _, out = lax.while_loop(cond_fun, body_fun, (start, state))
+        if maximum_iterations is not None:
+            bound = _bound(maximum_iterations, where)
+            _, out = _bounded_while(cond_fun, body_fun, (start, state), bound)
+        else:
+            _, out = lax.while_loop(cond_fun, body_fun, (start, state))
+            out = reverse_guard(out, where, "for loop over a traced range")
     except TypeError:
         _raise_for_carry_change(lambda c: body_fun((start, c))[1], (state,), names, where,
                                 "for loop")
@@ -347,7 +416,7 @@ def _staged_range_until(rng, loop_body, state, names, where, extra_test):
     return out
 
 
-def _staged_scan(array, loop_body, state, where, extra_test=None):
+def _staged_scan(array, loop_body, state, where, extra_test=None, checkpoint=False):
     names = param_names(loop_body, skip=1)
     count = len(state)
     if isinstance(array, Scanned):
@@ -370,6 +439,7 @@ def _staged_scan(array, loop_body, state, where, extra_test=None):
     def body_fun(carry, item):
         return st.as_tuple(body(item, *carry), count), None
 
+    body_fun = checkpointed(body_fun, checkpoint)
     state, staging = lists.stage_lists(state, names, lambda s, x: body_fun(s, x)[0], length,
                                        where, item=item, construct="for loop")
     try:

@@ -187,6 +187,25 @@ def min_of_tracer(x):
     return min(x, 1.0)
 
 
+def test_constructs_that_once_failed_under_tracing_now_convert():
+    for fn in (chained, explicit_bool, int_of_tracer, min_of_tracer):
+        assert float(jax.jit(autograph.convert(fn))(jnp.float32(0.5))) == float(fn(0.5))
+
+
+def comprehension_filter(x):
+    small = [v for v in range(3) if v < x]
+    return len(small)
+
+
+WEIGHTS = [1.0, 2.0, 3.0]
+
+
+def list_index_in_traced_loop(x, n):
+    for i in range(n):
+        x = x + WEIGHTS[i]
+    return x
+
+
 @autograph.do_not_convert
 def unconverted_helper(x):
     if x > 0:
@@ -199,23 +218,22 @@ def calls_unconverted(x):
 
 
 CONCRETE_CASES = [
-    (chained, 2, "if 0 < x < 1:", jax.errors.TracerBoolConversionError, "chained comparison"),
-    (explicit_bool, 2, "if bool(x > 0):", jax.errors.TracerBoolConversionError, "`bool()`"),
-    (int_of_tracer, 1, "n = int(x)", jax.errors.ConcretizationTypeError, ".astype("),
-    (min_of_tracer, 1, "return min(x, 1.0)", jax.errors.TracerBoolConversionError,
-     "jnp.minimum"),
+    (comprehension_filter, (jnp.float32(0.5),), 1, "small = [v for v in range(3) if v < x]",
+     "<listcomp>", jax.errors.TracerBoolConversionError, "comprehension's `if`"),
+    (list_index_in_traced_loop, (jnp.float32(0.0), jnp.int32(3)), 2, "x = x + WEIGHTS[i]",
+     "loop_body", jax.errors.TracerIntegerConversionError, "an index into a Python list"),
 ]
 
 
-@pytest.mark.parametrize("fn, k, source, error, words", CONCRETE_CASES,
+@pytest.mark.parametrize("fn, args, k, source, where, error, words", CONCRETE_CASES,
                          ids=[c[0].__name__ for c in CONCRETE_CASES])
-def test_tracer_conversion_errors_are_explained(fn, k, source, error, words):
+def test_tracer_conversion_errors_are_explained(fn, args, k, source, where, error, words):
     with pytest.raises(error) as excinfo:
-        jax.jit(autograph.convert(fn))(jnp.float32(0.5))
+        jax.jit(autograph.convert(fn))(*args)
     assert isinstance(excinfo.value, TypeError)        # JAX's type, still a TypeError
     text = formatted(excinfo)
     assert_user_frame(text, fn, k, source)
-    assert f"autograph: {__file__}:{line_of(fn, k)} (in {fn.__name__})" in text
+    assert f"autograph: {__file__}:{line_of(fn, k)} (in {where})" in text
     assert words in text
 
 
@@ -229,18 +247,13 @@ def test_unconverted_callee_is_named():
     assert "not converted by autograph" in text
 
 
-def int_in_staged_loop(x, n):
-    for i in range(n):
-        x = x + int(i)
-    return x
-
-
 def test_explanation_names_the_staged_region():
-    with pytest.raises(jax.errors.ConcretizationTypeError) as excinfo:
-        jax.jit(autograph.convert(int_in_staged_loop))(jnp.float32(0.0), jnp.int32(3))
+    with pytest.raises(jax.errors.TracerIntegerConversionError) as excinfo:
+        jax.jit(autograph.convert(list_index_in_traced_loop))(jnp.float32(0.0), jnp.int32(3))
     text = formatted(excinfo)
-    assert f"autograph: {__file__}:{line_of(int_in_staged_loop, 2)}" in text
-    assert f"inside the for loop at {__file__}:{line_of(int_in_staged_loop, 1)}" in text
+    assert f"autograph: {__file__}:{line_of(list_index_in_traced_loop, 2)}" in text
+    assert (f"inside the for loop at {__file__}:{line_of(list_index_in_traced_loop, 1)}"
+            in text)
 
 
 def raise_in_staged_branch(x):
@@ -266,7 +279,7 @@ def test_python_mode_raise_has_no_note():
 
 
 def outer_calls_converted(x):
-    return autograph.convert(chained)(x) * 2
+    return autograph.convert(comprehension_filter)(x) * 2
 
 
 def test_note_added_once_through_nested_converted_functions():
@@ -298,13 +311,13 @@ def test_branch_mismatch_survives_transformations(transform):
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
-def test_chained_comparison_survives_transformations(transform):
+def test_tracer_bool_error_survives_transformations(transform):
     arg = jnp.ones(2) if transform == "vmap" else jnp.float32(0.5)
     with pytest.raises(jax.errors.TracerBoolConversionError) as excinfo:
-        TRANSFORMS[transform](chained)(arg)
+        TRANSFORMS[transform](comprehension_filter)(arg)
     text = formatted(excinfo)
-    assert_user_frame(text, chained, 2, "if 0 < x < 1:")
-    assert "chained comparison" in text
+    assert_user_frame(text, comprehension_filter, 1, "small = [v for v in range(3) if v < x]")
+    assert "comprehension's `if`" in text
 
 
 def shape_error_summed(x):

@@ -1,0 +1,46 @@
+"""``assert`` statements into ``ag__.assert_stmt`` with the message behind a lambda.
+
+Before:
+
+    assert x != 0, 'Do not pass zero!'
+    assert ok
+
+After:
+
+    ag__.assert_stmt(x != 0, lambda: 'Do not pass zero!')
+    ag__.assert_stmt(ok)
+
+The message is evaluated only if the assertion fails, as in Python. Under
+``python -O`` (``__debug__`` false) asserts are removed, as Python's compiler
+removes them.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+
+NODE_TYPES = (gast.Assert,)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert every ``assert`` in ``node`` (remove them under ``python -O``)."""
+    return _Asserts(ctx).visit(node)
+
+
+class _Asserts(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ag = ctx.runtime_name
+
+    def visit_Assert(self, node):
+        node = self.generic_visit(node)
+        if not __debug__:
+            return None
+        if node.msg is None:
+            new = templates.replace("ag__.assert_stmt(test)", ag__=self.ag, test=node.test)
+        else:
+            new = templates.replace("ag__.assert_stmt(test, lambda: msg)", ag__=self.ag,
+                                    test=node.test, msg=node.msg)
+        templates.set_location(new, node)
+        return new

@@ -1,0 +1,88 @@
+"""``and``, ``or``, ``not`` and chained comparisons into runtime calls.
+
+Before:
+
+    ok = i < n and x[i] > 0
+    flag = not done
+    inside = lo <= x < hi
+    ordered = f(a) < g(b) < h(c)
+
+After:
+
+    ok = ag__.and_(lambda: i < n, lambda: x[i] > 0)
+    flag = ag__.not_(done)
+    inside = ag__.and_(lambda: lo <= x, lambda: x < hi)
+    ordered = ag__.compare_chain(f(a), '<', lambda: g(b), '<', lambda: h(c))
+
+Each operand is behind a lambda, so it is evaluated only when Python would
+evaluate it. A chain whose middle operands are plain names or constants reads as
+the ``and`` it means; any other chain goes through ``compare_chain``, which
+evaluates each middle operand once. Single comparisons (``x is None``,
+``k in d``, ``a < b``) are left alone: JAX's operators already handle them.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+
+_OPERATORS = {
+    gast.Eq: "==", gast.NotEq: "!=", gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">",
+    gast.GtE: ">=", gast.Is: "is", gast.IsNot: "is not", gast.In: "in",
+    gast.NotIn: "not in",
+}
+
+NODE_TYPES = (gast.BoolOp, gast.UnaryOp, gast.Compare)
+
+
+def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
+    """Convert every boolean operator and chained comparison in ``node``."""
+    return _LogicalExpressions(ctx).visit(node)
+
+
+def _lambda(body):
+    return templates.replace_expr("lambda: body", body=body)
+
+
+class _LogicalExpressions(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ag = ctx.runtime_name
+
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        op = "and_" if isinstance(node.op, gast.And) else "or_"
+        new = templates.replace_expr(f"ag__.{op}(operands)", ag__=self.ag,
+                                     operands=[_lambda(v) for v in node.values])
+        templates.set_location(new, node)
+        return new
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if not isinstance(node.op, gast.Not):
+            return node
+        new = templates.replace_expr("ag__.not_(operand)", ag__=self.ag,
+                                     operand=node.operand)
+        templates.set_location(new, node)
+        return new
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        middle = node.comparators[:-1]
+        if all(isinstance(m, (gast.Name, gast.Constant)) for m in middle):
+            operands = [node.left, *node.comparators]
+            pairs = [gast.Compare(left=operands[k], ops=[op], comparators=[operands[k + 1]])
+                     for k, op in enumerate(node.ops)]
+            new = templates.replace_expr("ag__.and_(pairs)", ag__=self.ag,
+                                         pairs=[_lambda(p) for p in pairs])
+        else:
+            args = [node.left]
+            for op, right in zip(node.ops, node.comparators, strict=True):
+                args += [gast.Constant(value=_OPERATORS[type(op)], kind=None),
+                         _lambda(right)]
+            new = templates.replace_expr("ag__.compare_chain(args)", ag__=self.ag,
+                                         args=args)
+        templates.set_location(new, node)
+        return new

@@ -1,0 +1,135 @@
+"""Python builtins that need help with traced arguments.
+
+A call to one of these builtins, when the name really is Python's builtin,
+becomes a call here: ``max(a, b)`` → ``ag__.max_(a, b)``. With no traced argument
+each *is* the builtin (same result, same errors). With traced arguments:
+
+| builtin | traced argument |
+| --- | --- |
+| ``len(r)`` | the traced trip count of a ``range`` with a traced bound |
+| ``min``/``max`` | ``jnp.minimum``/``maximum`` of the values; ``jnp.min``/``max`` of a 1-D array |
+| ``sum(x, start)`` | ``start + jnp.sum(x, axis=0)`` (not unrolled) |
+| ``int``/``float``/``bool`` | a scalar cast (``int`` truncates to zero, ``bool`` is ``x != 0``) |
+| ``reversed(x)`` | ``x[::-1]``, which a ``for`` loop scans |
+
+``range`` is ``ag__.range_`` (runtime/loops.py). ``abs``, ``isinstance``, ``len``
+of an array, and ``sum``/``min``/``max`` of Python values need nothing: JAX's
+arrays already implement them. Where a builtin cannot give a traced result
+(``int`` of a vector, ``min`` with ``key=``), the error names the user's line.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+
+from autograph.errors import StagingTypeError
+from autograph.runtime import lists
+from autograph.runtime.loops import TracedRange
+from autograph.runtime.tracing import caller_location, describe, has_tracer, is_tracer
+
+
+def len_(value):
+    """``len(value)``; the traced length of a staged list, the traced trip count of
+    a range with a traced bound."""
+    if isinstance(value, TracedRange):
+        return value.trip_count()
+    return lists.len_(value)
+
+
+def min_(*args, **kwargs):
+    """``min(*args, **kwargs)``; traced values give their elementwise minimum."""
+    if not has_tracer((args, kwargs)):
+        return min(*args, **kwargs)
+    return _extremum("min", jnp.minimum, jnp.min, args, kwargs)
+
+
+def max_(*args, **kwargs):
+    """``max(*args, **kwargs)``; traced values give their elementwise maximum."""
+    if not has_tracer((args, kwargs)):
+        return max(*args, **kwargs)
+    return _extremum("max", jnp.maximum, jnp.max, args, kwargs)
+
+
+def sum_(iterable, /, start=0):
+    """``sum(iterable, start)``; a traced array is summed over its first axis."""
+    if not is_tracer(iterable):
+        return sum(iterable, start)
+    if jnp.ndim(iterable) == 0:
+        _fail("sum", f"sum() of a traced scalar ({describe(iterable)}): a 0-d array is "
+              "not iterable. Pass an array with a leading axis, or drop the sum().")
+    return start + jnp.sum(iterable, axis=0)
+
+
+def int_(*args, **kwargs):
+    """``int(x)``; a traced scalar is cast to the default integer dtype."""
+    if not has_tracer((args, kwargs)):
+        return int(*args, **kwargs)
+    return _cast("int", int, args, kwargs)
+
+
+def float_(*args, **kwargs):
+    """``float(x)``; a traced scalar is cast to the default float dtype."""
+    if not has_tracer((args, kwargs)):
+        return float(*args, **kwargs)
+    return _cast("float", float, args, kwargs)
+
+
+def bool_(*args, **kwargs):
+    """``bool(x)``; a traced scalar becomes the traced boolean ``x != 0``."""
+    if not has_tracer((args, kwargs)):
+        return bool(*args, **kwargs)
+    return _cast("bool", bool, args, kwargs)
+
+
+def reversed_(sequence):
+    """``reversed(sequence)``; a traced array is flipped along its first axis."""
+    if not is_tracer(sequence):
+        return reversed(sequence)
+    if jnp.ndim(sequence) == 0:
+        _fail("reversed", f"reversed() of a traced scalar ({describe(sequence)}): a 0-d "
+              "array is not a sequence.")
+    return sequence[::-1]
+
+
+def _extremum(name, pairwise, reduce, args, kwargs):
+    if "key" in kwargs and kwargs["key"] is not None:
+        _fail(name, f"{name}(..., key=...) over traced values would need to pick an "
+              f"element by a traced comparison. Compute the keys as an array and use "
+              f"jnp.arg{name}, or call {name}() on Python values.", depth=4)
+    if len(args) == 1:
+        (values,) = args
+        if is_tracer(values):
+            if jnp.ndim(values) != 1:
+                _fail(name, f"{name}() over a traced {describe(values)} compares "
+                      f"{'elements' if jnp.ndim(values) == 0 else 'rows'}, whose truth "
+                      f"value is ambiguous. Use jnp.{name}(x) or jnp.{name}(x, axis=0).",
+                      depth=4)
+            if values.shape[0] == 0 and "default" in kwargs:
+                return kwargs["default"]
+            return reduce(values)
+        values = list(values)
+        if not values:
+            return min(values, **kwargs) if name == "min" else max(values, **kwargs)
+    else:
+        values = list(args)
+    return functools.reduce(pairwise, values)
+
+
+def _cast(name, python_type, args, kwargs):
+    if len(args) != 1 or kwargs:
+        _fail(name, f"{name}() of a traced value takes exactly one argument.", depth=4)
+    (value,) = args
+    if jnp.shape(value) != ():
+        _fail(name, f"{name}() of a traced array of shape {tuple(jnp.shape(value))}: "
+              f"only a scalar converts to one {name}. Index or reduce it first, or use "
+              f"x.astype(...) for an elementwise cast.", depth=4)
+    if python_type is bool:
+        return jnp.asarray(value) != 0
+    return jnp.asarray(value).astype(python_type)
+
+
+def _fail(name, message, depth=3):
+    where = caller_location(depth)
+    raise StagingTypeError(message, where.filename, where.lineno)

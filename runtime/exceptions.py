@@ -1,0 +1,132 @@
+"""``assert``: Python's assert, or a run-time check for a traced condition.
+
+``assert x != 0, 'Do not pass zero!'`` becomes
+``ag__.assert_stmt(x != 0, lambda: 'Do not pass zero!')``; the message is behind a
+lambda because Python evaluates it only when the assertion fails. (Under
+``python -O`` the converter drops the statement, as Python does.)
+
+- A Python condition: exactly Python's ``assert`` (``AssertionError(msg)``, or a
+  bare ``AssertionError`` without a message).
+- A traced condition is checked when the compiled program runs, and a failure
+  stops the program there, as Python's assert stops the function (a staged
+  ``while`` does not run on with bad values, or forever). The error carries the
+  message (a traced message shows its value) and the user's ``file:line``.
+
+  The check is ``lax.cond(cond, nothing, report)``: the host is called only when
+  the check fails (under ``vmap`` the ``cond`` becomes a select and the host sees
+  every example's condition each time), and ``report`` raises there.
+
+  * Under ``autograph.to_graph``: ``StagedAssertionError`` (an ``AssertionError``)
+    with the message and ``file:line``, raised from the call (a function with traced
+    asserts waits for its result; one without is dispatched asynchronously).
+  * Inside the user's own ``jax.jit`` (or ``vmap``, ``scan``...): nothing needs
+    wrapping; the call (or the first use of its result) raises JAX's
+    ``JaxRuntimeError``, whose text ends with ``StagedAssertionError: <message>
+    [file:line: source]``. Use ``autograph.to_graph`` for a plain ``AssertionError``.
+  * ``functional_checks()``: for code traced inside it, the check is a
+    ``jax.experimental.checkify`` check instead, for a caller that wraps the
+    function with ``checkify.checkify`` and reads the error itself (no host
+    callback; but a checkify error does not stop the program, so a staged loop
+    runs on after a failure).
+"""
+
+from __future__ import annotations
+
+import linecache
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental import checkify
+
+from autograph.errors import ConversionError
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
+
+
+class StagedAssertionError(AssertionError):
+    """A traced ``assert`` that failed when the compiled program ran."""
+
+
+_MODE = threading.local()
+
+
+class functional_checks:  # noqa: N801  used as a context manager, like a function
+    """While tracing inside this context, traced asserts become checkify checks
+    (the caller wraps the traced function with ``checkify.checkify``)."""
+
+    def __enter__(self):
+        _MODE.depth = getattr(_MODE, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _MODE.depth -= 1
+
+
+def staged_assert_count() -> int:
+    """How many traced asserts this thread has staged so far (``to_graph`` asks to
+    learn whether a function it compiled has any)."""
+    return getattr(_MODE, "staged", 0)
+
+
+def reraise_failed_assert(error) -> None:
+    """Raise ``StagedAssertionError`` if JAX's run-time ``error`` comes from a failed
+    traced assert; return otherwise."""
+    text = str(error)
+    if _MARKER in text:
+        raise StagedAssertionError(text.rsplit(_MARKER, 1)[1].strip()) from None
+
+
+_MARKER = f"{StagedAssertionError.__name__}: "
+
+
+def raise_if_failed(error) -> None:
+    """Raise ``StagedAssertionError`` if the checkify ``error`` holds a failed check."""
+    text = error.get()
+    if text is not None:
+        raise StagedAssertionError(text.replace(" (`check` failed)", ""))
+
+
+def assert_stmt(cond, message=None):
+    """``assert cond, message()``: Python's assert, or a run-time check if ``cond``
+    is traced."""
+    if not is_tracer(cond):
+        if not cond:
+            if message is None:
+                raise AssertionError
+            raise AssertionError(message())
+        return
+    where = caller_location()
+    if jnp.shape(cond) != ():
+        raise ConversionError(
+            f"the condition of this assert is a traced array of shape "
+            f"{tuple(jnp.shape(cond))}, and its truth value is ambiguous. Reduce it to "
+            "one value, e.g. `assert jnp.all(c)`.", where.filename, where.lineno)
+    pred = cond if cond.dtype == bool else cond != 0
+    text = message() if message is not None else None
+    source = linecache.getline(where.filename, where.lineno).strip()
+    suffix = f"{where}: {source}" if source else str(where)
+    if has_tracer(text):
+        fmt, values = "{}", [text]
+    else:
+        fmt, values = _escape("assertion failed" if text is None else str(text)), []
+    fmt = f"{fmt} [{_escape(suffix)}]"
+    _MODE.staged = staged_assert_count() + 1
+    if getattr(_MODE, "depth", 0):
+        checkify.check(pred, fmt, *values)
+    else:
+        check = _check_on_host(fmt)
+        lax.cond(pred, lambda: None,
+                 lambda: jax.debug.callback(check, pred, *values))
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _check_on_host(fmt):
+    def check(pred, *values):
+        if not np.all(pred):
+            shown = [np.asarray(v) for v in values]
+            raise StagedAssertionError(fmt.format(*shown))
+    return check

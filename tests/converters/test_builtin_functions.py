@@ -1,0 +1,147 @@
+"""Builtins with traced arguments: len, min, max, sum, int, float, bool, range, reversed..."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autograph
+from autograph.errors import ConversionError
+from tests.differential import check
+
+
+def clip_pair(x, y):
+    return min(x, y), max(x, y, 0.5), min([x, y, 2.0]), abs(x - y)
+
+
+def extremes(xs):
+    return min(xs), max(xs)
+
+
+def total(xs):
+    return sum(xs), sum(xs, 10.0), sum([xs[0], xs[1]])
+
+
+def casts(x):
+    return int(x), float(x), bool(x)
+
+
+def count_up(n):
+    r = range(n)
+    return len(r)
+
+
+def reversed_sum(xs):
+    out = 0.0
+    k = 1.0
+    for v in reversed(xs):
+        out = out + k * v
+        k = k * 10.0
+    return out
+
+
+def length(xs):
+    return len(xs) * 2
+
+
+def is_array(x):
+    return isinstance(x, jax.Array), isinstance(x, str)
+
+
+def int_of_vector(xs):
+    return int(xs)
+
+
+def bool_of_vector(xs):
+    n = bool(xs)
+    return n
+
+
+def min_with_key(x, y):
+    return min(x, y, key=abs)
+
+
+def shadowed(x):
+    len = 5   # noqa: F841  a local named len is not the builtin
+    return len
+
+
+def test_min_max_abs():
+    for x, y in [(1.0, 2.0), (3.0, -1.0), (0.25, 0.25)]:
+        check(clip_pair, x, y, vmap=[0.0, 1.0, 3.0])
+    check(extremes, jnp.array([3.0, -1.0, 2.0]))
+    check(extremes, [3.0, -1.0, 2.0], compiled=False)
+
+
+def test_sum():
+    check(total, jnp.array([1.0, 2.0, 3.5]))
+    check(total, [1.0, 2.0, 3.5], compiled=False)
+    jaxpr = str(jax.make_jaxpr(autograph.convert(total))(jnp.ones(50)))
+    assert jaxpr.count("add") < 10        # one reduction, not 50 unrolled adds
+
+
+def test_casts():
+    for x in [2.7, -2.7, 0.0]:
+        check(casts, x, vmap=[2.7, -2.7, 0.0])
+    i, f, b = autograph.to_graph(casts)(jnp.float32(-2.7))
+    assert i.dtype == jnp.int32 and int(i) == -2
+    assert f.dtype == jnp.float32 and b.dtype == jnp.bool_
+
+
+def test_range_and_len_with_traced_bound():
+    check(count_up, 7)
+    check(count_up, 0)
+    assert int(autograph.to_graph(count_up)(jnp.int32(5))) == 5
+    check(length, jnp.ones(4))
+
+
+def test_reversed():
+    check(reversed_sum, jnp.array([1.0, 2.0, 3.0]))
+    check(reversed_sum, [1.0, 2.0, 3.0], compiled=False)
+
+
+def test_isinstance_needs_nothing():
+    check(is_array, jnp.float32(1.0))
+    assert "isinstance(x, jax.Array)" in autograph.to_code(is_array)
+
+
+def line_of(fn, k):
+    return f"{__file__}:{fn.__code__.co_firstlineno + k}"
+
+
+@pytest.mark.parametrize("fn, words", [
+    (int_of_vector, "only a scalar converts to one int"),
+    (bool_of_vector, "only a scalar converts to one bool"),
+])
+def test_impossible_casts_name_the_line(fn, words):
+    with pytest.raises(ConversionError) as info:
+        autograph.to_graph(fn)(jnp.ones(3))
+    assert isinstance(info.value, TypeError)
+    assert words in str(info.value)
+    assert line_of(fn, 1) in str(info.value)
+
+
+def test_min_with_key_on_traced_values():
+    assert autograph.convert(min_with_key)(-3, 2) == 2
+    with pytest.raises(ConversionError, match="jnp.argmin") as info:
+        autograph.to_graph(min_with_key)(jnp.float32(-3.0), jnp.float32(2.0))
+    assert line_of(min_with_key, 1) in str(info.value)
+
+
+def test_python_values_are_the_builtins():
+    with pytest.raises(TypeError) as original:
+        int([1])
+    with pytest.raises(TypeError) as converted:
+        autograph.convert(int_of_vector)([1])
+    assert str(converted.value) == str(original.value)
+    with pytest.raises(ValueError):
+        autograph.convert(extremes)([])
+    assert autograph.convert(shadowed)(1) == 5
+    assert "ag__" not in autograph.to_code(shadowed)
+
+
+def test_generated_code():
+    assert autograph.to_code(casts) == (
+        "def casts(x):\n"
+        "    return (ag__.int_(x), ag__.float_(x), ag__.bool_(x))\n")
+    np.testing.assert_equal(autograph.convert(casts)(1.5), (1, 1.5, True))

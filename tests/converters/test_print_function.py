@@ -1,0 +1,142 @@
+"""print: Python's print for Python values; the same text at run time for traced ones."""
+
+import io
+import sys
+
+import jax
+import jax.numpy as jnp
+
+import autograph
+from tests.differential import check
+
+
+def show(x, y):
+    print("x =", x, "y =", y)
+    return x + y
+
+
+def show_layout(x):
+    print(x, "a", 2, sep=", ", end=" |\n")
+    print()
+    print(x, end="")
+    print("!")
+    return x
+
+
+def show_in_loop(n):
+    total = 0
+    for i in range(n):
+        total += i
+        print("step", i, "total", total)
+    return total
+
+
+def nested_print(n):
+    if n >= 0:
+        while n < 5:
+            n += 1
+            print(n)
+    return n
+
+
+def show_to_stderr(x):
+    print("err", x, file=sys.stderr)
+    return x
+
+
+def show_pytree(x):
+    print("pair", (x, 1))
+    return x
+
+
+def shadowed_print(x):
+    print = list           # noqa: A001  a local named print is not the builtin
+    return print((x,))
+
+
+def flushed(x):
+    print(x, flush=True)
+    return x
+
+
+def run_compiled(fn, *args):
+    out = autograph.to_graph(fn)(*args)
+    jax.effects_barrier()
+    return out
+
+
+def test_python_values_use_python_print(capsys):
+    check(show, 1, 2, compiled=False)
+    assert capsys.readouterr().out == "x = 1 y = 2\n" * 2
+    autograph.convert(show_layout)("p")
+    assert capsys.readouterr().out == "p, a, 2 |\n\np!\n"
+
+
+def test_traced_values_same_layout(capfd):
+    show_layout("p")
+    expected = capfd.readouterr().out
+    assert expected == "p, a, 2 |\n\np!\n"
+    run_compiled(show, jnp.int32(1), jnp.int32(2))
+    assert capfd.readouterr().out == "x = 1 y = 2\n"
+    run_compiled(show_layout, jnp.float32(1.5))
+    assert capfd.readouterr().out == "1.5, a, 2 |\n\n1.5!\n"
+    show_layout(jnp.float32(1.5))
+    assert capfd.readouterr().out == "1.5, a, 2 |\n\n1.5!\n"
+
+
+def test_order_follows_the_program_in_a_staged_loop(capfd):
+    show_in_loop(3)
+    expected = capfd.readouterr().out
+    assert expected.splitlines() == ["step 0 total 0", "step 1 total 1", "step 2 total 3"]
+    assert int(run_compiled(show_in_loop, jnp.int32(3))) == 3
+    assert capfd.readouterr().out == expected
+    jax.jit(autograph.convert(show_in_loop))(jnp.int32(3))
+    jax.effects_barrier()
+    assert capfd.readouterr().out == expected
+
+
+def test_nested_while_example(capfd):
+    nested_print(2)
+    expected = capfd.readouterr().out
+    assert expected == "3\n4\n5\n"
+    assert int(run_compiled(nested_print, jnp.int32(2))) == 5
+    assert capfd.readouterr().out == expected
+    assert int(run_compiled(nested_print, jnp.int32(-1))) == -1
+    assert capfd.readouterr().out == ""
+
+
+def test_file_argument(capfd):
+    run_compiled(show_to_stderr, jnp.int32(7))
+    captured = capfd.readouterr()
+    assert captured.err == "err 7\n" and captured.out == ""
+    buffer = io.StringIO()
+    autograph.convert(show)(1, 2)     # Python print with default file
+    assert capfd.readouterr().out == "x = 1 y = 2\n"
+    del buffer
+
+
+def test_pytree_argument(capfd):
+    run_compiled(show_pytree, jnp.int32(3))
+    assert capfd.readouterr().out == "pair (array(3, dtype=int32), 1)\n"
+
+
+def test_flush_and_shadowed_print(capfd):
+    run_compiled(flushed, jnp.int32(4))
+    assert capfd.readouterr().out == "4\n"
+    assert autograph.convert(shadowed_print)(3) == [3]
+    assert "ag__.print_" not in autograph.to_code(shadowed_print)
+
+
+def test_vmap_prints_each_example(capfd):
+    out = jax.vmap(autograph.convert(show))(jnp.arange(3), jnp.arange(3))
+    jax.effects_barrier()
+    assert out.tolist() == [0, 2, 4]
+    assert sorted(capfd.readouterr().out.splitlines()) == [
+        "x = 0 y = 0", "x = 1 y = 1", "x = 2 y = 2"]
+
+
+def test_generated_code():
+    assert autograph.to_code(show) == (
+        "def show(x, y):\n"
+        "    ag__.print_('x =', x, 'y =', y)\n"
+        "    return x + y\n")
