@@ -166,7 +166,7 @@ def _source_lines(fn, filename):
             f"in {where} (by exec, python -c, or an interactive prompt that keeps no "
             "source). autograph converts functions from their source: define the function "
             "in a .py file or a notebook cell, or call it unconverted with "
-            "autograph.do_not_convert.", filename, fn.__code__.co_firstlineno)
+            "autograph.do_not_convert.", None, None)
     while lnum > 0 and not _DEFINITION_START.match(lines[lnum]):
         lnum -= 1
     try:

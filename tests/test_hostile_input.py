@@ -85,13 +85,6 @@ def test_row(label, fn, args, expected):
         assert f"{rows.__file__}:{_first_line(fn) + offset}" in message, message
 
 
-def test_function_without_source_names_its_file_and_line():
-    with pytest.raises(ConversionError) as info:
-        autograph.convert(rows.made_by_exec)(1)
-    assert (info.value.filename, info.value.lineno) == ("<string>", 1)
-    assert str(info.value).startswith("<string>:1: cannot read the source")
-
-
 def test_effectful_decorator_and_defaults_not_rerun():
     before = list(rows.EFFECTS)
     autograph.convert(rows.has_effectful_decorator)(3)
