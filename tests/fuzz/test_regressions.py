@@ -154,3 +154,22 @@ def loop_counter_after_early_return(a, n):
     "one branch' though Python never reads it"))
 def test_loop_counter_after_early_return():
     check(loop_counter_after_early_return, 3, 4)
+
+
+def return_in_while_in_traced_for(a, n):
+    x = 0
+    for _ in range(n):
+        w = 0
+        while w < a % 4 + 1:
+            w += 1
+            if w > 2:
+                return x
+        x += 1
+    return x
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "the smallest form of the fill_undefined_returns bug: a return inside a while "
+    "nested in a traced for"))
+def test_return_in_while_in_traced_for():
+    check(return_in_while_in_traced_for, 7, 3)
