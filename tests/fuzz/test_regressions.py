@@ -173,3 +173,92 @@ def return_in_while_in_traced_for(a, n):
     "nested in a traced for"))
 def test_return_in_while_in_traced_for():
     check(return_in_while_in_traced_for, 7, 3)
+
+
+# Hostile-input table: conversion bugs found there, reduced.
+
+EVENTS = []
+
+
+def append_to_global_list(x):
+    if x > 0:
+        EVENTS.append(x)
+    return len(EVENTS)
+
+
+def test_append_to_global_list_keeps_it_global():
+    # The list converter rebound `EVENTS = ag__.list_append(EVENTS, x)`, which made
+    # EVENTS local to the function: UnboundLocalError (fixed on main the same way).
+    import autograph
+
+    EVENTS.clear()
+    assert autograph.convert(append_to_global_list)(3) == 1
+    assert EVENTS == [3]
+
+
+TOTAL = 10
+
+
+def augment_global(x):
+    global TOTAL
+    if x > 0:
+        TOTAL += x
+    return TOTAL
+
+
+def test_global_in_branch():
+    # The branch's state entered as Undefined('TOTAL').
+    import autograph
+
+    global TOTAL
+    TOTAL = 10
+    assert autograph.convert(augment_global)(3) == 13
+    assert TOTAL == 13
+
+
+def self_recursive(n):
+    return 1 if n <= 1 else n * self_recursive(n - 1)
+
+
+def test_self_recursive_function():
+    # The converted def, compiled under the user's name inside the binding factory,
+    # shadowed the global it calls: KeyError while binding the closure.
+    import autograph
+
+    assert autograph.convert(self_recursive)(5) == 120
+    assert int(autograph.to_graph(self_recursive, static_argnums=0)(4)) == 24
+
+
+def four_nested_ifs(x):
+    y = 0
+    if x > 0:
+        y += 1
+        if x > 1:
+            y += 1
+            if x > 2:
+                y += 1
+                if x > 3:
+                    y += 1
+    return y
+
+
+def test_four_nested_ifs():
+    # Generated nodes had no end column; compile() inherited one from an enclosing
+    # line: "ValueError: line 9, column 16-12 is not a valid range".
+    check(four_nested_ifs, 5, vmap=[0, 2, 4, 9])
+
+
+def generator_inside(x):
+    def gen(n):
+        yield from range(n)
+
+    total = 0
+    for v in gen(x):
+        total += v
+    return total
+
+
+def test_nested_generator_does_not_make_the_function_one():
+    import autograph
+
+    assert autograph.convert(generator_inside)(4) == 6
