@@ -91,7 +91,9 @@ def set_location(nodes, origin) -> None:
     loc = {f: getattr(origin, f, None) for f in _LOCATION_FIELDS}
     if loc["end_lineno"] != loc["lineno"]:
         # Generated code stands for the construct's first line (`while n != 1:`).
-        loc["end_lineno"], loc["end_col_offset"] = loc["lineno"], None
+        # (The end column stays valid: left unset, compile() would inherit one from
+        # an enclosing line and reject the range once ifs nest four deep.)
+        loc["end_lineno"], loc["end_col_offset"] = loc["lineno"], loc["col_offset"]
     stack = list(nodes) if isinstance(nodes, list) else [nodes]
     while stack:
         node = stack.pop()

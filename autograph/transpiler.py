@@ -20,6 +20,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import copy
 import functools
 import gc
 import inspect
@@ -72,6 +73,7 @@ DEFAULT_CONVERTERS = (
 DEFAULT_OPTIONS = ConversionOptions()
 _RUNTIME_NAME = "ag__"
 _FACTORY_NAME = "__autograph_factory__"
+_CONVERTED_NAME = "__autograph_converted__"
 _FUTURE_FLAGS = __future__.annotations.compiler_flag
 
 
@@ -289,6 +291,14 @@ class Transpiler:
         gc.disable()
         try:
             return self._convert_code_unguarded(fn, options)
+        except RecursionError:
+            code = fn.__code__
+            raise ConversionError(
+                f"'{code.co_name}' nests too deeply to convert (a very long `elif` chain "
+                "or deeply nested blocks exhaust Python's recursion limit). Split it into "
+                "smaller functions, or replace the `elif` chain by a lookup "
+                "(a dict, or jnp.select / lax.switch for traced values).",
+                code.co_filename, code.co_firstlineno) from None
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -394,6 +404,8 @@ def _reject_unsupported_function(node, filename):
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
     for stmt in node.body:
+        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue   # a nested generator does not make this function one
         for sub in _same_scope(stmt):
             if isinstance(sub, (gast.Yield, gast.YieldFrom)):
                 raise ConversionError(
@@ -417,6 +429,10 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     """Compile the converted definition inside a factory whose parameters are the
     runtime and the original free variables, and return the definition's code."""
     params = [runtime_name, *original_code.co_freevars]
+    # Defined under a name of its own: under the user's name the definition would
+    # shadow the global it reads when it calls itself (recursion).
+    node = copy.copy(node)
+    node.name = _CONVERTED_NAME
     factory = gast.FunctionDef(
         name=_FACTORY_NAME,
         args=gast.arguments(
@@ -434,8 +450,10 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
-    code = _code_constant(factory_code, node.name)
-    return _requalify(code, f"{_FACTORY_NAME}.<locals>.", _qualname_prefix(original_code))
+    code = _code_constant(factory_code, _CONVERTED_NAME)
+    code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
+                      _qualname_prefix(original_code) + original_code.co_name)
+    return code.replace(co_name=original_code.co_name)
 
 
 def _reparse_from_source(node, fn, user_filename):

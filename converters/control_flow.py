@@ -150,13 +150,21 @@ class _ControlFlow(gast.NodeTransformer):
                     templates.set_location(declaration, names[used[0]])
                     helper.body.insert(0, declaration)
 
-    def _state_inputs(self, node, state):
-        """The tuple of the state variables' current values, as an expression."""
+    def _state_inputs(self, node, state, needed=None):
+        """The tuple of the state variables' current values, as an expression.
+
+        A variable outside ``needed`` (the names whose incoming value the block may
+        read) enters as ``Undefined``: the enclosing generated function may not hold
+        it, since Python would never read it there."""
         defined = annos.get(node, annos.DEFINED_IN, frozenset())
         maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
         elts = []
         for name in state:
-            if name in defined:
+            if needed is not None and name not in needed:
+                elts.append(templates.replace_expr(
+                    "ag__.Undefined(var_name)", ag__=self.ag,
+                    var_name=gast.Constant(value=name, kind=None)))
+            elif name in defined:
                 elts.append(templates.name(name))
             elif name not in maybe:
                 elts.append(templates.replace_expr(
@@ -188,6 +196,16 @@ class _ControlFlow(gast.NodeTransformer):
         if not isinstance(last.value, gast.Tuple):
             last.value = elts[0]
 
+    def _reject_walrus_test(self, node):
+        """``while (n := n - 1) > 0``: the test runs in its own function, where the
+        assignment would be lost, so say so rather than loop forever."""
+        for sub in _walk_same_scope(node.test, into_loops=True):
+            if isinstance(sub, gast.NamedExpr):
+                raise ConversionError(
+                    "an assignment expression (`:=`) in a `while` condition is not "
+                    "supported: assign the variable before the loop and at the end of its "
+                    "body instead", self.ctx.filename, sub.lineno, sub.col_offset)
+
     # -- statements --------------------------------------------------------------------
 
     def visit_FunctionDef(self, node):
@@ -217,7 +235,8 @@ class _ControlFlow(gast.NodeTransformer):
         live = (annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_IN_BODY)
                 | annos.get(node, annos.LIVE_IN_ORELSE))
         state = self._sorted(modified & live)
-        state_in = self._state_inputs(node, state)
+        state_in = self._state_inputs(node, state, needed=(
+            annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)))
         node = self.generic_visit(node)
         new = templates.replace(
             """
@@ -242,6 +261,7 @@ class _ControlFlow(gast.NodeTransformer):
         modified = modified_names(node.body)
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
+        self._reject_walrus_test(node)
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         new = templates.replace(

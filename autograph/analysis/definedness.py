@@ -42,7 +42,11 @@ class _Definedness:
         args = fn.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         params += [a for a in (args.vararg, args.kwarg) if a is not None]
-        names = frozenset(p.id for p in params)
+        names = {p.id for p in params}
+        for sub in gast.walk(fn):   # global/nonlocal names are bound outside
+            if isinstance(sub, (gast.Global, gast.Nonlocal)):
+                names.update(sub.names)
+        names = frozenset(names)
         self.block(fn.body, names, names)
 
     def block(self, stmts, defined, maybe):

@@ -1,0 +1,91 @@
+"""Long fuzzing profile as a script: ``python -m tests.fuzz.run --count 10000``.
+
+Prints the number of programs checked and every mismatch (the program's source,
+the mode that disagreed and the arguments); exits 1 if any was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--compile-every", type=int, default=10,
+                        help="compile every N-th program whole with XLA (0: never)")
+    parser.add_argument("--features", default=None,
+                        help="comma-separated (jumps,logic); default: detected")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--show", action="store_true", help="print each program")
+    args = parser.parse_args(argv)
+
+    from tests.fuzz import harness
+
+    features = (harness.detect_features() if args.features is None
+                else frozenset(f for f in args.features.split(",") if f))
+    print(f"features: {sorted(features) or 'none'}", flush=True)
+    start = time.time()
+
+    def progress(done, mismatches):
+        if done % 200 == 0 or done == args.count:
+            print(f"{done} programs, {len(mismatches)} mismatches, "
+                  f"{time.time() - start:.0f}s", flush=True)
+
+    if args.jobs > 1:
+        programs, mismatches = _parallel(args, features)
+    else:
+        programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every,
+                                            features, progress)
+    if args.show:
+        for p in programs:
+            if p is not None:
+                print(p.source)
+    if args.jobs <= 1:
+        for m in mismatches:
+            print(m)
+    silent = sum(1 for m in mismatches
+                 if (m[0] if isinstance(m, tuple) else m.silent and not m.known))
+    print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
+          f"({silent} new wrong values or internal errors; the rest refused with "
+          f"ConversionError or known, see test_regressions.py); "
+          f"{time.time() - start:.0f}s")
+    return 1 if mismatches else 0
+
+
+def _worker(job):
+    from tests.fuzz import harness
+
+    first_seed, count, compile_every, features = job
+    programs, mismatches = harness.fuzz(first_seed, count, compile_every, features)
+    return len(programs), [(m.silent and not m.known, str(m)) for m in mismatches]
+
+
+def _parallel(args, features):
+    import multiprocessing
+
+    chunk = 250
+    jobs = [(args.seed + 1_000_000 * k, min(chunk, args.count - k * chunk),
+             args.compile_every, features)
+            for k in range((args.count + chunk - 1) // chunk)]
+    done, found = 0, []
+    start = time.time()
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        for count, mismatches in pool.imap_unordered(_worker, jobs):
+            done += count
+            found.extend(mismatches)
+            for _, m in mismatches:
+                print(m, flush=True)
+            print(f"{done} programs, {len(found)} mismatches, {time.time() - start:.0f}s",
+                  flush=True)
+    return [None] * done, found
+
+
+if __name__ == "__main__":
+    sys.exit(main())

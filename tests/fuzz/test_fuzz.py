@@ -1,0 +1,87 @@
+"""Differential fuzzing: random programs run as Python, converted, traced and vmapped.
+
+The fast profile (default test run) checks a few hundred programs; the long one
+(``-m slow``, or ``python -m tests.fuzz.run --count 10000``) ten thousand. A
+mismatch prints the program, the arguments and the way that disagreed; each one
+found becomes a plain function in ``test_regressions.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.fuzz import harness
+
+FAST_COUNT = int(os.environ.get("AUTOGRAPH_FUZZ_COUNT", "200"))
+
+
+def _report(mismatches):
+    return "\n".join(str(m) for m in mismatches[:5])
+
+
+@pytest.fixture(scope="module")
+def features():
+    return harness.detect_features()
+
+
+def test_fast_profile(features):
+    programs, mismatches = harness.fuzz(0, FAST_COUNT, compile_every=25, features=features)
+    assert len(programs) == FAST_COUNT
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, _report(silent)
+    if "jumps" not in features:
+        assert not mismatches, _report(mismatches)
+    # With jumps, an early `return` inside a staged loop can still be refused with a
+    # ConversionError (see test_regressions.py, xfail): loud, never a wrong value.
+
+
+@pytest.mark.slow
+def test_long_profile(features, request):
+    if "slow" not in (request.config.getoption("-m") or ""):
+        pytest.skip("the long profile runs with -m slow (or python -m tests.fuzz.run)")
+    programs, mismatches = harness.fuzz(100_000, 10_000, compile_every=50,
+                                        features=features)
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, _report(silent)
+
+
+def test_generator_is_deterministic():
+    from tests.fuzz.program_generator import ProgramGenerator
+
+    first = ProgramGenerator(42, {"jumps", "logic"}).function("f")
+    assert ProgramGenerator(42, {"jumps", "logic"}).function("f") == first
+    compile(first, "<fuzz>", "exec")
+
+
+def test_validation_rejects_int32_overflow():
+    source = "def f(a, b, n):\n    x = 40000\n    x = x * 50000\n    return x\n"
+    program = harness.Program(0, "f", source)
+    assert not harness.is_valid(program, [(1, 2, 3)])
+
+
+def test_jaxpr_evaluator_matches_xla():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from tests.fuzz import jaxpr_eval
+
+    def fn(x, n):
+        y = jax.lax.fori_loop(0, n, lambda i, c: c + i * 3 - 1, x)
+        z = jax.lax.cond(y % 2 == 0, lambda v: v // 2, lambda v: -v % 7, y)
+        return jnp.where(z > 3, z, -z), jax.lax.rem(-7, 3) + x // -2
+
+    for x, n in [(5, 3), (-4, 0), (7, 6)]:
+        closed = jax.make_jaxpr(fn)(x, n)
+        expected = jax.jit(fn)(x, n)
+        got = jaxpr_eval.evaluate(closed, x, n)
+        for e, g in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    batched = jax.vmap(fn)
+    xs, ns = jnp.arange(-3, 5), jnp.arange(8) % 5
+    closed = jax.make_jaxpr(batched)(xs, ns)
+    for e, g in zip(jax.jit(batched)(xs, ns), jaxpr_eval.evaluate(closed, xs, ns),
+                    strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
