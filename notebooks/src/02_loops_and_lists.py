@@ -15,7 +15,8 @@ from autograph import set_loop_options, stack
 # ## `break`, `continue` and `return` in a loop
 #
 # `first_above` scans an array for the first element above a threshold. `break` becomes a
-# flag in the loop state; the loop stops as soon as the flag is set.
+# flag carried by the loop; once it is set, the remaining iterations do nothing. (Over a
+# range of known length the loop stays one `scan`, which `jax.grad` can differentiate.)
 # %%
 @autograph.convert
 def first_above(xs, threshold):
@@ -60,7 +61,8 @@ ys = jnp.array([4, 8, 15, 16, 23, 42])
 print(find(ys, 16), autograph.to_graph(find)(ys, 23), autograph.to_graph(find)(ys, 7))
 # %% [md]
 # The generated code for `find`: the early `return` became a `did_return` flag and a
-# return value carried through the loop, and the loop test checks the flag.
+# return value carried through the loop, and the loop checks the flag before each
+# iteration (`extra_test`).
 # %%
 print(autograph.to_code(find))
 # %% [md]
