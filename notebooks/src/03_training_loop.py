@@ -45,7 +45,7 @@ def loss_fn(params, x, y):
 #
 # Plain Python control flow on traced values: the loop over steps, an `if` that clips the
 # gradient when its norm is large, an `if` that halves the learning rate half way, and a
-# `print` every 100 steps. The losses are appended to a list and stacked at the end.
+# `print` every 250 steps. The losses are appended to a list and stacked at the end.
 # %%
 def train(params, x, y, steps, lr):
     losses = []
@@ -57,19 +57,20 @@ def train(params, x, y, steps, lr):
         if step == steps // 2:
             lr = lr / 2
         params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
-        if step % 100 == 0:
+        if step % 250 == 0:
             print("step", step, "loss", loss, "grad norm", norm)
         losses.append(loss)
     return params, stack(losses)
 
 
+STEPS = 2000
 train_compiled = autograph.to_graph(train, static_argnums=3)
 params0 = init_params(key_init)
 start = time.perf_counter()
-params, losses = train_compiled(params0, xs, ys, 600, 0.1)
+params, losses = train_compiled(params0, xs, ys, STEPS, 0.02)
 losses.block_until_ready()
 jax.effects_barrier()
-print(f"600 steps, compile included: {time.perf_counter() - start:.2f} s; final loss {losses[-1]:.4f}")
+print(f"{STEPS} steps, compile included: {time.perf_counter() - start:.2f} s; final loss {losses[-1]:.4f}")
 # %% [md]
 # The whole run is one program: the `for` became a `fori_loop`/`scan` over steps, each
 # `if` a `lax.cond`, the `print` a host callback. The generated code:
@@ -79,17 +80,17 @@ print(autograph.to_code(train))
 # A second call with new data or initial weights reuses the compiled program:
 # %%
 start = time.perf_counter()
-_, losses2 = train_compiled(init_params(jax.random.key(1)), xs, ys, 600, 0.1)
+_, losses2 = train_compiled(init_params(jax.random.key(1)), xs, ys, STEPS, 0.02)
 losses2.block_until_ready()
 jax.effects_barrier()
-print(f"600 steps, already compiled: {time.perf_counter() - start:.3f} s")
+print(f"{STEPS} steps, already compiled: {time.perf_counter() - start:.3f} s")
 # %% [md]
 # ## The loss curve
 # %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
 ax1.semilogy(losses, label="seed 0")
 ax1.semilogy(losses2, label="seed 1")
-ax1.axvline(300, color="grey", linestyle=":", label="learning rate halved")
+ax1.axvline(STEPS // 2, color="grey", linestyle=":", label="learning rate halved")
 ax1.set_xlabel("step")
 ax1.set_ylabel("training loss (MSE)")
 ax1.legend()
