@@ -417,6 +417,12 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     """Compile the converted definition inside a factory whose parameters are the
     runtime and the original free variables, and return the definition's code."""
     params = [runtime_name, *original_code.co_freevars]
+    body = [node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
+                                              annotation=None, type_comment=None))]
+    if node.name not in original_code.co_freevars:
+        # The definition binds its name in the factory; without this, a function that
+        # calls itself by its global name would close over that binding instead.
+        body.insert(0, gast.Global(names=[node.name]))
     factory = gast.FunctionDef(
         name=_FACTORY_NAME,
         args=gast.arguments(
@@ -424,9 +430,7 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
                   for p in params],
             posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
             defaults=[]),
-        body=[node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
-                                                annotation=None, type_comment=None))],
-        decorator_list=[], returns=None, type_comment=None, type_params=[])
+        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
     for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
         setattr(factory, attr, getattr(node, attr))
     module = gast.Module(body=[factory], type_ignores=[])
