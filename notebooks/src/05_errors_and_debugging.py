@@ -81,6 +81,34 @@ def doubling(n):
 print("Python int n:", doubling(3))
 show_error(doubling, 3)
 # %% [md]
+# ## A loop that needs a bound
+#
+# Two things need to know, while tracing, how many times a staged `while` can run: a list
+# that grows in it (its buffer is preallocated) and reverse-mode differentiation (which
+# stores every iteration). The messages say where to put the bound:
+# %%
+def halvings(x):
+    seen = []
+    while x > 1:
+        seen.append(x)
+        x = x / 2
+    return autograph.stack(seen)
+
+
+show_error(halvings, 100.0)
+
+
+def doublings(x):
+    while x < 10:
+        x = x * 2
+    return x
+
+
+try:
+    jax.grad(autograph.convert(doublings))(1.0)
+except autograph.ConversionError as e:
+    print(f"{type(e).__name__}: {e}")
+# %% [md]
 # ## A traced value used as a Python bool where `autograph` does not stage
 #
 # Statements (`if`, `while`, `for`, `and`/`or`/`not`, `assert`, conditional expressions) are
