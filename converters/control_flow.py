@@ -60,32 +60,65 @@ NODE_TYPES = (gast.If, gast.While, gast.For)
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
+    _reject_leftover_jumps(node, ctx)
     annotate_liveness(node)
     annotate_definedness(node)
-    return _ControlFlow(ctx, _name_order(node)).visit(node)
+    order, has_delete = _name_order(node)
+    return _ControlFlow(ctx, order, has_delete).visit(node)
 
 
-def _name_order(fn) -> dict:
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
+
+
+def _reject_leftover_jumps(fn, ctx):
+    """The jump converters ran before: a ``return`` left inside a block, or a
+    ``break``/``continue`` left inside a loop, is one they could not handle (a
+    converted block runs to its end)."""
+    stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
+    while stack:
+        node, block, loop = stack.pop()
+        if isinstance(node, _SCOPES):
+            stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
+            continue
+        jump = (isinstance(node, gast.Return) and block is not None) or (
+            isinstance(node, (gast.Break, gast.Continue)) and loop is not None)
+        if jump:
+            kind = type(node).__name__.lower()
+            raise ConversionError(
+                f"`{kind}` inside this `{block}` could not be converted; restructure the "
+                "code so the block runs to its end", ctx.filename, node.lineno,
+                node.col_offset)
+        construct = _CONSTRUCTS.get(type(node))
+        if construct is not None:
+            block = construct
+            if construct != "if":
+                loop = construct
+        stack.extend((child, block, loop) for child in gast.iter_child_nodes(node))
+
+
+def _name_order(fn):
     """Each name's rank by first appearance (parameters first), so state tuples read
-    in the order the user introduced the variables."""
+    in the order the user introduced the variables; and whether ``fn`` has a ``del``."""
     order = {}
-
-    def visit(node):
-        if isinstance(node, gast.Name) and node.id not in order:
-            order[node.id] = len(order)
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    visit(fn.args)
-    for stmt in fn.body:
-        visit(stmt)
-    return order
+    has_delete = False
+    stack = list(reversed(fn.body)) + [fn.args]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, gast.Name):
+            if node.id not in order:
+                order[node.id] = len(order)
+        elif isinstance(node, gast.Delete):
+            has_delete = True
+        stack.extend(reversed(list(gast.iter_child_nodes(node))))
+    return order, has_delete
 
 
 class _ControlFlow(gast.NodeTransformer):
-    def __init__(self, ctx, order):
+    def __init__(self, ctx, order, has_delete):
         self.ctx = ctx
         self.order = order
+        self.has_delete = has_delete
         self.ag = ctx.runtime_name
         self.declared = [({}, {})]   # per function: global and nonlocal names
         self.locals = [None]          # per function: its local names
@@ -135,19 +168,9 @@ class _ControlFlow(gast.NodeTransformer):
                     var_name=gast.Constant(value=name, kind=None)))
         return gast.Tuple(elts=elts, ctx=gast.Load())
 
-    def _reject_jumps(self, body, construct):
-        """The jump converters ran before: a jump left here is one they cannot handle."""
-        for stmt in body:
-            for sub in _walk_same_scope(stmt, into_loops=(construct == "if")):
-                if isinstance(sub, gast.Return) or (
-                        construct != "if" and isinstance(sub, (gast.Break, gast.Continue))):
-                    kind = type(sub).__name__.lower()
-                    raise ConversionError(
-                        f"`{kind}` inside this `{construct}` could not be converted; "
-                        "restructure the code so the block runs to its end",
-                        self.ctx.filename, sub.lineno, sub.col_offset)
-
     def _return_deleted(self, helper):
+        if not self.has_delete:
+            return
         deleted = {target.id for stmt in helper.body
                    for sub in _walk_same_scope(stmt, into_loops=True)
                    if isinstance(sub, gast.Delete)
@@ -194,7 +217,6 @@ class _ControlFlow(gast.NodeTransformer):
         live = (annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_IN_BODY)
                 | annos.get(node, annos.LIVE_IN_ORELSE))
         state = self._sorted(modified & live)
-        self._reject_jumps(node.body + node.orelse, "if")
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         new = templates.replace(
@@ -220,7 +242,6 @@ class _ControlFlow(gast.NodeTransformer):
         modified = modified_names(node.body)
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
-        self._reject_jumps(node.body, "while")
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         new = templates.replace(
@@ -248,7 +269,6 @@ class _ControlFlow(gast.NodeTransformer):
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         extra_test = annos.get(node, annos.EXTRA_TEST)
         state = self._sorted(modified & live)
-        self._reject_jumps(node.body, "for")
         state_in = self._state_inputs(node, state)
         node = self.generic_visit(node)
         if isinstance(node.target, gast.Name) and node.target.id not in state:
