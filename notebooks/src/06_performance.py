@@ -193,3 +193,18 @@ plt.show()
 # %% [md]
 # Unrolling can still be the right choice for a handful of iterations (XLA optimizes across
 # them); for loops of more than a few dozen steps, staging keeps compile time flat.
+# %% [md]
+# ## The full benchmark suite
+#
+# The measurements above are kept small so that the notebook runs in seconds. The benchmark
+# suite times more workloads (an RNN forward pass and training loop, Fibonacci lists, huber
+# loss over 10,000 inputs, nested loops with a traced bound, ...) four ways (eager,
+# `to_graph`, hand-written `lax`, unrolled), splits the first call into conversion, trace,
+# lower and compile, and writes tables and a chart:
+#
+#     autograph bench --quick --out results/     # under a minute
+#     autograph bench --out results/             # several minutes, steadier figures
+#     autograph bench --list                     # the workloads
+#
+# It needs a source checkout (the suite lives in `benchmarks/`, next to `autograph/`); the
+# README has the figures of a full run.
