@@ -33,6 +33,7 @@ lambda because Python evaluates it only when the assertion fails. (Under
 from __future__ import annotations
 
 import linecache
+import logging
 import threading
 
 import jax
@@ -50,6 +51,18 @@ class StagedAssertionError(AssertionError):
 
 
 _MODE = threading.local()
+
+
+def _not_a_failed_assert(record) -> bool:
+    """Logging filter: JAX logs every exception a debug callback raises, with its
+    traceback, before passing it on; a failed traced assert is reported to the caller
+    (as ``StagedAssertionError`` or in JAX's run-time error), so its log entry only
+    repeats the message with runtime frames, on stderr."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, StagedAssertionError)
+
+
+logging.getLogger("jax._src.debugging").addFilter(_not_a_failed_assert)
 
 
 class functional_checks:  # noqa: N801  used as a context manager, like a function

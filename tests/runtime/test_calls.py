@@ -527,3 +527,33 @@ def test_jit_of_a_user_function_compiles_once_across_calls():
     assert len(TRACES) == 1
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jit_inside(2.0)   # unconverted, the `if` in signed_sum cannot be traced
+
+
+# -- a module-level function calling itself by its global name ------------------------
+
+
+def factorial(n):
+    if n <= 1:
+        return 1
+    return n * factorial(n - 1)
+
+
+def power(x, n):
+    if n == 0:
+        return jnp.ones_like(x)
+    if x < 0:                                   # traced: staged in every recursive call
+        return x * power(-x, n - 1)
+    return x * power(x, n - 1)
+
+
+def test_global_self_recursion():
+    assert autograph.convert(factorial)(5) == 120
+    assert "ag__.converted_call(factorial, n - 1)" in autograph.to_code(factorial)
+    staged = autograph.to_graph(power, static_argnums=1)
+    for x, n in ((1.5, 3), (-2.0, 2), (-2.0, 3)):
+        np.testing.assert_allclose(staged(jnp.float32(x), n), power(x, n), rtol=1e-6)
+    autograph.set_debug(store_source=True)
+    try:
+        assert autograph.convert(factorial)(6) == 720
+    finally:
+        autograph.set_debug(store_source=False)

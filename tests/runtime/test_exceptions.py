@@ -31,3 +31,22 @@ def test_functional_checks_under_checkify():
     with functional_checks():
         error, _ = checked(jnp.float32(1.0))
     raise_if_failed(error)
+
+
+def test_failed_staged_assert_is_not_logged_by_jax(caplog):
+    """The failure reaches the caller; JAX's "callback failed" log entry (a second
+    copy with runtime frames, on stderr) is dropped for it, and for it only."""
+    def f(x):
+        assert_stmt(x > 0, lambda: "positive")
+        return x
+
+    with pytest.raises(Exception, match="StagedAssertionError: positive"):
+        jax.block_until_ready(jax.jit(f)(jnp.float32(-1.0)))
+    assert "callback failed" not in caplog.text
+
+    def other(x):
+        raise ValueError("not an assert")
+
+    with pytest.raises(Exception, match="not an assert"):
+        jax.block_until_ready(jax.jit(lambda x: jax.debug.callback(other, x) or x)(1.0))
+    assert "callback failed" in caplog.text

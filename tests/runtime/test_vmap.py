@@ -8,6 +8,7 @@ example alone (TensorFlow Fold's dynamic batching, with vmap doing the batching)
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import autograph
 from autograph import set_loop_options
@@ -132,3 +133,38 @@ def test_vmap_over_a_two_dimensional_batch():
     starts = jnp.arange(1, 17).reshape(4, 4)
     batched = jax.vmap(jax.vmap(autograph.convert(collatz)))(starts)
     assert batched.tolist() == [[collatz(int(n)) for n in row] for row in starts]
+
+
+# -- effects on paths an example does not take -------------------------------------------
+# Under vmap a staged `if` with a batched condition runs both branches (a select), and a
+# staged `while` runs its body for every example until all are done; a print or a traced
+# assert in there runs for the examples that are not on that path too.
+
+
+def guarded_log(x):
+    if x > 0:
+        assert x > 0.5, "positive inputs must exceed 0.5"
+        x = jnp.log(x)
+    return x
+
+
+def countdown(n):
+    while n > 0:
+        print("n =", n)
+        n -= 1
+    return n
+
+
+@pytest.mark.xfail(strict=True, reason="a traced assert in an untaken branch fails under vmap")
+def test_assert_in_a_branch_an_example_does_not_take():
+    xs = jnp.array([1.0, -1.0])
+    expected = [float(guarded_log(x)) for x in (1.0, -1.0)]   # Python: -1.0 skips the assert
+    np.testing.assert_allclose(jax.jit(jax.vmap(autograph.convert(guarded_log)))(xs), expected)
+
+
+@pytest.mark.xfail(strict=True, reason="a print in a while body runs for finished examples")
+def test_print_in_a_loop_body_prints_only_for_running_examples(capsys):
+    jax.block_until_ready(jax.jit(jax.vmap(autograph.convert(countdown)))(jnp.array([1, 3])))
+    jax.effects_barrier()
+    lines = sorted(capsys.readouterr().out.splitlines())
+    assert lines == ["n = 1", "n = 1", "n = 2", "n = 3"]
