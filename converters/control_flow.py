@@ -61,7 +61,7 @@ NODE_TYPES = (gast.If, gast.While, gast.For)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
     _reject_leftover_jumps(node, ctx)
-    annotate_liveness(node)
+    annotate_liveness(node, ctx.runtime_name)
     annotate_definedness(node)
     order, has_delete = _name_order(node)
     return _ControlFlow(ctx, order, has_delete).visit(node)

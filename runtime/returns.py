@@ -32,9 +32,10 @@ def is_return_name(name: str) -> bool:
 def fill_undefined_returns(run, state, *abstract_args):
     """``state`` with each ``UndefinedReturn`` replaced by zeros of the type that
     ``run(state, *abstract_args)`` (a loop body giving the new state tuple) gives it."""
-    holes = {i: v for i, v in enumerate(state) if is_undefined_return(v)}
-    if not holes:
+    if not any(is_undefined_return(v) for v in state):
         return state
+    # Every unbound value stays out of the abstract trace, not only the return's.
+    holes = {i: v for i, v in enumerate(state) if is_undefined(v)}
     operands = tuple(v for i, v in enumerate(state) if i not in holes)
     unset = set()
 
@@ -49,7 +50,8 @@ def fill_undefined_returns(run, state, *abstract_args):
         return tuple(out)
 
     out = jax.eval_shape(probe, operands, *abstract_args)
-    return tuple(st.placeholder(out[i]) if i in holes and i not in unset else value
+    return tuple(st.placeholder(out[i])
+                 if is_undefined_return(value) and i not in unset else value
                  for i, value in enumerate(state))
 
 

@@ -28,20 +28,38 @@ class _Loop:
     head: frozenset    # live where `continue` jumps
 
 
-def annotate_liveness(fn: gast.FunctionDef) -> None:
-    """Annotate every control-flow statement of ``fn`` (nested functions included)."""
-    _Liveness(_closure_reads(fn)).block(fn.body, frozenset(), None)
+def annotate_liveness(fn: gast.FunctionDef, runtime_name: str | None = None) -> None:
+    """Annotate every control-flow statement of ``fn`` (nested functions included).
+
+    Lambdas passed straight to the runtime (``ag__.and_(lambda: a, lambda: b)``) are
+    called on the spot, so unlike other closures they do not keep what they read
+    alive everywhere."""
+    immediate = _immediate_lambdas(fn, runtime_name)
+    _Liveness(_closure_reads(fn, immediate)).block(fn.body, frozenset(), None)
     for node in gast.walk(fn):
         if node is not fn and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            _Liveness(_closure_reads(node)).block(node.body, frozenset(), None)
+            _Liveness(_closure_reads(node, immediate)).block(node.body, frozenset(), None)
 
 
-def _closure_reads(fn) -> frozenset:
+def _immediate_lambdas(fn, runtime_name) -> set:
+    """``id`` of each lambda that is an argument of a call to ``runtime_name.<op>``."""
+    if runtime_name is None:
+        return set()
+    found = set()
+    for node in gast.walk(fn):
+        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and isinstance(node.func.value, gast.Name)
+                and node.func.value.id == runtime_name):
+            found.update(id(arg) for arg in node.args if isinstance(arg, gast.Lambda))
+    return found
+
+
+def _closure_reads(fn, immediate=frozenset()) -> frozenset:
     """Names that nested scopes directly inside ``fn`` read from it."""
     names = set()
     for stmt in fn.body:
         for node in gast.walk(stmt):
-            if isinstance(node, _NESTED_SCOPES):
+            if isinstance(node, _NESTED_SCOPES) and id(node) not in immediate:
                 names |= read_names(node)
     return frozenset(names)
 

@@ -41,8 +41,8 @@ def test_fast_profile(features):
 def test_long_profile(features, request):
     if "slow" not in (request.config.getoption("-m") or ""):
         pytest.skip("the long profile runs with -m slow (or python -m tests.fuzz.run)")
-    programs, mismatches = harness.fuzz(100_000, 10_000, compile_every=50,
-                                        features=features)
+    count = int(os.environ.get("AUTOGRAPH_FUZZ_COUNT", "10000"))
+    programs, mismatches = harness.fuzz(100_000, count, compile_every=50, features=features)
     silent = [m for m in mismatches if m.silent and not m.known]
     assert not silent, _report(silent)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
-from autograph import ConversionError
 from tests.differential import check
 
 
@@ -62,7 +61,6 @@ def loop_changing_carry_type(n):
 
 def test_loop_changing_carry_type_is_explained():
     import jax
-    import pytest
 
     import autograph
     from autograph.errors import StagingTypeError
@@ -128,9 +126,6 @@ def return_in_while_in_if(a, n):
     return z
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "return inside a while inside an if inside a traced for: fill_undefined_returns "
-    "passes an Undefined to jax.eval_shape (internal TypeError)"))
 def test_return_in_while_in_if_in_traced_loop():
     check(return_in_while_in_if, 3, 4)
 
@@ -148,10 +143,6 @@ def loop_counter_after_early_return(a, n):
     return y + 1
 
 
-@pytest.mark.xfail(strict=True, raises=ConversionError, reason=(
-    "the code after a traced early return is guarded by an if whose state includes a "
-    "loop counter first assigned there and dead after it: refused as 'assigned in only "
-    "one branch' though Python never reads it"))
 def test_loop_counter_after_early_return():
     check(loop_counter_after_early_return, 3, 4)
 
@@ -168,9 +159,6 @@ def return_in_while_in_traced_for(a, n):
     return x
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "the smallest form of the fill_undefined_returns bug: a return inside a while "
-    "nested in a traced for"))
 def test_return_in_while_in_traced_for():
     check(return_in_while_in_traced_for, 7, 3)
 
