@@ -20,6 +20,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.Assert,)
 
@@ -29,7 +30,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Asserts(ctx).visit(node)
 
 
-class _Asserts(gast.NodeTransformer):
+class _Asserts(Transformer):
     def __init__(self, ctx):
         self.ag = ctx.runtime_name
 

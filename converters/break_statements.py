@@ -39,6 +39,7 @@ import gast
 
 from autograph import templates
 from autograph.analysis import annos, read_names
+from autograph.converters.base import Transformer
 
 EXTRA_TEST = annos.EXTRA_TEST
 # Loops too: the `else` of a loop without `break` is moved after it.
@@ -53,7 +54,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Breaks(ctx).visit(node)
 
 
-class _Breaks(gast.NodeTransformer):
+class _Breaks(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
         self.depth = 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 
 # builtin name -> runtime function
 REPLACED = {
@@ -45,7 +46,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _BuiltinFunctions(ctx).visit(node)
 
 
-class _BuiltinFunctions(gast.NodeTransformer):
+class _BuiltinFunctions(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 from autograph.higher_order import HIGHER_ORDER_NAMES
 
 NODE_TYPES = (gast.Call,)
@@ -51,7 +52,7 @@ def _root_name(func):
     return func.id if isinstance(func, gast.Name) else None
 
 
-class _CallTrees(gast.NodeTransformer):
+class _CallTrees(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
         self.ag = ctx.runtime_name
@@ -81,7 +82,7 @@ class _CallTrees(gast.NodeTransformer):
         return new
 
 
-class _ExplicitSuper(gast.NodeTransformer):
+class _ExplicitSuper(Transformer):
     """``super()`` in the method's own body → ``super(__class__, <first parameter>)``."""
 
     def __init__(self, fn):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.IfExp,)
 
@@ -26,7 +27,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _ConditionalExpressions(ctx).visit(node)
 
 
-class _ConditionalExpressions(gast.NodeTransformer):
+class _ConditionalExpressions(Transformer):
     def __init__(self, ctx):
         self.ag = ctx.runtime_name
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 from autograph.converters.break_statements import (
     contains,
     drop_unread_flag,
@@ -41,7 +42,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Continues(ctx).visit(node)
 
 
-class _Continues(gast.NodeTransformer):
+class _Continues(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
         self.depth = 0

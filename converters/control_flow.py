@@ -50,6 +50,7 @@ from autograph.analysis import (
     local_names,
     modified_names,
 )
+from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
 
 _LOOP_OPTIONS = ("maximum_iterations", "checkpoint")
@@ -114,7 +115,7 @@ def _name_order(fn):
     return order, has_delete
 
 
-class _ControlFlow(gast.NodeTransformer):
+class _ControlFlow(Transformer):
     def __init__(self, ctx, order, has_delete):
         self.ctx = ctx
         self.order = order

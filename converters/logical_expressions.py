@@ -26,6 +26,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 
 _OPERATORS = {
     gast.Eq: "==", gast.NotEq: "!=", gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">",
@@ -45,7 +46,7 @@ def _lambda(body):
     return templates.replace_expr("lambda: body", body=body)
 
 
-class _LogicalExpressions(gast.NodeTransformer):
+class _LogicalExpressions(Transformer):
     def __init__(self, ctx):
         self.ag = ctx.runtime_name
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters.base import Transformer
 from autograph.converters.break_statements import (
     add_loop_condition,
     contains,
@@ -49,7 +50,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Returns(ctx).visit(node)
 
 
-class _Returns(gast.NodeTransformer):
+class _Returns(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
 

@@ -7,12 +7,11 @@ global or a closure variable would make it a new, unbound local.
 
 from __future__ import annotations
 
-import gast
-
 from autograph.analysis import local_names
+from autograph.converters.base import Transformer
 
 
-class ScopedTransformer(gast.NodeTransformer):
+class ScopedTransformer(Transformer):
     """``self.is_local(name)``: whether ``name`` is local to the innermost function."""
 
     def __init__(self):

@@ -136,7 +136,9 @@ def _matches(module_name: str, prefixes) -> bool:
     return any(".".join(parts[:i]) in prefixes for i in range(1, len(parts)))
 
 
+@functools.cache
 def _library_dirs() -> tuple:
+    """Where the standard library and installed packages live (fixed per process)."""
     paths = set()
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)

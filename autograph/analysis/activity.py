@@ -50,6 +50,12 @@ class _ModifiedNames(gast.NodeVisitor):
     def __init__(self):
         self.names = set()
 
+    def visit_Constant(self, node):
+        pass   # (NodeVisitor's own visit_Constant looks for legacy visit_Num & co.)
+
+    def visit_Name(self, node):
+        pass
+
     def _target(self, target):
         self.names |= bound_names(target)
         if isinstance(target, (gast.Tuple, gast.List)):
@@ -191,16 +197,21 @@ def local_names(fn) -> set[str]:
     for stmt in body:
         binders.visit(stmt)
     names |= binders.names
-    declared = set()
-    for stmt in body:
-        for sub in gast.walk(stmt):
-            if isinstance(sub, (gast.Global, gast.Nonlocal)):
-                declared.update(sub.names)
-    return names - declared
+    return names - binders.declared
 
 
 class _Binders(_ModifiedNames):
-    """Only true bindings: ``x[i] = v`` does not bind ``x``."""
+    """Only true bindings: ``x[i] = v`` does not bind ``x``; and the names this
+    scope declares ``global`` or ``nonlocal``."""
+
+    def __init__(self):
+        super().__init__()
+        self.declared = set()
+
+    def visit_Global(self, node):
+        self.declared.update(node.names)
+
+    visit_Nonlocal = visit_Global
 
     def _target(self, target):
         self.names |= bound_names(target)
