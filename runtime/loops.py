@@ -26,9 +26,10 @@ How each loop runs:
   makes it reverse-differentiable).
 - ``for`` over a traced array: ``lax.scan`` over its leading axis.
 - ``for`` over a ``range`` with a traced bound: ``lax.fori_loop``.
-- ``for`` over a Python ``range``: Python iterations while the loop variables hold
-  Python values; once they hold a traced value the remaining iterations are one
-  ``fori_loop``/``scan``, compiled once whatever the trip count. A body that needs
+- ``for`` over a Python ``range``: one ``fori_loop``/``scan``, compiled once whatever
+  the trip count, when the loop variables hold traced values or the body reads a
+  traced variable of the function; otherwise Python iterations until the loop
+  variables hold a traced value, then the remaining ones staged. A body that needs
   the index as a Python int (to index a Python list, say) cannot be staged; it
   runs unrolled, as the original does under ``jax.jit``.
 - ``for`` over anything else (lists, tuples, generators): Python iteration.
@@ -245,8 +246,9 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
                                           checkpoint))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
-            if count and (has_tracer(state) or k == 0 and lists.grows_traced(
-                    lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item)):
+            if count and (has_tracer(state) or k == 0 and (
+                    _closure_has_tracer(loop_body) or lists.grows_traced(
+                        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item))):
                 where = caller_location()
                 return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where,
                                                    extra_test, **options))

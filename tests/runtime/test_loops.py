@@ -51,13 +51,30 @@ def test_traced_range_trip_counts(args):
     assert int(jax.jit(f)(*args)) == sum(range(*args))
 
 
-def test_static_range_peels_python_iterations_until_state_is_traced():
+def test_static_range_reading_a_traced_variable_is_staged_whole():
     def f(x):
         return for_stmt(range(6), lambda i, s: s + x * i, (0,))
 
     assert float(jax.jit(f)(1.0)) == 0 + 1 + 2 + 3 + 4 + 5
     loops = [e for e in jax.make_jaxpr(f)(1.0).jaxpr.eqns if e.primitive.name == "scan"]
-    # Iteration 0 runs in Python (the state is the Python int 0) and makes it traced.
+    # The state starts as the Python int 0, but the body reads the traced x: staged
+    # from the first iteration, no iteration peeled off in Python.
+    assert len(loops) == 1 and loops[0].params["length"] == 6
+
+
+def test_static_range_runs_python_until_its_state_is_traced():
+    class Holder:   # an object, not a pytree: its traced attribute is not seen up front
+        pass
+
+    holder = Holder()
+
+    def f(x):
+        holder.x = x
+        return for_stmt(range(6), lambda i, s: s + holder.x * i, (0,))
+
+    assert float(jax.jit(f)(1.0)) == 15.0
+    loops = [e for e in jax.make_jaxpr(f)(1.0).jaxpr.eqns if e.primitive.name == "scan"]
+    # Iteration 0 runs in Python and makes the state traced; the other 5 are staged.
     assert len(loops) == 1 and loops[0].params["length"] == 5
 
 
