@@ -25,10 +25,11 @@ or stages both with ``lax.cond`` when it is traced.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import returns
+from autograph.runtime import paths, returns
 from autograph.runtime import state as st
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
 from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
@@ -87,8 +88,11 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct):
         lambda ops: st.as_tuple(if_false(*rebuild(ops)), count), state, operands)
 
     def branch(fn, label, dtypes=None):
+        taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
+
         def run(ops):
-            out = list(st.as_tuple(fn(*rebuild(ops)), count))
+            with paths.on_path(taken):
+                out = list(st.as_tuple(fn(*rebuild(ops)), count))
             for i, value in enumerate(out):
                 if is_undefined(value) and i in fill:
                     out[i] = fill[i]

@@ -43,6 +43,7 @@ from jax import lax
 from jax.experimental import checkify
 
 from autograph.errors import ConversionError
+from autograph.runtime import paths
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 
 
@@ -122,6 +123,9 @@ def assert_stmt(cond, message=None):
             f"{tuple(jnp.shape(cond))}, and its truth value is ambiguous. Reduce it to "
             "one value, e.g. `assert jnp.all(c)`.", where.filename, where.lineno)
     pred = cond if cond.dtype == bool else cond != 0
+    reached = paths.condition()
+    if reached is not None:   # under vmap, only the examples whose path is here
+        pred = jnp.logical_or(pred, jnp.logical_not(reached))
     text = message() if message is not None else None
     source = linecache.getline(where.filename, where.lineno).strip()
     suffix = f"{where}: {source}" if source else str(where)

@@ -37,6 +37,7 @@ How each loop runs:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 
@@ -45,7 +46,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists, returns
+from autograph.runtime import lists, paths, returns
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -158,7 +159,8 @@ def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
         return predicate(loop_test(*carry), where, "while loop")
 
     def body_fun(carry):
-        return st.as_tuple(loop_body(*carry), count)
+        with paths.on_path(lambda: cond_fun(carry)):
+            return st.as_tuple(loop_body(*carry), count)
 
     body_fun = checkpointed(body_fun, checkpoint)
     bound = None if maximum_iterations is None else _bound(maximum_iterations, where)
@@ -302,10 +304,13 @@ def _masked(loop_body, extra_test, count, where):
         keep = extra_test(*carry)
         if not is_tracer(keep):
             return loop_body(item, *carry) if keep else st.from_tuple(carry)
-        out = lax.cond(predicate(keep, where, "for loop"),
-                       lambda c: st.as_tuple(loop_body(item, *c), count), lambda c: c,
-                       carry)
-        return st.from_tuple(out)
+        keep = predicate(keep, where, "for loop")
+
+        def run(c):
+            with paths.on_path(lambda: keep):
+                return st.as_tuple(loop_body(item, *c), count)
+
+        return st.from_tuple(lax.cond(keep, run, lambda c: c, carry))
 
     return masked_body
 
@@ -339,7 +344,8 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
-            return st.as_tuple(body(i, *carry), count)
+            with _below(i, upper):
+                return st.as_tuple(body(i, *carry), count)
     else:
         lower = 0
         upper = len(rng) if isinstance(rng, range) else rng.trip_count()
@@ -347,7 +353,8 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
             upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
-            return st.as_tuple(body(rng.start + k * rng.step, *carry), count)
+            with _below(k, upper):
+                return st.as_tuple(body(rng.start + k * rng.step, *carry), count)
 
     body_fun = checkpointed(body_fun, checkpoint)
     index = jax.ShapeDtypeStruct((), jnp.int32)
@@ -367,6 +374,14 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
         if isinstance(rng, range):
             return _python_for(rng, body, state)
         raise
+
+
+def _below(index, upper):
+    """The path condition of a loop body whose bound is traced: per example (under
+    ``vmap``) the body also runs past that example's own bound."""
+    if not is_tracer(upper):
+        return contextlib.nullcontext()
+    return paths.on_path(lambda: index < upper)
 
 
 def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
@@ -400,7 +415,8 @@ def _staged_range_until(rng, loop_body, state, names, where, extra_test,
 
     def body_fun(carry):
         k, values = carry
-        return k + 1, st.as_tuple(loop_body(rng.start + k * rng.step, *values), count)
+        with paths.on_path(lambda: cond_fun(carry)):
+            return k + 1, st.as_tuple(loop_body(rng.start + k * rng.step, *values), count)
 
     body_fun = checkpointed(body_fun, checkpoint)
     start = jnp.zeros((), jnp.result_type(trips))

@@ -24,6 +24,7 @@ import numpy as np
 from jax import tree_util
 from jax._src import core as jax_core
 
+from autograph.runtime import paths
 from autograph.runtime.tracing import has_tracer
 
 
@@ -35,7 +36,9 @@ def print_(*args, **kwargs):
     leaves, treedef = tree_util.tree_flatten(args)
     traced = [i for i, leaf in enumerate(leaves) if has_tracer(leaf)]
 
-    def emit(*values):
+    def emit(reached, *values):
+        if not np.all(reached):   # under vmap: an example whose path is not here
+            return
         full = list(leaves)
         for i, value in zip(traced, values, strict=True):
             full[i] = np.asarray(value)
@@ -43,7 +46,9 @@ def print_(*args, **kwargs):
         target = sys.stdout if file is None else file
         builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
-    jax.debug.callback(emit, *[leaves[i] for i in traced], ordered=True)
+    reached = paths.condition()
+    jax.debug.callback(emit, True if reached is None else reached,
+                       *[leaves[i] for i in traced], ordered=True)
     return None
 
 
