@@ -148,6 +148,15 @@ def _test_is_traced(loop_test, state) -> bool:
 def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
                   checkpoint=False):
     count = len(state)
+    return st.through_unbound(
+        lambda s: _staged_while_carried(loop_test, loop_body, s, names, where,
+                                        maximum_iterations, checkpoint),
+        lambda s: st.as_tuple(loop_body(*s), count), state)
+
+
+def _staged_while_carried(loop_test, loop_body, state, names, where, maximum_iterations,
+                          checkpoint=False):
+    count = len(state)
     state = returns.fill_undefined_returns(
         lambda s: st.as_tuple(loop_body(*s), count), state)
     st.require_defined(state, names, where, "staged while loop")
@@ -317,6 +326,16 @@ def _masked(loop_body, extra_test, count, where):
 
 def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterations=None,
                   checkpoint=False):
+    count = len(state)
+    index = jax.ShapeDtypeStruct((), jnp.int32)
+    return st.through_unbound(
+        lambda s: _staged_range_carried(rng, loop_body, s, where, extra_test,
+                                        maximum_iterations, checkpoint),
+        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
+
+
+def _staged_range_carried(rng, loop_body, state, where, extra_test=None,
+                          maximum_iterations=None, checkpoint=False):
     names = param_names(loop_body, skip=1)
     count = len(state)
     index = jax.ShapeDtypeStruct((), jnp.int32)
@@ -435,6 +454,19 @@ def _staged_range_until(rng, loop_body, state, names, where, extra_test,
 
 
 def _staged_scan(array, loop_body, state, where, extra_test=None, checkpoint=False):
+    count = len(state)
+    if isinstance(array, Scanned):
+        item = array.item_aval()
+    elif jnp.ndim(array) == 0:
+        raise TypeError("iteration over a 0-d array")
+    else:
+        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
+    return st.through_unbound(
+        lambda s: _staged_scan_carried(array, loop_body, s, where, extra_test, checkpoint),
+        lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
+
+
+def _staged_scan_carried(array, loop_body, state, where, extra_test=None, checkpoint=False):
     names = param_names(loop_body, skip=1)
     count = len(state)
     if isinstance(array, Scanned):

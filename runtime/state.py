@@ -79,6 +79,36 @@ def fill_undefined(body_fun, state, item):
     return tuple(filled)
 
 
+def through_unbound(stage, run, state, *abstract_args):
+    """``stage(state)`` (a staged loop) for a state in which the variables that are
+    unbound before the loop and that one iteration (``run(state, *abstract_args)``)
+    leaves unbound are carried as ``None``, an empty pytree, and come out unbound
+    again: a ``return`` under a branch that Python decides as not taken, say, never
+    binds ``retval`` in the staged loop."""
+    if not any(is_undefined(v) for v in state):
+        return stage(state)
+    holes = {i: v for i, v in enumerate(state) if is_undefined(v)}
+
+    def one_iteration(defined, *args):
+        it = iter(defined)
+        full = tuple(holes[i] if i in holes else next(it) for i in range(len(state)))
+        out = run(full, *args)
+        return tuple(is_undefined(out[i]) for i in holes)
+
+    defined = tuple(v for i, v in enumerate(state) if i not in holes)
+    still_unbound = []
+    try:
+        jax.eval_shape(lambda d, *a: still_unbound.append(one_iteration(d, *a)),
+                       defined, *abstract_args)
+    except Exception:  # the body needs concrete values: let the staging path decide
+        return stage(state)
+    through = {i for i, unbound in zip(holes, still_unbound[0], strict=True) if unbound}
+    if not through:
+        return stage(state)
+    out = stage(tuple(None if i in through else v for i, v in enumerate(state)))
+    return tuple(holes[i] if i in through else v for i, v in enumerate(out))
+
+
 def check_carriable(state, names, where, construct: str):
     """Raise if a state variable holds something JAX cannot stage (a str, an object)."""
     for name, value in zip(names, state, strict=True):

@@ -250,3 +250,17 @@ def test_nested_generator_does_not_make_the_function_one():
     import autograph
 
     assert autograph.convert(generator_inside)(4) == 6
+
+
+def return_under_python_false_branch(n):
+    flag = False
+    total = 0
+    for i in range(n):
+        if flag:
+            return total
+        total += i
+    return total
+
+
+def test_return_under_python_false_branch_in_traced_loop():
+    check(return_under_python_false_branch, 5)
