@@ -54,7 +54,11 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Breaks(ctx).visit(node)
 
 
-class _Breaks(Transformer):
+class LoopJumps(Transformer):
+    """Visits loops inner first, knowing each loop's nesting depth in its function
+    (nested loops need flags of their own); ``rewrite_loop(node, level)`` does the
+    converter's own rewrite."""
+
     def __init__(self, ctx):
         self.ctx = ctx
         self.depth = 0
@@ -70,6 +74,17 @@ class _Breaks(Transformer):
         level = self.depth
         node = self.generic_visit(node)
         self.depth -= 1
+        return self.rewrite_loop(node, level)
+
+    visit_While = _visit_loop
+    visit_For = _visit_loop
+
+    def rewrite_loop(self, node, level):
+        raise NotImplementedError
+
+
+class _Breaks(LoopJumps):
+    def rewrite_loop(self, node, level):
         if not contains(node.body, gast.Break, into_loops=False):
             orelse, node.orelse = node.orelse, []
             return [node] + orelse
@@ -86,9 +101,6 @@ class _Breaks(Transformer):
             new_else = []
         templates.set_location(new + new_else, node)
         return new + [node] + new_else
-
-    visit_While = _visit_loop
-    visit_For = _visit_loop
 
 
 def flag_name(base, depth):

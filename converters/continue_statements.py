@@ -26,8 +26,8 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.converters.base import Transformer
 from autograph.converters.break_statements import (
+    LoopJumps,
     contains,
     drop_unread_flag,
     flag_name,
@@ -42,22 +42,8 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Continues(ctx).visit(node)
 
 
-class _Continues(Transformer):
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.depth = 0
-
-    def visit_FunctionDef(self, node):
-        depth, self.depth = self.depth, 0
-        node = self.generic_visit(node)
-        self.depth = depth
-        return node
-
-    def _visit_loop(self, node):
-        self.depth += 1
-        level = self.depth
-        node = self.generic_visit(node)
-        self.depth -= 1
+class _Continues(LoopJumps):
+    def rewrite_loop(self, node, level):
         if not contains(node.body, gast.Continue, into_loops=False):
             return node
         flag = self.ctx.fresh_name(flag_name("did_continue", level))
@@ -67,6 +53,3 @@ class _Continues(Transformer):
             reset + guard_after_jumps(node.body, gast.Continue, flag, self.ctx.runtime_name,
                                       into_loops=False), flag)
         return node
-
-    visit_While = _visit_loop
-    visit_For = _visit_loop
