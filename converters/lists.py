@@ -8,7 +8,6 @@ its operations are rewritten as assignments. Before:
     for x in enumerate(xs):
         z.append(x)
         last = z.pop()
-    n = len(z)
 
 After:
 
@@ -17,12 +16,11 @@ After:
     for x in ag__.enumerate_(xs):
         z = ag__.list_append(z, x)
         z, last = ag__.list_pop(z)
-    n = ag__.len_(z)
 
 On a Python list the runtime calls mutate it in place and return the same object,
 as the original does. Only statements whose list is a plain name are rewritten;
-``len``, ``enumerate`` and ``zip`` only when they are Python's builtins (``zip``
-and ``enumerate`` only as the iterable of a ``for``).
+``enumerate`` and ``zip`` only when they are Python's builtins, as the iterable of a
+``for``. (``len`` of a staged list is ``ag__.len_``, from the builtins converter.)
 """
 
 from __future__ import annotations
@@ -97,14 +95,6 @@ class _Lists(ScopedTransformer):
                                 lst=lst, target=node.targets[0].id, args=call.args)
         templates.set_location(new, node)
         return new
-
-    def visit_Call(self, node):
-        node = self.generic_visit(node)
-        if (isinstance(node.func, gast.Name) and node.func.id == "len"
-                and self.ctx.is_builtin("len")):
-            node.func = templates.replace_expr("ag__.len_", ag__=self.ag)
-            templates.set_location(node.func, node)
-        return node
 
     def visit_For(self, node):
         node = self.generic_visit(node)
