@@ -47,6 +47,7 @@ from autograph.converters import (
     control_flow,
     lists,
     logical_expressions,
+    print_function,
     return_statements,
     slices,
 )
@@ -68,6 +69,7 @@ DEFAULT_CONVERTERS = (
     logical_expressions,
     asserts,
     builtin_functions,
+    print_function,
 )
 
 DEFAULT_OPTIONS = ConversionOptions()
