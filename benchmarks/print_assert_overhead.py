@@ -118,8 +118,9 @@ def _run(variants, x, iterations, repeats):
     for name, ts in times.items():
         med = statistics.median(ts)
         mode = name.split(", ", 1)[1].split(" ")[0].split("(")[0]
-        base = statistics.median(times.get(f"plain, {mode}", times["plain, jit(convert)"]))
-        print(f"  {name:42s} {med * 1e3:9.3f} ms   x{med / base:9.2f}", file=out)
+        plain = times.get(f"plain, {mode}") or times.get("plain, jit(convert)")
+        ratio = f"x{med / statistics.median(plain):9.2f}" if plain else "(no plain run)"
+        print(f"  {name:42s} {med * 1e3:9.3f} ms   {ratio}", file=out)
     hand = times.get("fstring, jit(hand-written jax.debug.print)")
     for name in ("fstring, to_graph", "fstring, jit(convert)"):
         if hand and name in times:

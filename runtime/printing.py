@@ -59,9 +59,7 @@ def print_(*args, **kwargs):
     leaves, treedef = tree_util.tree_flatten(args)
     positions = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
 
-    def emit(reached, *values):
-        if not np.all(np.asarray(reached)):   # under vmap: an example whose path is not here
-            return
+    def show(values):
         full = list(leaves)
         for i, value in zip(positions, values, strict=True):
             full[i] = value
@@ -69,9 +67,16 @@ def print_(*args, **kwargs):
         target = sys.stdout if file is None else file
         builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
+    def show_if_reached(reached, *values):
+        if np.all(np.asarray(reached)):   # under vmap: an example whose path is here
+            show(values)
+
+    operands = [leaves[i] for i in positions]
     reached = paths.condition()
-    jax.debug.callback(emit, True if reached is None else reached,
-                       *[leaves[i] for i in positions], ordered=True)
+    if reached is None:
+        jax.debug.callback(lambda *values: show(values), *operands, ordered=True)
+    else:
+        jax.debug.callback(show_if_reached, reached, *operands, ordered=True)
     return None
 
 
