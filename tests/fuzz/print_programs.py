@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.fuzz.program_generator import _indent_all
+
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 INT_SPECS = ("", ">4", "<3", "^5", "+d", "05d", "x", "#x", "o", "b", "#b", "*>6",
@@ -53,7 +55,7 @@ class PrintProgramGenerator:
                  ["g = g + 0.5", "x = x + i"] + self._prints(1, ["i", "x"], ["g"])]
         body += self._prints(1, ["x", "n"], ["g"])
         body.append("return x, g")
-        return "\n".join([f"def {name}(a, b, n):", *_indent(body, 1)]) + "\n"
+        return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 
     def _prints(self, count, ints, floats):
         return [self._print(ints, floats) for _ in range(count)]
@@ -114,16 +116,6 @@ class PrintProgramGenerator:
         if len(args) == 1 and r.random() < 0.5:
             return f"{template!r} % {args[0]}"
         return f"{template!r} % ({', '.join(args)},)"
-
-
-def _indent(lines, level):
-    out = []
-    for item in lines:
-        if isinstance(item, list):
-            out.extend(_indent(item, level + 1))
-        else:
-            out.append("    " * level + item)
-    return out
 
 
 def inputs_for(seed):
