@@ -24,6 +24,7 @@ from autograph.api import (
     set_element_type,
     set_loop_options,
     stack,
+    staged_effects,
     to_code,
     to_graph,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "set_element_type",
     "set_loop_options",
     "stack",
+    "staged_effects",
     "to_code",
     "to_graph",
 ]

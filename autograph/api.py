@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import types
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
 import jax
 
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError, at_boundary
+from autograph.runtime import effects as _effects
 from autograph.runtime import lists as _lists
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
 from autograph.runtime.tracing import has_tracer
@@ -20,8 +24,33 @@ _DO_NOT_CONVERT = "__autograph_do_not_convert__"
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
 
+P = ParamSpec("P")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+PrintMode = Literal["callback", "drop"]
+AssertMode = Literal["auto", "callback", "checkify", "drop"]
 
-def convert(func=None, *, recursive: bool = True):
+
+class _Decorator(Protocol):
+    """What ``convert(...)`` without a function returns: a decorator that keeps the
+    decorated function's signature."""
+
+    def __call__(self, func: Callable[P, R], /) -> Callable[P, R]: ...
+
+
+@overload
+def convert(func: Callable[P, R], *, recursive: bool = True,
+            prints: PrintMode | None = None,
+            asserts: AssertMode | None = None) -> Callable[P, R]: ...
+
+
+@overload
+def convert(func: None = None, *, recursive: bool = True,
+            prints: PrintMode | None = None,
+            asserts: AssertMode | None = None) -> _Decorator: ...
+
+
+def convert(func=None, *, recursive=True, prints=None, asserts=None):
     """Convert ``func``'s Python control flow so that it stages under JAX tracing.
 
     Use as ``@convert`` or ``@convert(recursive=False)``. The converted function
@@ -41,28 +70,45 @@ def convert(func=None, *, recursive: bool = True):
 
         huber_loss(0.5)                        # 0.125, plain Python
         jax.jit(huber_loss)(jnp.float32(3.0))  # 2.5, via lax.cond
+
+    ``prints`` and ``asserts`` choose how a staged ``print``/``assert`` (one of
+    traced values) is emitted while this function (and what it calls) is traced;
+    see ``staged_effects``. ``None`` keeps the mode in force (by default a print is
+    an ordered host callback; an assert a host check that stops the program, or a
+    ``checkify.check`` when traced under ``checkify.checkify``).
+
+        serving = autograph.convert(model, prints="drop", asserts="drop")
+        jax.export.export(jax.jit(serving))(spec)
     """
-    options = ConversionOptions(recursive=recursive)
+    _effects.validate(prints, asserts)
     if func is None:
-        return functools.partial(convert, recursive=recursive)
+        return functools.partial(convert, recursive=recursive, prints=prints,
+                                 asserts=asserts)
+    options = ConversionOptions(recursive=recursive)
     original = _original(func)
     if getattr(original, _DO_NOT_CONVERT, False):
         return func
     if inspect.ismethod(func):
-        return types.MethodType(convert(func.__func__, recursive=recursive), func.__self__)
+        return types.MethodType(
+            convert(func.__func__, recursive=recursive, prints=prints, asserts=asserts),
+            func.__self__)
     if not isinstance(original, types.FunctionType):
         raise ConversionError(
             f"autograph.convert takes a Python function; got {type(func).__name__} "
             f"{func!r:.80}. Builtins and C functions need no conversion: call them "
             "from a converted function.")
-    converted = []
+    converted: list = []
+    modes = None if prints is None and asserts is None else (prints, asserts)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if not converted or converted[1] != _TRANSPILER.store_source:
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
         try:
-            return converted[0](*args, **kwargs)
+            if modes is None:
+                return converted[0](*args, **kwargs)
+            with _effects.using(*modes):
+                return converted[0](*args, **kwargs)
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
             at_boundary(error, _TRANSPILER.is_converted_code)
             raise  # autograph: the error of the converted code below, unchanged in type
@@ -72,18 +118,59 @@ def convert(func=None, *, recursive: bool = True):
     return wrapper
 
 
-def to_graph(func, **jit_kwargs):
+@contextlib.contextmanager
+def staged_effects(*, prints: PrintMode | None = None,
+                   asserts: AssertMode | None = None) -> Iterator[None]:
+    """While the block runs, how a staged ``print`` or ``assert`` is emitted in the
+    code traced there (``None`` keeps the mode in force):
+
+    - ``prints="callback"`` (default): an ordered ``jax.debug.callback`` that prints
+      Python's exact text when the program runs; ``"drop"``: left out of the
+      program (a ``print`` of Python values outside ``jit`` still prints).
+    - ``asserts="auto"`` (default): a host check that stops the program and raises,
+      or a ``checkify.check`` when the function is traced under
+      ``jax.experimental.checkify.checkify``; ``"callback"``: always the host check;
+      ``"checkify"``: always a ``checkify.check`` (wrap the function with
+      ``checkify.checkify``: a plain ``jit`` of it refuses an unfunctionalized
+      check); ``"drop"``: traced asserts are not checked (as ``python -O`` drops
+      every assert; an assert of Python values is still checked).
+
+    The modes apply while tracing: a function that ``jax.jit`` has already traced
+    for these argument types keeps what it was traced with (make a new ``jax.jit``).
+
+        with autograph.staged_effects(prints="drop", asserts="checkify"):
+            exported = jax.export.export(jax.jit(checkify.checkify(step)))(spec)
+    """
+    with _effects.using(prints, asserts):
+        yield
+
+
+class GraphFunction(Protocol, Generic[P, R]):
+    """What ``to_graph`` returns: callable like the function it compiles, with JAX's
+    ahead-of-time ``lower``/``trace`` (whose compiled form raises a failed traced
+    ``assert`` as ``AssertionError`` too)."""
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def to_graph(func: Callable[P, R], **jit_kwargs: Any) -> GraphFunction[P, R]:
     """``jax.jit`` over ``convert(func)``: the converted function, compiled.
 
     Keyword arguments go to ``jax.jit`` (``static_argnums``, ``donate_argnums``...).
     A traced ``assert`` that fails while the compiled function runs stops it and
     raises ``AssertionError`` (``StagedAssertionError``) with its message and the
     user's ``file:line`` from the call; a function with traced asserts therefore
-    waits for its result, one without returns as soon as it is dispatched.
+    waits for its result, one without returns as soon as it is dispatched. The
+    same holds for JAX's ahead-of-time path: ``to_graph(f).lower(x).compile()(x)``.
+    ``func`` may be ``convert(f, ...)`` already (its options are kept).
     """
-    converted = convert(func)
+    converted = func if hasattr(func, _ORIGINAL) else convert(func)
     compiled = jax.jit(converted, **jit_kwargs)
-    has_asserts = []   # set once a trace stages an assert: then wait for the result
+    has_asserts: list = []   # set once a trace stages an assert: then wait for the result
 
     @functools.wraps(converted)
     def run(*args, **kwargs):
@@ -99,9 +186,51 @@ def to_graph(func, **jit_kwargs):
             raise
         return out
 
-    run.lower = compiled.lower
-    run.trace = compiled.trace
-    return run
+    def staged(method):
+        def stage(*args, **kwargs):
+            before = staged_assert_count()
+            result = method(*args, **kwargs)
+            if staged_assert_count() != before:
+                has_asserts[:] = [True]
+            return _AssertingStage(result, has_asserts)
+        return stage
+
+    run.lower = staged(compiled.lower)  # type: ignore[attr-defined]
+    run.trace = staged(compiled.trace)  # type: ignore[attr-defined]
+    return cast(GraphFunction[P, R], run)
+
+
+class _AssertingStage:
+    """A JAX ahead-of-time stage (``Traced``, ``Lowered``, ``Compiled``) of a
+    ``to_graph`` function: its later stages are wrapped too, and calling the
+    compiled form raises a failed traced assert as ``AssertionError``, as calling
+    the ``to_graph`` function does. Everything else is the stage's own."""
+
+    def __init__(self, stage, has_asserts: list):
+        self._stage = stage
+        self._has_asserts = has_asserts
+
+    def __getattr__(self, name):
+        return getattr(self._stage, name)
+
+    def __repr__(self):
+        return repr(self._stage)
+
+    def lower(self, *args, **kwargs):
+        return _AssertingStage(self._stage.lower(*args, **kwargs), self._has_asserts)
+
+    def compile(self, *args, **kwargs):
+        return _AssertingStage(self._stage.compile(*args, **kwargs), self._has_asserts)
+
+    def __call__(self, *args, **kwargs):
+        try:
+            out = self._stage(*args, **kwargs)
+            if self._has_asserts:
+                jax.block_until_ready(out)
+        except jax.errors.JaxRuntimeError as error:
+            reraise_failed_assert(error)
+            raise
+        return out
 
 
 def to_code(func) -> str:
@@ -125,7 +254,7 @@ def set_debug(*, store_source: bool) -> None:
     _TRANSPILER.store_source = bool(store_source)
 
 
-def do_not_convert(func):
+def do_not_convert(func: F) -> F:
     """Mark ``func`` to be run as it is, never converted (at any call depth)."""
     target = _original(func)
     setattr(getattr(target, "__func__", target), _DO_NOT_CONVERT, True)

@@ -158,6 +158,8 @@ def explain(error: BaseException, is_converted) -> str | None:
         return _explain_raise(entries[user], region)
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return _explain_leak(entries[user], region)
+    if isinstance(error, TypeError) and "Tracer.__format__" in str(error):
+        return _explain_format(entries[user])
     return None
 
 
@@ -325,6 +327,14 @@ def _explain_raise(entry, region) -> str:
             "not when the condition holds. To check a traced value at run time, use "
             "`jax.experimental.checkify.check` (or an `assert`, which autograph stages), "
             "or compute a fallback value with jnp.where.")
+
+
+def _explain_format(entry) -> str:
+    return (f"{_NOTE_PREFIX}{_located(entry)}\nA traced value is formatted here while "
+            "the program is traced, when it has no value yet (JAX's tracers accept no "
+            "format spec). autograph defers formatting to run time only inside print(...) "
+            "and assert messages, where an f-string, .format or % shows the concrete "
+            "values: print the f-string directly, or use jax.debug.print.")
 
 
 def _explain_leak(entry, region) -> str:

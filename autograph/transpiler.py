@@ -26,6 +26,7 @@ import gc
 import inspect
 import linecache
 import operator
+import re
 import threading
 import types
 import weakref
@@ -47,6 +48,7 @@ from autograph.converters import (
     control_flow,
     lists,
     logical_expressions,
+    print_function,
     return_statements,
     slices,
 )
@@ -68,6 +70,7 @@ DEFAULT_CONVERTERS = (
     logical_expressions,
     asserts,
     builtin_functions,
+    print_function,
 )
 
 DEFAULT_OPTIONS = ConversionOptions()
@@ -447,6 +450,7 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
         setattr(factory, attr, getattr(node, attr))
     module = gast.Module(body=[factory], type_ignores=[])
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
@@ -454,6 +458,41 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
                       _qualname_prefix(original_code) + original_code.co_name)
     return code.replace(co_name=original_code.co_name)
+
+
+# What ``inspect.findsource`` takes for the first line of a function's code: it walks
+# back from ``co_firstlineno`` to the first line that matches.
+_DEF_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _anchor_helpers_at_a_def(tree, filename) -> None:
+    """Give each generated helper function (``if_true``, ``loop_body``...) the line of
+    the user's enclosing ``def`` as its first line, where its own would be a line
+    with no ``def`` (the ``if``/``while`` header).
+
+    ``inspect`` finds a function's source by walking back from ``co_firstlineno`` to
+    a ``def``; IPython's traceback (for a notebook cell, which is not a file) numbers
+    that source from ``co_firstlineno``. A helper whose first line is the ``if``
+    header would be shown numbered from there with the arrow off by the distance
+    to the ``def``. The statements keep their own lines."""
+    lines = linecache.getlines(filename)
+    if not lines:
+        return
+
+    def visit(node, anchor):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                line = lines[first - 1] if 0 < first <= len(lines) else ""
+                if anchor is not None and not _DEF_LINE.match(line):
+                    child.lineno = anchor
+                    for decorator in child.decorator_list:
+                        decorator.lineno = decorator.end_lineno = anchor
+                visit(child, child.lineno)
+            else:
+                visit(child, anchor)
+
+    visit(tree, None)
 
 
 def _reparse_from_source(node, fn, user_filename):

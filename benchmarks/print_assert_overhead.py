@@ -5,8 +5,10 @@
 Times one compiled call of the same loop (a 1000-element update per step) without
 and with a traced ``assert`` or ``print`` in its body, interleaving the variants
 run by run, and reports each variant's median over the plain loop's median in the
-same mode. ``VARIANTS=plain,assert`` runs a subset (variants interfere with each
-other's timings on a small machine; compare within one run).
+same mode, and the staged f-string ``print`` (formatted at run time, format specs
+included) over the hand-written ``jax.debug.print`` of the same line.
+``VARIANTS=plain,fstring`` runs a subset (variants interfere with each other's
+timings on a small machine; compare within one run).
 """
 
 from __future__ import annotations
@@ -56,6 +58,22 @@ def hand_written_print(x, n):
     return jax.lax.fori_loop(0, n, body, x)
 
 
+def with_fstring_print(x, n):
+    s = x
+    for i in range(n):
+        s = jnp.sin(s) * 0.999 + i
+        print(f"step {i:>4}: value {s[0]:.3f}", file=SINK)
+    return s
+
+
+def hand_written_fstring_print(x, n):
+    def body(i, s):
+        s = jnp.sin(s) * 0.999 + i
+        jax.debug.print("step {:>4}: value {:.3f}", i, s[0], ordered=True)
+        return s
+    return jax.lax.fori_loop(0, n, body, x)
+
+
 def main(iterations=1000, repeats=30):
     x = jnp.ones(int(os.environ.get("WIDTH", "1000")), jnp.float32)  # elements per step
     variants = {
@@ -68,6 +86,11 @@ def main(iterations=1000, repeats=30):
         "print, jit(convert)": jax.jit(autograph.convert(with_print), static_argnums=1),
         "print, jit(hand-written jax.debug.print)": jax.jit(hand_written_print,
                                                            static_argnums=1),
+        "fstring, to_graph": autograph.to_graph(with_fstring_print, static_argnums=1),
+        "fstring, jit(convert)": jax.jit(autograph.convert(with_fstring_print),
+                                         static_argnums=1),
+        "fstring, jit(hand-written jax.debug.print)": jax.jit(hand_written_fstring_print,
+                                                             static_argnums=1),
     }
     only = os.environ.get("VARIANTS")      # e.g. VARIANTS=plain,assert
     if only:
@@ -95,8 +118,15 @@ def _run(variants, x, iterations, repeats):
     for name, ts in times.items():
         med = statistics.median(ts)
         mode = name.split(", ", 1)[1].split(" ")[0].split("(")[0]
-        base = statistics.median(times.get(f"plain, {mode}", times["plain, jit(convert)"]))
-        print(f"  {name:42s} {med * 1e3:9.3f} ms   x{med / base:9.2f}", file=out)
+        plain = times.get(f"plain, {mode}") or times.get("plain, jit(convert)")
+        ratio = f"x{med / statistics.median(plain):9.2f}" if plain else "(no plain run)"
+        print(f"  {name:42s} {med * 1e3:9.3f} ms   {ratio}", file=out)
+    hand = times.get("fstring, jit(hand-written jax.debug.print)")
+    for name in ("fstring, to_graph", "fstring, jit(convert)"):
+        if hand and name in times:
+            ratio = statistics.median(times[name]) / statistics.median(hand)
+            print(f"  staged f-string print ({name.split(', ')[1]}) / hand-written "
+                  f"jax.debug.print: x{ratio:.2f}", file=out)
 
 
 if __name__ == "__main__":

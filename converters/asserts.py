@@ -4,15 +4,19 @@ Before:
 
     assert x != 0, 'Do not pass zero!'
     assert ok
+    assert n > 0, f"n is {n:>4}"
 
 After:
 
     ag__.assert_stmt(x != 0, lambda: 'Do not pass zero!')
     ag__.assert_stmt(ok)
+    ag__.assert_stmt(n > 0, lambda: ag__.format_('n is {:>4}', n))
 
-The message is evaluated only if the assertion fails, as in Python. Under
-``python -O`` (``__debug__`` false) asserts are removed, as Python's compiler
-removes them.
+The message is evaluated only if the assertion fails, as in Python; a message
+that is an f-string, ``.format`` call or ``'...' % ...`` is deferred (see
+``formatting``), so a staged check shows it formatted from the concrete values.
+Under ``python -O`` (``__debug__`` false) asserts are removed, as Python's
+compiler removes them (and none is staged).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.converters import formatting
 from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.Assert,)
@@ -32,6 +37,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 class _Asserts(Transformer):
     def __init__(self, ctx):
+        self.ctx = ctx
         self.ag = ctx.runtime_name
 
     def visit_Assert(self, node):
@@ -42,6 +48,6 @@ class _Asserts(Transformer):
             new = templates.replace("ag__.assert_stmt(test)", ag__=self.ag, test=node.test)
         else:
             new = templates.replace("ag__.assert_stmt(test, lambda: msg)", ag__=self.ag,
-                                    test=node.test, msg=node.msg)
+                                    test=node.test, msg=formatting.deferred(node.msg, self.ctx))
         templates.set_location(new, node)
         return new

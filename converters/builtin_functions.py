@@ -2,19 +2,18 @@
 
 Before:
 
-    print('step', i, loss, sep=': ')
     m = max(a, b)
     n = int(x)
 
 After:
 
-    ag__.print_('step', i, loss, sep=': ')
     m = ag__.max_(a, b)
     n = ag__.int_(x)
 
 Only a name that really is Python's builtin here is rewritten (not a local,
 parameter, closure variable or module global of that name). Builtins that JAX's
 arrays already support (``abs``, ``isinstance``...) are left as they are.
+``print`` has a converter of its own (``print_function``).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from autograph.converters.base import Transformer
 
 # builtin name -> runtime function
 REPLACED = {
-    "print": "print_",
     "len": "len_",
     "min": "min_",
     "max": "max_",

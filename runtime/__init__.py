@@ -21,11 +21,14 @@ from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
-from autograph.runtime.printing import print_
+from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
 from autograph.runtime.slices import index, setitem
 from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
 
 __all__ = [
+    "DeferredFormat",
+    "format_",
+    "percent_format",
     "StagedAssertionError",
     "TensorList",
     "assert_stmt",

@@ -23,35 +23,39 @@ lambda because Python evaluates it only when the assertion fails. (Under
     wrapping; the call (or the first use of its result) raises JAX's
     ``JaxRuntimeError``, whose text ends with ``StagedAssertionError: <message>
     [file:line: source]``. Use ``autograph.to_graph`` for a plain ``AssertionError``.
-  * ``functional_checks()``: for code traced inside it, the check is a
-    ``jax.experimental.checkify`` check instead, for a caller that wraps the
-    function with ``checkify.checkify`` and reads the error itself (no host
-    callback; but a checkify error does not stop the program, so a staged loop
-    runs on after a failure).
+  * Traced under ``jax.experimental.checkify.checkify`` (around the converted
+    function, or around a ``jit`` of it): the check is ``checkify.check``, so the
+    failure is in the error value that ``checkify`` returns (``err.get()``,
+    ``err.throw()``), with no host callback (cheap on TPU). A checkify error does
+    not stop the program: a staged loop runs on after a failure.
+
+  The mode in force (``autograph.convert(f, asserts=...)``,
+  ``autograph.staged_effects(asserts=...)``, see ``effects``) can make the check
+  always a checkify check, always the host check, or drop traced checks (as
+  ``python -O`` drops every assert). Under ``jax.export``, which cannot serialize
+  host callbacks, a host check is refused with a ``ConversionError`` at the
+  assert's line.
 """
 
 from __future__ import annotations
 
 import linecache
 import logging
-import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
+from jax import lax, tree_util
 from jax.experimental import checkify
 
 from autograph.errors import ConversionError
-from autograph.runtime import paths
+from autograph.runtime import effects, paths
+from autograph.runtime.printing import DeferredFormat, message_text
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 
 
 class StagedAssertionError(AssertionError):
     """A traced ``assert`` that failed when the compiled program ran."""
-
-
-_MODE = threading.local()
 
 
 def _not_a_failed_assert(record) -> bool:
@@ -64,17 +68,6 @@ def _not_a_failed_assert(record) -> bool:
 
 
 logging.getLogger("jax._src.debugging").addFilter(_not_a_failed_assert)
-
-
-class functional_checks:  # noqa: N801  used as a context manager, like a function
-    """While tracing inside this context, traced asserts become checkify checks
-    (the caller wraps the traced function with ``checkify.checkify``)."""
-
-    def __enter__(self):
-        _MODE.depth = getattr(_MODE, "depth", 0) + 1
-
-    def __exit__(self, *exc):
-        _MODE.depth -= 1
 
 
 # How many traced asserts have been staged in this process. to_graph reads it on
@@ -100,13 +93,6 @@ def reraise_failed_assert(error) -> None:
 _MARKER = f"{StagedAssertionError.__name__}: "
 
 
-def raise_if_failed(error) -> None:
-    """Raise ``StagedAssertionError`` if the checkify ``error`` holds a failed check."""
-    text = error.get()
-    if text is not None:
-        raise StagedAssertionError(text.replace(" (`check` failed)", ""))
-
-
 def assert_stmt(cond, message=None):
     """``assert cond, message()``: Python's assert, or a run-time check if ``cond``
     is traced."""
@@ -114,7 +100,7 @@ def assert_stmt(cond, message=None):
         if not cond:
             if message is None:
                 raise AssertionError
-            raise AssertionError(message())
+            raise AssertionError(message_text(message()))
         return
     where = caller_location()
     if jnp.shape(cond) != ():
@@ -122,34 +108,46 @@ def assert_stmt(cond, message=None):
             f"the condition of this assert is a traced array of shape "
             f"{tuple(jnp.shape(cond))}, and its truth value is ambiguous. Reduce it to "
             "one value, e.g. `assert jnp.all(c)`.", where.filename, where.lineno)
+    mode = effects.current().asserts
+    if mode == "drop":
+        return
+    functional = mode == "checkify" or (mode == "auto" and effects.under_checkify())
+    if not functional and effects.under_export():
+        raise ConversionError(effects.export_error_text(
+            "assert", "convert the function with autograph.convert(f, asserts='drop') or "
+            "asserts='checkify' (and wrap it with checkify.checkify), or trace it inside "
+            "`with autograph.staged_effects(asserts=...)`; `python -O` removes asserts, as "
+            "Python does"), where.filename, where.lineno)
     pred = cond if cond.dtype == bool else cond != 0
     reached = paths.condition()
     if reached is not None:   # under vmap, only the examples whose path is here
         pred = jnp.logical_or(pred, jnp.logical_not(reached))
-    text = message() if message is not None else None
+    text = message() if message is not None else "assertion failed"
     source = linecache.getline(where.filename, where.lineno).strip()
-    suffix = f"{where}: {source}" if source else str(where)
+    suffix = _escape(f" [{where}: {source}]" if source else f" [{where}]")
     if has_tracer(text):
-        fmt, values = "{}", [text]
+        if not isinstance(text, DeferredFormat):
+            text = DeferredFormat("{}", ((text,), {}), percent=False)
+        fmt, values = "{}" + suffix, (text,)
     else:
-        fmt, values = _escape("assertion failed" if text is None else str(text)), []
-    fmt = f"{fmt} [{_escape(suffix)}]"
+        fmt, values = _escape(str(text)) + suffix, ()
     _STAGED_ASSERTS[0] += 1
-    if getattr(_MODE, "depth", 0):
+    if functional:
         checkify.check(pred, fmt, *values)
     else:
-        check = _check_on_host(fmt)
+        leaves, treedef = tree_util.tree_flatten(values)
+        check = _check_on_host(fmt, treedef)
         lax.cond(pred, lambda: None,
-                 lambda: jax.debug.callback(check, pred, *values))
+                 lambda: jax.debug.callback(check, pred, *leaves))
 
 
 def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _check_on_host(fmt):
-    def check(pred, *values):
-        if not np.all(pred):
-            shown = [np.asarray(v) for v in values]
-            raise StagedAssertionError(fmt.format(*shown))
+def _check_on_host(fmt, treedef):
+    def check(pred, *leaves):
+        if not np.all(np.asarray(pred)):
+            values = tree_util.tree_unflatten(treedef, leaves)
+            raise StagedAssertionError(fmt.format(*values))
     return check

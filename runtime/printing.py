@@ -4,14 +4,24 @@
 With no traced argument it *is* Python's ``print`` (same text, same file, same
 errors). With traced arguments the text is written when the compiled program
 runs, laid out as Python's ``print`` would lay it out (``sep``, ``end``,
-``file``, ``flush`` honoured; each value as ``str`` of its NumPy value), in program
-order (an ordered effect, like ``jax.debug.print(..., ordered=True)``). Under
-``vmap`` each example prints its own line.
+``file``, ``flush`` honoured; each value as the ``jax.Array`` it is when the
+program runs), in program order (an ordered effect, like ``jax.debug.print(...,
+ordered=True)``). Under ``vmap`` each example prints its own line.
 
 Inside a staged computation (``jit``, a staged loop or branch), a ``print`` of
 Python values only is staged too, so that every ``print`` appears when and as
 often as the program runs, in program order (the original under ``jax.jit``
 would print those once, while tracing, before any traced value).
+
+Formatting. An f-string, ``'...'.format(...)`` or ``'...' % ...`` that is an
+argument of ``print`` (or an ``assert`` message) becomes ``ag__.format_(template,
+*values)`` / ``ag__.percent_format(template, values)``. With Python values these
+are the formatted ``str``, exactly. With traced values they are a
+``DeferredFormat``: the template and the values, formatted by the callback when
+the values are concrete, so ``f"{loss:.3f}"`` prints what Python prints for the
+value. The template is tried on placeholder values of the same shape and dtype
+while tracing, so a format spec that cannot apply (``{x:d}`` of a float) raises
+at the user's line, as Python would.
 """
 
 from __future__ import annotations
@@ -20,36 +30,157 @@ import builtins
 import sys
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 from jax._src import core as jax_core
 
-from autograph.runtime import paths
-from autograph.runtime.tracing import has_tracer
+from autograph.errors import ConversionError
+from autograph.runtime import effects, paths
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 
 
 def print_(*args, **kwargs):
     """``print(*args, **kwargs)``; traced arguments are printed when the program runs."""
-    if not has_tracer((args, kwargs)) and not _staging():
+    traced = has_tracer((args, kwargs))
+    if not traced and not _staging():
         return builtins.print(*args, **kwargs)
     sep, end, file, flush = _options(**kwargs)
+    if effects.current().prints == "drop":
+        return None
+    if effects.under_export():
+        if not traced:   # what jax.jit of the original does: print while tracing
+            return builtins.print(*args, **kwargs)
+        where = caller_location()
+        raise ConversionError(effects.export_error_text(
+            "print", "convert the function with autograph.convert(f, prints='drop'), or "
+            "trace it inside `with autograph.staged_effects(prints='drop'):`"),
+            where.filename, where.lineno)
     leaves, treedef = tree_util.tree_flatten(args)
-    traced = [i for i, leaf in enumerate(leaves) if has_tracer(leaf)]
+    positions = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
 
-    def emit(reached, *values):
-        if not np.all(reached):   # under vmap: an example whose path is not here
-            return
+    def show(values):
         full = list(leaves)
-        for i, value in zip(traced, values, strict=True):
-            full[i] = np.asarray(value)
+        for i, value in zip(positions, values, strict=True):
+            full[i] = value
         shown = tree_util.tree_unflatten(treedef, full)
         target = sys.stdout if file is None else file
         builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
+    def show_if_reached(reached, *values):
+        if np.all(np.asarray(reached)):   # under vmap: an example whose path is here
+            show(values)
+
+    operands = [leaves[i] for i in positions]
     reached = paths.condition()
-    jax.debug.callback(emit, True if reached is None else reached,
-                       *[leaves[i] for i in traced], ordered=True)
+    if reached is None:
+        jax.debug.callback(lambda *values: show(values), *operands, ordered=True)
+    else:
+        jax.debug.callback(show_if_reached, reached, *operands, ordered=True)
     return None
+
+
+def format_(template, *args, **kwargs):
+    """``template.format(*args, **kwargs)``, deferred to run time for traced values.
+
+    The converter writes an f-string argument of ``print`` as this call with an
+    equivalent ``str.format`` template (``f"{x!r:>8}"`` is ``format_('{!r:>8}', x)``)
+    and ``'...'.format(...)`` as ``format_('...', ...)``.
+    """
+    if not isinstance(template, str) or not has_tracer((args, kwargs)):
+        return template.format(*args, **kwargs)
+    return DeferredFormat(template, (args, kwargs), percent=False).checked()
+
+
+def percent_format(template, values):
+    """``template % values``, deferred to run time for traced values."""
+    if not isinstance(template, str) or not has_tracer(values):
+        return template % values
+    return DeferredFormat(template, values, percent=True).checked()
+
+
+@tree_util.register_pytree_node_class
+class DeferredFormat:
+    """A string formatting whose values include traced arrays, done when they are
+    concrete: ``str()`` of it is the formatted text. A pytree whose leaves are the
+    values' arrays (so a staged ``print``, ``assert`` or ``checkify.check`` carries
+    them to run time); its other values stay in the tree's static part."""
+
+    __slots__ = ("template", "percent", "_treedef", "_static", "_positions", "_arrays")
+
+    def __init__(self, template: str, values, percent: bool):
+        leaves, self._treedef = tree_util.tree_flatten(values)
+        self.template, self.percent = template, percent
+        self._positions = tuple(i for i, leaf in enumerate(leaves)
+                                if isinstance(leaf, jax.Array))
+        arrays = set(self._positions)
+        self._static = _Static(tuple(None if i in arrays else leaf
+                                     for i, leaf in enumerate(leaves)))
+        self._arrays = tuple(leaves[i] for i in self._positions)
+
+    def values(self, arrays=None):
+        """The values, with ``arrays`` in place of the array leaves when given."""
+        leaves = list(self._static.items)
+        for i, array in zip(self._positions, self._arrays if arrays is None else arrays,
+                            strict=True):
+            leaves[i] = array
+        return tree_util.tree_unflatten(self._treedef, leaves)
+
+    def render(self, arrays=None) -> str:
+        """The formatted text (of ``arrays`` in place of the array leaves, if given)."""
+        values = self.values(arrays)
+        if self.percent:
+            return self.template % values
+        args, kwargs = values
+        return self.template.format(*args, **kwargs)
+
+    def checked(self):
+        """``self``, after formatting placeholder values of the same shapes and dtypes:
+        a spec that cannot apply to the values raises now, at the user's line."""
+        try:
+            with jax.ensure_compile_time_eval():
+                placeholders = [jnp.zeros(jnp.shape(a), jnp.result_type(a))
+                                for a in self._arrays]
+        except Exception:  # noqa: BLE001 - an exotic dtype (keys): no trial
+            return self
+        self.render(placeholders)
+        return self
+
+    def __str__(self):
+        return self.render()
+
+    def __format__(self, spec):
+        return format(self.render(), spec)
+
+    def __repr__(self):
+        return repr(self.render())
+
+    def tree_flatten(self):
+        return self._arrays, (self.template, self.percent, self._treedef, self._static,
+                              self._positions)
+
+    @classmethod
+    def tree_unflatten(cls, aux, arrays):
+        new = object.__new__(cls)
+        new.template, new.percent, new._treedef, new._static, new._positions = aux
+        new._arrays = tuple(arrays)
+        return new
+
+
+class _Static:
+    """The non-array values of a ``DeferredFormat``, in its tree's static part
+    (compared by identity: they may be unhashable)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+
+def message_text(message):
+    """An assert message as the text Python would put in the ``AssertionError``
+    (a ``DeferredFormat`` is formatted now, with whatever its values are)."""
+    return message.render() if isinstance(message, DeferredFormat) else message
 
 
 def _staging() -> bool:

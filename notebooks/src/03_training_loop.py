@@ -45,7 +45,12 @@ def loss_fn(params, x, y):
 #
 # Plain Python control flow on traced values: the loop over steps, an `if` that clips the
 # gradient when its norm is large, an `if` that halves the learning rate half way, and a
-# `print` every 250 steps. The losses are appended to a list and stacked at the end.
+# `print` of an f-string every 250 steps. The losses are appended to a list and stacked at
+# the end.
+#
+# The f-string is formatted when the compiled program runs, from the concrete values: its
+# format specs (`{step:>4}`, `{loss:.4f}`) give exactly the line Python prints, though `step`
+# and `loss` are traced values inside the compiled loop.
 # %%
 def train(params, x, y, steps, lr):
     losses = []
@@ -58,7 +63,7 @@ def train(params, x, y, steps, lr):
             lr = lr / 2
         params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
         if step % 250 == 0:
-            print("step", step, "loss", loss, "grad norm", norm)
+            print(f"step {step:>4}: loss {loss:.4f}, grad norm {norm:.3f}")
         losses.append(loss)
     return params, stack(losses)
 
@@ -73,7 +78,8 @@ jax.effects_barrier()
 print(f"{STEPS} steps, compile included: {time.perf_counter() - start:.2f} s; final loss {losses[-1]:.4f}")
 # %% [md]
 # The whole run is one program: the `for` became a `fori_loop`/`scan` over steps, each
-# `if` a `lax.cond`, the `print` a host callback. The generated code:
+# `if` a `lax.cond`, the `print` a host callback that formats the f-string
+# (`ag__.format_('step {:>4}: ...', step, loss, norm)` below). The generated code:
 # %%
 print(autograph.to_code(train))
 # %% [md]

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import pytest
 from jax.experimental import checkify
 
-from autograph.runtime import StagedAssertionError, assert_stmt
-from autograph.runtime.exceptions import functional_checks, raise_if_failed
+from autograph.runtime import assert_stmt
+from autograph.runtime.effects import using
 
 
 def test_python_condition():
@@ -18,19 +18,34 @@ def test_python_condition():
         assert_stmt(jnp.ones(2) > 0)
 
 
-def test_functional_checks_under_checkify():
+def test_checkify_check_under_checkify():
     def f(x):
         assert_stmt(x > 0, lambda: "not {positive}")
         return x
 
     checked = jax.jit(checkify.checkify(f))
-    with functional_checks():
-        error, _ = checked(jnp.float32(-1.0))
-    with pytest.raises(StagedAssertionError, match=r"^not \{positive\} \["):
-        raise_if_failed(error)
-    with functional_checks():
-        error, _ = checked(jnp.float32(1.0))
-    raise_if_failed(error)
+    error, _ = checked(jnp.float32(-1.0))
+    assert error.get().startswith("not {positive} [")
+    error, _ = checked(jnp.float32(1.0))
+    assert error.get() is None
+
+
+def test_modes():
+    def fresh():     # a new function each time: jax.jit caches traces per function
+        def f(x):
+            assert_stmt(x > 0, lambda: "positive")
+            return x
+        return f
+
+    with using(asserts="drop"):
+        assert float(jax.jit(fresh())(jnp.float32(-1.0))) == -1.0
+    with using(asserts="checkify"), pytest.raises(ValueError, match="functionalized"):
+        jax.jit(fresh())(jnp.float32(-1.0))
+    with using(asserts="callback"), pytest.raises(Exception, match="positive"):
+        checkify.checkify(fresh())(jnp.float32(-1.0))
+        jax.effects_barrier()
+    with pytest.raises(ValueError, match="asserts='sometimes'"), using(asserts="sometimes"):
+        pass
 
 
 def test_failed_staged_assert_is_not_logged_by_jax(caplog):

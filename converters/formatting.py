@@ -1,0 +1,108 @@
+"""String formatting whose text a staged ``print`` or ``assert`` shows, deferred.
+
+Used by the ``print`` and ``assert`` converters on a ``print`` argument or an
+``assert`` message; ``deferred(node, ctx)`` rewrites one such expression.
+
+Before:
+
+    f"step {step}: loss {loss:.3f} {x!r:>8}"
+    "{} of {}".format(i, n)
+    "%.2f%%" % rate
+
+After:
+
+    ag__.format_('step {}: loss {:.3f} {!r:>8}', step, loss, x)
+    ag__.format_('{} of {}', i, n)
+    ag__.percent_format('%.2f%%', rate)
+
+An f-string becomes the ``str.format`` template that formats the same (each field
+``{}`` with its conversion and spec, nested spec fields included, literal braces
+doubled) and its values in evaluation order. With Python values the runtime
+formats at once (the same ``str``); with traced values it keeps the template and
+the values until they are concrete. ``.format`` is rewritten on any receiver (one
+that is not a ``str`` at run time has its own ``.format`` called); ``%`` only with
+a string literal on the left (elsewhere it is usually arithmetic).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autograph import templates
+
+
+def deferred(node, ctx):
+    """``node`` with its formatting deferred to the runtime, or ``node`` itself when
+    it is not an f-string, ``.format`` call or ``'...' % ...``."""
+    if isinstance(node, gast.JoinedStr):
+        parts = _fstring_parts(node)
+        if parts is None:
+            return node
+        template, values = parts
+        return _call(ctx, "format_", [gast.Constant(value=template, kind=None), *values],
+                     [], node)
+    if isinstance(node, gast.Call):
+        receiver, args, keywords = _format_call(node, ctx)
+        if receiver is not None:
+            return _call(ctx, "format_", [receiver, *args], keywords, node)
+        return node
+    if (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mod)
+            and isinstance(node.left, gast.Constant) and isinstance(node.left.value, str)):
+        return _call(ctx, "percent_format", [node.left, node.right], [], node)
+    return node
+
+
+def _call(ctx, runtime_function, args, keywords, origin):
+    func = templates.replace_expr(f"ag__.{runtime_function}", ag__=ctx.runtime_name)
+    new = gast.Call(func=func, args=args, keywords=keywords)
+    templates.set_location(new, origin)
+    return new
+
+
+def _format_call(node, ctx):
+    """``(receiver, args, keywords)`` of ``receiver.format(...)``, also when the call
+    converter has routed it (``ag__.converted_call(receiver.format, ...)``)."""
+    func, args = node.func, node.args
+    if _is_runtime_attribute(func, "converted_call", ctx) and args:
+        func, args = args[0], args[1:]
+    if (isinstance(func, gast.Attribute) and func.attr == "format"
+            and not any(isinstance(a, gast.Starred) for a in args)
+            and not any(k.arg is None for k in node.keywords)):
+        return func.value, list(args), list(node.keywords)
+    return None, None, None
+
+
+def _is_runtime_attribute(node, attr, ctx) -> bool:
+    return (isinstance(node, gast.Attribute) and node.attr == attr
+            and isinstance(node.value, gast.Name) and node.value.id == ctx.runtime_name)
+
+
+def _fstring_parts(node):
+    """``(template, values)`` of an f-string with fields, or None (no field, or
+    fields nested deeper than ``str.format`` allows)."""
+    values = []
+    template = _template(node, values, depth=0)
+    if template is None or not values:
+        return None
+    return template, values
+
+
+def _template(joined, values, depth):
+    out = []
+    for part in joined.values:
+        if isinstance(part, gast.Constant):
+            out.append(part.value.replace("{", "{{").replace("}", "}}"))
+            continue
+        if depth > 1:        # str.format allows one level of fields inside a spec
+            return None
+        values.append(part.value)
+        field = "{"
+        if part.conversion not in (-1, None):
+            field += "!" + chr(part.conversion)
+        if part.format_spec is not None:
+            spec = _template(part.format_spec, values, depth + 1)
+            if spec is None:
+                return None
+            field += ":" + spec
+        out.append(field + "}")
+    return "".join(out)

@@ -1,0 +1,208 @@
+"""Differential fuzzing of staged ``print`` formatting (seeded, reproducible).
+
+    python -m tests.fuzz.print_programs --count 500
+
+Each program ``p_<seed>(a, b, n)`` prints f-strings, ``.format`` calls and ``%``
+formatting of its int and float variables, with random format specs (fill, align,
+sign, ``#``, ``0``, width, ``,``, precision, types ``d x o b e f g %``, ``!s``) and
+literal text with braces and percent signs, from straight-line code, a staged ``if``
+and a loop over ``range(n)``. The printed text of the original (Python ints and
+floats) must equal, exactly: the converted function's with the same Python values;
+the compiled function's (``jax.jit(convert(f))``, every argument traced); and, line
+for line, ``vmap`` over a batch of arguments. Floats stay multiples of 1/4 and ints
+small, so float32 and int32 print the digits Python prints for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.fuzz.program_generator import _indent_all
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+INT_SPECS = ("", ">4", "<3", "^5", "+d", "05d", "x", "#x", "o", "b", "#b", "*>6",
+             ",", " d", "=+5")
+FLOAT_SPECS = ("", ".2f", ".3f", "8.3f", "+.1f", "e", ".2e", "g", ".1%", "<9.2f", "_>10.4f",
+               "010.2f")
+PERCENT_INT = ("%d", "%5d", "%-4d|", "%+d", "%x", "%o", "%s", "%03d")
+PERCENT_FLOAT = ("%.2f", "%8.3f", "%e", "%g", "%s", "%+.1f", "%-7.2f|")
+LITERALS = ("step ", ": ", " | ", "{braces} ", "100% ", "", "loss=", " -> ")
+
+
+class PrintProgramGenerator:
+    """Random print-formatting programs from one seed."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+
+    def function(self, name: str) -> str:
+        r = self.rng
+        body = ["x = a + b", "g = 0.25 * a - 0.5", "k = b % 4"]
+        body += self._prints(r.randint(1, 2), ["a", "b", "x", "k"], ["g"])
+        body += ["if x > 2:", ["g = g + 1.25"] + self._prints(1, ["x", "k"], ["g"]),
+                 "else:", ["x = x - 1"] + self._prints(r.randint(0, 1), ["x"], ["g"])]
+        body += ["for i in range(n):",
+                 ["g = g + 0.5", "x = x + i"] + self._prints(1, ["i", "x"], ["g"])]
+        body += self._prints(1, ["x", "n"], ["g"])
+        body.append("return x, g")
+        return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
+
+    def _prints(self, count, ints, floats):
+        return [self._print(ints, floats) for _ in range(count)]
+
+    def _print(self, ints, floats):
+        r = self.rng
+        kind = r.choice(["fstring", "fstring", "format", "percent", "mixed"])
+        if kind == "fstring":
+            return f"print({self._fstring(ints, floats)})"
+        if kind == "format":
+            template, args = self._format_template(ints, floats)
+            return f"print({template!r}.format({', '.join(args)}))"
+        if kind == "percent":
+            return f"print({self._percent(ints, floats)})"
+        return (f"print({r.choice(ints)}, {self._fstring(ints, floats)}, "
+                f"{self._percent(ints, floats)}, sep={r.choice([' ', ', ', ''])!r})")
+
+    def _field(self, ints, floats):
+        r = self.rng
+        if r.random() < 0.6:
+            return r.choice(ints), r.choice(INT_SPECS)
+        return r.choice(floats), r.choice(FLOAT_SPECS)
+
+    def _fstring(self, ints, floats):
+        r = self.rng
+        parts = []
+        for _ in range(r.randint(1, 3)):
+            literal = r.choice(LITERALS).replace("{", "{{").replace("}", "}}")
+            var, spec = self._field(ints, floats)
+            conversion = "!s" if r.random() < 0.1 else ""
+            if conversion:
+                spec = r.choice(["", ">8"])
+            parts.append(literal + "{" + var + conversion + (":" + spec if spec else "") + "}")
+        return "f" + repr("".join(parts))
+
+    def _format_template(self, ints, floats):
+        r = self.rng
+        pieces, args = [], []
+        for _ in range(r.randint(1, 3)):
+            var, spec = self._field(ints, floats)
+            literal = r.choice(LITERALS).replace("{", "{{").replace("}", "}}")
+            pieces.append(literal + "{" + (":" + spec if spec else "") + "}")
+            args.append(var)
+        return "".join(pieces), args
+
+    def _percent(self, ints, floats):
+        r = self.rng
+        pieces, args = [], []
+        for _ in range(r.randint(1, 3)):
+            if r.random() < 0.6:
+                pieces.append(r.choice(PERCENT_INT))
+                args.append(r.choice(ints))
+            else:
+                pieces.append(r.choice(PERCENT_FLOAT))
+                args.append(r.choice(floats))
+            pieces.append(r.choice([" ", "%% ", ": "]))
+        template = "".join(pieces)
+        if len(args) == 1 and r.random() < 0.5:
+            return f"{template!r} % {args[0]}"
+        return f"{template!r} % ({', '.join(args)},)"
+
+
+def inputs_for(seed):
+    rng = random.Random(seed * 7919 + 3)
+    scalars = [(rng.randint(-6, 9), rng.randint(-6, 9), rng.randint(0, 3)) for _ in range(2)]
+    batch = [(rng.randint(-6, 9), rng.randint(-6, 9), 2) for _ in range(3)]
+    return scalars, batch
+
+
+def _printed(run) -> str:
+    import jax
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        run()
+        jax.effects_barrier()
+    return buffer.getvalue()
+
+
+def check_program(fn, seed) -> list[str]:
+    """The ways whose printed text differs from the original's (empty: all agree)."""
+    import jax
+    import jax.numpy as jnp
+
+    import autograph
+
+    scalars, batch = inputs_for(seed)
+    problems = []
+    compiled = jax.jit(autograph.convert(fn))
+    for args in scalars:
+        expected = _printed(lambda args=args: fn(*args))
+        if _printed(lambda args=args: autograph.convert(fn)(*args)) != expected:
+            problems.append(f"convert {args}")
+        traced = tuple(jnp.int32(v) for v in args)
+        got = _printed(lambda traced=traced: compiled(*traced))
+        if got != expected:
+            problems.append(f"compiled {args}:\n{got}!=\n{expected}")
+    columns = [jnp.asarray(col, jnp.int32) for col in zip(*batch, strict=True)]
+    expected = sorted("".join(_printed(lambda args=args: fn(*args)) for args in batch)
+                      .splitlines())
+    got = sorted(_printed(lambda: jax.vmap(autograph.convert(fn))(*columns)).splitlines())
+    if got != expected:
+        problems.append(f"vmap {batch}:\n{got}!=\n{expected}")
+    return problems
+
+
+def fuzz(first_seed: int, count: int, progress=None):
+    """Generate and check ``count`` programs; returns ``(checked, mismatches)``."""
+    mismatches = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(count):
+            seed = first_seed + k
+            name = f"p_{seed}"
+            source = PrintProgramGenerator(seed).function(name)
+            path = Path(tmp) / f"print_fuzz_{seed}.py"
+            path.write_text(source)
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            try:
+                problems = check_program(getattr(module, name), seed)
+            except Exception as error:  # noqa: BLE001 - any failure is a mismatch
+                problems = [f"raised {type(error).__name__}: {error}"]
+            mismatches.extend(f"--- seed {seed}: {p}\n{source}" for p in problems)
+            if progress is not None:
+                progress(k + 1, mismatches)
+    return count, mismatches
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    args = parser.parse_args(argv)
+    start = time.time()
+
+    def progress(done, mismatches):
+        if done % 50 == 0 or done == args.count:
+            print(f"{done} programs, {len(mismatches)} mismatches, "
+                  f"{time.time() - start:.0f}s", flush=True)
+
+    checked, mismatches = fuzz(args.seed, args.count, progress)
+    for m in mismatches:
+        print(m)
+    print(f"print programs fuzzed: {checked}; mismatches: {len(mismatches)}")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
