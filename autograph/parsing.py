@@ -206,15 +206,20 @@ def _parse_lambda(fn, lines) -> ParsedFunction:
     filename, first = code.co_filename, code.co_firstlineno
     if "lambda" not in lines[first - 1]:
         raise _changed_since_import(fn, f"line {first} holds no lambda")
-    try:
-        candidates = _lambdas_in(_parse_lines(_block(lines, first), first, filename), first)
-    except SyntaxError:     # the lambda's line does not parse alone
-        candidates = []
-    # A line may parse alone yet hold only the start of the lambda (its body goes
-    # on in the next lines): then the lambda is looked up in a parse of the file.
-    lam = _find_lambda(candidates, code, by_names=False)
+    # The statement holding the lambda, parsed alone, unless its file's parse is at
+    # hand. A line may parse alone yet hold only the start of the lambda (its body
+    # goes on below): then the lambda is looked up in a parse of the whole file.
+    by_line = FILE_LAMBDAS.kept(filename, lines)
+    lam = None
+    if by_line is NOT_KEPT:
+        try:
+            statements = _parse_lines(_block(lines, first), first, filename)
+            lam = _find_lambda(_lambdas_in(statements, first), code, by_names=False)
+        except SyntaxError:     # the lambda's line does not parse alone
+            pass
     if lam is None or fingerprint.mismatch(code, lam):
-        by_line = FILE_LAMBDAS.lambdas_by_line(filename, lines)
+        if by_line is NOT_KEPT:
+            by_line = FILE_LAMBDAS.lambdas_by_line(filename, lines)
         if by_line is None:
             raise ConversionError(
                 f"could not parse the source around the lambda {fn.__qualname__}. Define "
@@ -280,6 +285,9 @@ def _segment(lines, node) -> str:
     return first[node.col_offset:].decode() + middle + last.decode()
 
 
+NOT_KEPT = object()
+
+
 class FileLambdas:
     """The lambdas of whole source files by line: each version of a file (each
     ``linecache`` entry) is parsed once, however many of its lambdas are converted.
@@ -296,14 +304,22 @@ class FileLambdas:
         self._lock = threading.Lock()
         self._entries = OrderedDict()   # filename -> (lines, {line: [ast.Lambda]} | None)
 
-    def lambdas_by_line(self, filename: str, lines: list[str]):
-        """``{line: [ast.Lambda starting there]}`` of the file whose current
-        ``linecache`` lines are ``lines``; ``None`` if the file does not parse."""
+    def kept(self, filename: str, lines: list[str]):
+        """What ``lambdas_by_line`` gives if it needs no parse for it, else
+        ``NOT_KEPT``."""
         with self._lock:
             entry = self._entries.get(filename)
             if entry is not None and entry[0] is lines:
                 self._entries.move_to_end(filename)
                 return entry[1]
+        return NOT_KEPT
+
+    def lambdas_by_line(self, filename: str, lines: list[str]):
+        """``{line: [ast.Lambda starting there]}`` of the file whose current
+        ``linecache`` lines are ``lines``; ``None`` if the file does not parse."""
+        index = self.kept(filename, lines)
+        if index is not NOT_KEPT:
+            return index
         try:
             tree = ast.parse("".join(lines), filename=filename)
         except (SyntaxError, ValueError):
