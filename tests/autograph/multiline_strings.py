@@ -127,3 +127,28 @@ CONTINUED = _register(
     if x > 0
     else -x,
 )
+
+
+class _Private:
+    """Private names (``__x``) are mangled by the class: ``self._Private__scale``."""
+
+    __slots__ = ("__scale",)
+    __offset = 3
+
+    def __init__(self, scale):
+        self.__scale = scale
+
+    def __helper(self, x):
+        return x * self.__scale
+
+    def apply(self, x):
+        __local = self.__helper(x)
+        if __local > 10:
+            __local = __local - _Private.__offset
+
+        def __inner(y):
+            return y + self.__scale
+
+        return __inner(__local)
+
+    double = staticmethod(lambda x, __k=2: x * __k)

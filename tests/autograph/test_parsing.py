@@ -118,3 +118,14 @@ def test_file_parses_kept_are_bounded(tmp_path):
     big = (str(tmp_path / "big.py"), ["x = 1\n"] * 1500)
     cache.lambdas_by_line(*big)
     assert len(cache._entries) == 1                            # over max_lines: alone
+
+
+def test_private_names_are_mangled_as_in_their_class():
+    from tests.autograph.multiline_strings import _Private
+
+    obj = _Private(4)
+    for x in (1, 5):
+        assert autograph.convert(obj.apply)(x) == obj.apply(x)
+        assert autograph.to_graph(obj.apply)(x) == obj.apply(x)
+    assert autograph.convert(_Private.double)(7) == 14
+    assert "self._Private__scale" in autograph.to_code(_Private.apply)
