@@ -10,9 +10,17 @@ its source with the parsed definition:
 - the first line and the name (a ``def``) or the parameters (a lambda);
 - the parameter names, in order;
 - the source positions of every instruction: each starts or ends where a node
-  of the definition does (an edit that moves or resizes code breaks this);
+  of the definition does (an edit that moves or resizes code breaks this), and
+  where a name, an attribute or a constant sits at exactly an instruction's
+  position, it is the one the instruction uses (an edit in place breaks this);
 - the names the code uses (globals, attributes, locals, cells) and its
   constants (after CPython's constant folding), each found in the definition.
+
+The compiler's own additions are allowed for (``e = None; del e`` after
+``except ... as e``, the pieces of ``'%s' % (x,)`` compiled like an f-string,
+``''.join`` of long f-strings, string annotations of nested definitions), so a
+function whose source is unchanged always matches: every function of the
+standard library and of jax, numpy and scipy does.
 
 Everything is taken from the code objects of the function and of the functions,
 lambdas and comprehensions nested in it. A code object compiled from a tree
@@ -306,6 +314,8 @@ def _small_result(op, left, right) -> bool:
         return abs(right) <= _SIZE_LIMIT and left.bit_length() * right <= _SIZE_LIMIT
     if isinstance(op, ast.LShift) and ints:
         return 0 <= right <= _SIZE_LIMIT and left.bit_length() + right <= _SIZE_LIMIT
+    if isinstance(op, ast.Mod) and isinstance(left, (str, bytes)):
+        return False                     # CPython does not fold %-formatting
     if isinstance(op, ast.Mult):
         for seq, n in ((left, right), (right, left)):
             if isinstance(seq, (str, bytes, tuple)) and isinstance(n, int):

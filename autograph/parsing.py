@@ -87,9 +87,7 @@ def _parse_def(fn, lines) -> ParsedFunction:
             filename, first) from None
     if not statements or not isinstance(statements[0], (ast.FunctionDef,
                                                         ast.AsyncFunctionDef)):
-        raise ConversionError(
-            f"the source of {fn.__qualname__} is not a `def` statement (lambdas are "
-            "converted by calling them from a converted function)", filename, first)
+        raise _changed_since_import(fn, f"line {first} starts no function")
     definition = statements[0]
     problem = fingerprint.mismatch(code, definition, definition.decorator_list)
     if problem:
@@ -192,7 +190,7 @@ def _file_lines(fn):
             "source). autograph converts functions from their source: define the function "
             "in a .py file or a notebook cell, or call it unconverted with "
             "autograph.do_not_convert.", None, None)
-    if code.co_firstlineno > len(lines):
+    if not 0 < code.co_firstlineno <= len(lines):
         raise _changed_since_import(
             fn, f"the file has {len(lines)} lines, the function starts on line "
                 f"{code.co_firstlineno}")
