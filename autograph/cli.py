@@ -96,10 +96,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``autograph`` console script; returns the exit status."""
+    """Entry point of the ``autograph`` console script; returns the exit status.
+
+    When the reader of our output goes away (``autograph demo | head -1``), stop
+    quietly with the status a Unix tool killed by SIGPIPE has, as ``cat`` does.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.handler(args, args.subparser)
+    try:
+        status = args.handler(args, args.subparser)
+        sys.stdout.flush()      # a closed pipe raises here, not at interpreter exit
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE_STATUS
+    return status
+
+
+# 128 + SIGPIPE: what a shell reports for a command whose reader closed the pipe.
+BROKEN_PIPE_STATUS = 128 + 13
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the flush at exit does not fail
+    again on the closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):   # stdout is no file descriptor (captured, closed)
+        pass
 
 
 # --- demo -------------------------------------------------------------------
@@ -235,6 +262,13 @@ def run_code(args, parser) -> int:
         parser.error(f"no such file: {file_part}")
     try:
         module = load_module(path)
+    except SystemExit as exc:
+        call = "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
+        print(f"autograph code: error: importing {file_part} exited ({call}) "
+              f"before {func_part} could be read: `autograph code` imports the file as a "
+              "module, which runs its top-level code. Put the code that runs the script "
+              'under `if __name__ == "__main__":`.', file=sys.stderr)
+        return 1
     except Exception as exc:
         print(f"autograph code: error: importing {file_part} failed: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
@@ -301,9 +335,33 @@ def run_bench(args, parser) -> int:
         overrides["scaling_unroll_cap"] = args.scaling_unroll_cap
     preset = SuiteConfig.quick_preset if args.quick else SuiteConfig.full_preset
     config = preset(**overrides)
+    problem = _unwritable_directory(Path(args.out))
+    if problem:
+        parser.error(f"--out {args.out}: {problem}")
 
     def progress(line: str) -> None:
         print(line, flush=True)
 
-    benchmarks.run_and_report(config, args.out, progress, chart=not args.no_chart)
+    try:
+        benchmarks.run_and_report(config, args.out, progress, chart=not args.no_chart)
+    except OSError as exc:      # the directory went away or filled up meanwhile
+        print(f"autograph bench: error: writing the results to {args.out} failed: {exc}",
+              file=sys.stderr)
+        return 2
     return 0
+
+
+def _unwritable_directory(path: Path) -> str | None:
+    """Why the results cannot be written to the directory ``path`` (made if
+    missing), or ``None`` when they can."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        return "is a file, not a directory (give a directory for the results)"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        return f"cannot write there ({exc.strerror or exc})"
+    return None

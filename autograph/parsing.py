@@ -3,6 +3,16 @@
 Every node of the returned tree carries the line and column it has in the user's
 file, so code compiled from the tree reports the user's own locations in
 tracebacks, in pdb and in JAX's source information.
+
+The source is parsed as it stands in the file: an indented definition (a method,
+a nested function) is parsed inside ``if 1:``, which absorbs its indentation, so
+neither its columns nor the contents of its multi-line strings change. A lambda
+whose line does not parse alone (one entry of a multi-line dict literal) is found
+in a parse of its whole file, made once per version of the file and shared by
+every lambda of it. Before a definition is used it is checked against the
+function's code object (see ``autograph.fingerprint``): a file edited since its
+module was imported raises a ``ConversionError`` rather than converting the
+edited text.
 """
 
 from __future__ import annotations
@@ -11,11 +21,13 @@ import ast
 import inspect
 import linecache
 import re
-import textwrap
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import gast
 
+from autograph import fingerprint
 from autograph.errors import ConversionError
 
 
@@ -25,7 +37,7 @@ class ParsedFunction:
 
     node: gast.FunctionDef
     filename: str
-    source: str          # the dedented source of the definition
+    source: str          # the source text of the definition, as in the file
     is_lambda: bool = False   # ``node`` is ``def <lambda>(args): return body``
 
 
@@ -34,40 +46,13 @@ def parse_function(fn) -> ParsedFunction:
 
     A lambda is parsed into ``def <lambda>(args): return body``; several lambdas on
     one line are told apart by the source positions of their code. Raises
-    ``ConversionError`` when the source cannot be read or is not a ``def``.
+    ``ConversionError`` when the source cannot be read, is not a ``def``, or is no
+    longer the source of ``fn`` (the file changed since it was imported).
     """
-    code = fn.__code__
-    if code.co_name == "<lambda>":
-        return _parse_lambda(fn)
-    filename = code.co_filename
-    lines, first_lineno = _source_lines(fn, filename)
-    text = "".join(lines)
-    indent = _indent_of(text)
-    source = textwrap.dedent(text)
-    try:
-        module = ast.parse(source, filename=filename)
-    except SyntaxError as e:
-        raise ConversionError(
-            f"could not parse the source of {fn.__qualname__}: {e.msg}. Define it with "
-            "`def` in a file, or mark it with autograph.do_not_convert.",
-            filename, code.co_firstlineno) from None
-    if not module.body or not isinstance(module.body[0], (ast.FunctionDef,
-                                                           ast.AsyncFunctionDef)):
-        raise ConversionError(
-            f"the source of {fn.__qualname__} is not a `def` statement (lambdas are "
-            "converted by calling them from a converted function)",
-            filename, code.co_firstlineno)
-    ast.increment_lineno(module, first_lineno - 1)
-    if indent:
-        for node in ast.walk(module):
-            if hasattr(node, "col_offset") and node.col_offset is not None:
-                node.col_offset += indent
-                if getattr(node, "end_col_offset", None) is not None:
-                    node.end_col_offset += indent
-    tree = gast.ast_to_gast(module)
-    node = tree.body[0]
-    node.decorator_list = []
-    return ParsedFunction(node=node, filename=filename, source=source)
+    lines = _file_lines(fn)
+    if fn.__code__.co_name == "<lambda>":
+        return _parse_lambda(fn, lines)
+    return _parse_def(fn, lines)
 
 
 def has_source(fn) -> bool:
@@ -76,55 +61,197 @@ def has_source(fn) -> bool:
     return bool(linecache.getlines(fn.__code__.co_filename))
 
 
-def _parse_lambda(fn) -> ParsedFunction:
+def source_line(filename: str, lineno: int) -> str:
+    """The text of one line of the user's file (empty if unavailable)."""
+    return linecache.getline(filename, lineno).rstrip("\n")
+
+
+# -- definitions ----------------------------------------------------------------------
+
+# A line where a ``def`` (or its first decorator) starts.
+_DEF_START = re.compile(r"\s*(@|def\s|async\s+def\s)")
+
+
+def _parse_def(fn, lines) -> ParsedFunction:
+    code = fn.__code__
+    filename, first = code.co_filename, code.co_firstlineno
+    if not _DEF_START.match(lines[first - 1]):
+        raise _changed_since_import(fn, f"line {first} does not start a definition")
+    block = _block(lines, first)
+    try:
+        statements = _parse_lines(block, first, filename)
+    except SyntaxError as e:
+        raise ConversionError(
+            f"could not parse the source of {fn.__qualname__}: {e.msg}. Define it with "
+            "`def` in a file, or mark it with autograph.do_not_convert.",
+            filename, first) from None
+    if not statements or not isinstance(statements[0], (ast.FunctionDef,
+                                                        ast.AsyncFunctionDef)):
+        raise _changed_since_import(fn, f"line {first} starts no function")
+    definition = statements[0]
+    problem = fingerprint.mismatch(code, definition, definition.decorator_list)
+    if problem:
+        raise _changed_since_import(fn, problem)
+    node = gast.ast_to_gast(definition)
+    node.decorator_list = []
+    _mangle_private_names(node, code)
+    return ParsedFunction(node=node, filename=filename, source="".join(block))
+
+
+def _block(lines, first):
+    """The lines of the block starting at line ``first`` (a definition with its
+    decorators, or the statement holding a lambda)."""
+    try:
+        return inspect.getblock(lines[first - 1:])
+    except (IndentationError, SyntaxError):
+        return lines[first - 1:first]
+
+
+def _parse_lines(lines, first_lineno, filename="<unknown>"):
+    """The statements of ``lines`` (starting at line ``first_lineno`` of ``filename``)
+    with the lines and columns they have in the file. Indented lines are parsed
+    inside ``if 1:`` rather than dedented: dedenting would change the contents of
+    multi-line strings, and fail on a string or a continuation line at column 0.
+    Raises ``SyntaxError`` when they do not parse on their own."""
+    text = "".join(lines)
+    offset = first_lineno - 1
+    wrapped = bool(lines) and lines[0][:1] in (" ", "\t", "\f")
+    if wrapped:
+        text = "if 1:\n" + text
+        offset -= 1
+    tree = ast.parse(text, filename=filename)
+    ast.increment_lineno(tree, offset)
+    return tree.body[0].body if wrapped else tree.body
+
+
+def _mangle_private_names(node, code):
+    """Write the private names (``__x``) of a definition inside a class as Python
+    compiled them there (``_C__x``): the converted code is compiled outside the
+    class, where the compiler would leave them unmangled and ``self.__x`` would
+    look up an attribute that does not exist."""
+    prefix = _private_name_prefix(code)
+    if prefix is None:
+        return
+    for sub in gast.walk(node):
+        for field in ("id", "attr", "arg", "name", "rest"):
+            value = getattr(sub, field, None)
+            if (isinstance(value, str) and sub is not node
+                    and not isinstance(sub, gast.alias)):
+                setattr(sub, field, _mangled(value, prefix))
+        for field in ("names", "kwd_attrs"):
+            value = getattr(sub, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], str):
+                setattr(sub, field, [_mangled(name, prefix) for name in value])
+
+
+def _private_name_prefix(code):
+    """``_C`` for code defined (at any depth) in the body of class ``C``, or ``None``."""
+    parts = code.co_qualname.split(".")[:-1]
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == "<locals>" or parts[i + 1:i + 2] == ["<locals>"]:
+            continue                  # a function's scope, not a class's
+        name = parts[i].lstrip("_")
+        return "_" + name if name else None
+    return None
+
+
+def _mangled(name, prefix):
+    if name.startswith("__") and not name.endswith("__") and "." not in name:
+        return prefix + name
+    return name
+
+
+def _changed_since_import(fn, reason):
+    code = fn.__code__
+    return ConversionError(
+        f"the source file of {fn.__qualname__} changed since its module was imported "
+        f"({reason}), so its source is no longer the code Python runs. Reload the module "
+        "(importlib.reload, or restart the interpreter or kernel) and convert it again.",
+        code.co_filename, code.co_firstlineno)
+
+
+def _file_lines(fn):
+    """The lines of ``fn``'s file, from ``linecache`` (refreshed if the file changed).
+
+    ``linecache`` directly, not ``inspect``: ``inspect`` would follow ``__wrapped__``
+    to the function a decorator wraps, and ``inspect.getmodule`` scans every loaded
+    module.
+    """
     code = fn.__code__
     filename = code.co_filename
-    lines, first_lineno = _source_lines(fn, filename)
-    tree = _parse_lines(lines, first_lineno)
-    if tree is None:            # the lambda starts inside a longer statement
-        tree = _parse_lines(linecache.getlines(filename), 1)
-    if tree is None:
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        where = (f"{filename!r}" if filename.startswith("<")
+                 else f"{filename}, which can no longer be read")
         raise ConversionError(
-            f"could not parse the source around the lambda {fn.__qualname__}. Define it "
-            "with `def`, or mark it with autograph.do_not_convert.",
-            filename, code.co_firstlineno)
-    lam = _find_lambda(tree, code)
-    if lam is None:
-        raise ConversionError(
-            f"could not tell which lambda on this line is {fn.__qualname__} (its code has "
-            "no source positions). Define it with `def`, or give the lambdas different "
-            "parameter names.", filename, code.co_firstlineno)
+            f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: it was defined "
+            f"in {where} (by exec, python -c, or an interactive prompt that keeps no "
+            "source). autograph converts functions from their source: define the function "
+            "in a .py file or a notebook cell, or call it unconverted with "
+            "autograph.do_not_convert.", None, None)
+    if not 0 < code.co_firstlineno <= len(lines):
+        raise _changed_since_import(
+            fn, f"the file has {len(lines)} lines, the function starts on line "
+                f"{code.co_firstlineno}")
+    return lines
+
+
+# -- lambdas --------------------------------------------------------------------------
+
+def _parse_lambda(fn, lines) -> ParsedFunction:
+    code = fn.__code__
+    filename, first = code.co_filename, code.co_firstlineno
+    if "lambda" not in lines[first - 1]:
+        raise _changed_since_import(fn, f"line {first} holds no lambda")
+    # The statement holding the lambda, parsed alone, unless its file's parse is at
+    # hand. A line may parse alone yet hold only the start of the lambda (its body
+    # goes on below): then the lambda is looked up in a parse of the whole file.
+    by_line = FILE_LAMBDAS.kept(filename, lines)
+    lam = None
+    if by_line is NOT_KEPT:
+        try:
+            statements = _parse_lines(_block(lines, first), first, filename)
+            lam = _find_lambda(_lambdas_in(statements, first), code, by_names=False)
+        except SyntaxError:     # the lambda's line does not parse alone
+            pass
+    if lam is None or fingerprint.mismatch(code, lam):
+        if by_line is NOT_KEPT:
+            by_line = FILE_LAMBDAS.lambdas_by_line(filename, lines)
+        if by_line is None:
+            raise ConversionError(
+                f"could not parse the source around the lambda {fn.__qualname__}. Define "
+                "it with `def`, or mark it with autograph.do_not_convert.", filename, first)
+        lam = _find_lambda(by_line.get(first, ()), code)
+        if lam is None:
+            raise ConversionError(
+                f"could not tell which lambda on this line is {fn.__qualname__} (its code "
+                "has no source positions). Define it with `def`, or give the lambdas "
+                "different parameter names.", filename, first)
+        problem = fingerprint.mismatch(code, lam)
+        if problem:
+            raise _changed_since_import(fn, problem)
     node = gast.ast_to_gast(lam)
+    _mangle_private_names(node, code)
     ret = gast.Return(value=node.body)
     fdef = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
                             returns=None, type_comment=None, type_params=[])
     for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
         setattr(fdef, attr, getattr(node, attr))
         setattr(ret, attr, getattr(node.body, attr))
-    source = ast.get_source_segment("".join(linecache.getlines(filename)), lam) or ""
-    return ParsedFunction(node=fdef, filename=filename, source=source, is_lambda=True)
+    return ParsedFunction(node=fdef, filename=filename, source=_segment(lines, lam),
+                          is_lambda=True)
 
 
-def _parse_lines(lines, first_lineno):
-    """Parse source lines keeping their line numbers and columns; ``None`` if they do
-    not parse on their own."""
-    text = "".join(lines)
-    offset = first_lineno - 1
-    if lines and lines[0][:1] in (" ", "\t"):
-        text = "if 1:\n" + text        # keeps the columns of indented code
-        offset -= 1
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    ast.increment_lineno(tree, offset)
-    return tree
+def _lambdas_in(statements, lineno):
+    return [n for statement in statements for n in ast.walk(statement)
+            if isinstance(n, ast.Lambda) and n.lineno == lineno]
 
 
-def _find_lambda(tree, code):
-    """The ``ast.Lambda`` in ``tree`` whose body holds every source position of ``code``."""
-    candidates = [n for n in ast.walk(tree)
-                  if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+def _find_lambda(candidates, code, by_names=True):
+    """The lambda among ``candidates`` (on the code's first line) whose body holds
+    every source position of ``code``; else (``by_names``) the only one with the
+    code's parameter names; else ``None``."""
     positions = [(line, col, end_line, end_col)
                  for line, end_line, col, end_col in code.co_positions()
                  if line is not None and col is not None and end_col is not None
@@ -138,51 +265,82 @@ def _find_lambda(tree, code):
         if containing:
             return min(containing, key=lambda n: (n.body.end_lineno - n.body.lineno,
                                                   n.body.end_col_offset - n.body.col_offset))
+    if not by_names:
+        return None
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     by_names = [n for n in candidates if tuple(
         a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs) == names]
     return by_names[0] if len(by_names) == 1 else None
 
 
-# A line where a definition starts (what ``inspect.findsource`` looks for).
-_DEFINITION_START = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+def _segment(lines, node) -> str:
+    """The source text of ``node`` (its columns are UTF-8 byte offsets)."""
+    first = lines[node.lineno - 1].encode()
+    if node.lineno == node.end_lineno:
+        return first[node.col_offset:node.end_col_offset].decode()
+    middle = "".join(lines[node.lineno:node.end_lineno - 1])
+    last = lines[node.end_lineno - 1].encode()[:node.end_col_offset]
+    return first[node.col_offset:].decode() + middle + last.decode()
 
 
-def _source_lines(fn, filename):
-    """The lines of ``fn``'s definition (decorators included) and its first line number.
+NOT_KEPT = object()
 
-    Like ``inspect.getsourcelines(fn.__code__)``: the code object, because ``inspect``
-    would follow ``__wrapped__`` to the function a decorator wraps, and read from
-    ``linecache`` directly, because ``inspect.getmodule`` scans every loaded module.
+
+class FileLambdas:
+    """The lambdas of whole source files by line: each version of a file (each
+    ``linecache`` entry) is parsed once, however many of its lambdas are converted.
+
+    Holds the lambda subtrees only (not the file's whole tree), for the most
+    recently used files up to ``max_files`` files and ``max_lines`` lines in all.
+    Thread-safe: two threads may both parse a file they miss; the last one kept.
     """
-    linecache.checkcache(filename)
-    lines = linecache.getlines(filename, fn.__globals__)
-    lnum = fn.__code__.co_firstlineno - 1
-    if not lines or lnum >= len(lines):
-        where = (f"{filename!r}" if filename.startswith("<")
-                 else f"{filename}, which can no longer be read")
-        raise ConversionError(
-            f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: it was defined "
-            f"in {where} (by exec, python -c, or an interactive prompt that keeps no "
-            "source). autograph converts functions from their source: define the function "
-            "in a .py file or a notebook cell, or call it unconverted with "
-            "autograph.do_not_convert.", None, None)
-    while lnum > 0 and not _DEFINITION_START.match(lines[lnum]):
-        lnum -= 1
-    try:
-        block = inspect.getblock(lines[lnum:])
-    except (IndentationError, SyntaxError):
-        block = lines[lnum:lnum + 1]
-    return block, lnum + 1
+
+    def __init__(self, max_files: int = 8, max_lines: int = 200_000):
+        self.max_files = max_files
+        self.max_lines = max_lines
+        self.parses = 0           # whole-file parses so far (for tests and benchmarks)
+        self._lock = threading.Lock()
+        self._entries = OrderedDict()   # filename -> (lines, {line: [ast.Lambda]} | None)
+
+    def kept(self, filename: str, lines: list[str]):
+        """What ``lambdas_by_line`` gives if it needs no parse for it, else
+        ``NOT_KEPT``."""
+        with self._lock:
+            entry = self._entries.get(filename)
+            if entry is not None and entry[0] is lines:
+                self._entries.move_to_end(filename)
+                return entry[1]
+        return NOT_KEPT
+
+    def lambdas_by_line(self, filename: str, lines: list[str]):
+        """``{line: [ast.Lambda starting there]}`` of the file whose current
+        ``linecache`` lines are ``lines``; ``None`` if the file does not parse."""
+        index = self.kept(filename, lines)
+        if index is not NOT_KEPT:
+            return index
+        try:
+            tree = ast.parse("".join(lines), filename=filename)
+        except (SyntaxError, ValueError):
+            index = None
+        else:
+            index = {}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Lambda):
+                    index.setdefault(node.lineno, []).append(node)
+        with self._lock:
+            self.parses += 1
+            self._entries[filename] = (lines, index)
+            self._entries.move_to_end(filename)
+            total = sum(len(kept) for kept, _ in self._entries.values())
+            while len(self._entries) > 1 and (len(self._entries) > self.max_files
+                                              or total > self.max_lines):
+                _, (dropped, _) = self._entries.popitem(last=False)
+                total -= len(dropped)
+        return index
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
 
 
-def _indent_of(text: str) -> int:
-    for line in text.splitlines():
-        if line.strip():
-            return len(line) - len(line.lstrip())
-    return 0
-
-
-def source_line(filename: str, lineno: int) -> str:
-    """The text of one line of the user's file (empty if unavailable)."""
-    return linecache.getline(filename, lineno).rstrip("\n")
+FILE_LAMBDAS = FileLambdas()

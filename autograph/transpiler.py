@@ -53,6 +53,7 @@ from autograph.converters import (
     slices,
 )
 from autograph.errors import ConversionError
+from autograph.headroom import headroom
 from autograph.runtime.calls import AS_IS, CallPolicy, make_converted_call
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
@@ -293,7 +294,8 @@ class Transpiler:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._convert_code_unguarded(fn, options)
+            with headroom():    # the same room to recurse, however deep the caller is
+                return self._convert_code_unguarded(fn, options)
         except RecursionError:
             code = fn.__code__
             raise ConversionError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import first_call, lambda_files
 from .suite import format_seconds
 from .workloads import AUTOGRAPH, EAGER, HAND_LAX, KINDS, UNROLLED
 
@@ -140,6 +141,7 @@ def render_text(results: dict) -> str:
     if results["scaling"]:
         parts += ["", "Compile-time scaling of `for i in range(n)` (trace + lower + compile)",
                   scaling_table(results)]
+    parts += _source_sections(results)
     parts += ["", f"total wall time {results['wall_s']:.1f} s"]
     return "\n".join(parts)
 
@@ -166,10 +168,27 @@ def render_markdown(results: dict) -> str:
     if results["scaling"]:
         parts += ["", "#### Compile time of `for i in range(n)` (trace + lower + compile)",
                   scaling_table(results, markdown=True)]
+    parts += _source_sections(results, markdown=True)
     problems = errors_table(results, markdown=True)
     if problems:
         parts += ["", "#### Errors, skips and mismatches", problems]
     return "\n".join(parts) + "\n"
+
+
+def _source_sections(results: dict, markdown: bool = False) -> list[str]:
+    """The first-call split and the lambda-file rows, where the run has them."""
+    heading = "#### " if markdown else ""
+    parts = []
+    if results.get("first_call_split"):
+        parts += ["", f"{heading}First call of a new function, split into stages "
+                      "(medians of fresh modules)",
+                  _table(first_call.COLUMNS, first_call.format_rows(results["first_call_split"]),
+                         markdown)]
+    if results.get("lambda_files"):
+        parts += ["", f"{heading}Converting every lambda of a file of lambdas",
+                  _table(lambda_files.COLUMNS, lambda_files.format_rows(results["lambda_files"]),
+                         markdown)]
+    return parts
 
 
 def write_markdown(results: dict, out_dir: Path) -> Path:

@@ -21,7 +21,7 @@ import numpy as np
 
 import autograph
 
-from . import conversion, programs
+from . import conversion, first_call, lambda_files, programs
 from .harness import TimingPlan, aot_split, error_text, interleaved_medians, timed
 from .scaling import measure_scaling
 from .workloads import (
@@ -53,13 +53,18 @@ class SuiteConfig:
     scaling_repeats: int = 3
     conversion_cold_reps: int = 20
     conversion_cached_reps: int = 2000
+    # Whole-suite sections (skipped under ``only``): the first call of a new
+    # function split into stages, and converting every lambda of a file of lambdas.
+    first_call_rounds: int = 7
+    lambda_sizes: tuple[int, ...] = (200, 2000)
 
     @classmethod
     def quick_preset(cls, **overrides) -> SuiteConfig:
         """Settings that finish in under a minute on a 2-core laptop-class CPU."""
         base = dict(quick=True, plan=TimingPlan(rounds=5, sample_s=0.004, budget_s=0.25),
                     unroll_cap=0, scaling_unroll_cap=100, scaling_repeats=1,
-                    conversion_cold_reps=3, conversion_cached_reps=100)
+                    conversion_cold_reps=3, conversion_cached_reps=100,
+                    first_call_rounds=3, lambda_sizes=(200,))
         return cls(**{**base, **overrides})
 
     @classmethod
@@ -217,6 +222,13 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
         result["wall_s"] = time.perf_counter() - t0
         results.append(result)
         progress(f"[{i}/{len(workloads)}] {_summary(result)}")
+    sections = {}
+    if config.only is None and config.first_call_rounds:
+        progress(f"first call of {len(first_call.CASES)} new functions, split into stages")
+        sections["first_call_split"] = first_call.measure(config.first_call_rounds)
+    if config.only is None and config.lambda_sizes:
+        progress("converting every lambda of files full of lambdas")
+        sections["lambda_files"] = lambda_files.measure(config.lambda_sizes)
     scaling = []
     if config.scaling:
         scaling = measure_scaling(config.scaling_ns, config.scaling_unroll_cap,
@@ -230,6 +242,7 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
         "conversion": conversions,
         "workloads": results,
         "scaling": scaling,
+        **sections,
         "wall_s": time.perf_counter() - started,
     }
 

@@ -1,6 +1,8 @@
 """The ``autograph`` command line: demo, code, bench."""
 
+import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -111,3 +113,94 @@ def test_python_dash_m_autograph_runs_the_cli():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     assert "demo" in done.stdout and "bench" in done.stdout
+
+
+def _autograph(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "autograph", *args], capture_output=True,
+                          text=True, timeout=300, **kwargs)
+
+
+@pytest.mark.parametrize(("exit_call", "shown"), [
+    ("sys.exit(3)", "sys.exit(3)"),
+    ("sys.exit()", "sys.exit()"),
+    ("sys.exit(0)", "sys.exit(0)"),
+    ("sys.exit('usage: script.py N')", "sys.exit('usage: script.py N')"),
+    ("raise SystemExit(main())", "sys.exit(7)"),
+])
+def test_code_on_a_script_that_exits_at_import_says_so(tmp_path, exit_call, shown):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(f"""\
+        import sys
+
+        def f(x):
+            if x > 0:
+                x = -x
+            return x
+
+        def main():
+            return 7
+
+        {exit_call}
+    """))
+    done = _autograph("code", f"{script}:f")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert f"importing {script} exited ({shown})" in done.stderr
+    assert 'if __name__ == "__main__":' in done.stderr
+
+
+def test_code_on_a_guarded_script_prints_the_code(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""\
+        import sys
+
+        def f(x):
+            while x > 1:
+                x = x // 2
+            return x
+
+        if __name__ == "__main__":
+            sys.exit(f(int(sys.argv[1])))
+    """))
+    done = _autograph("code", f"{script}:f")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("def f(x):") and "ag__.while_stmt" in done.stdout
+
+
+@pytest.mark.parametrize(("make_out", "message"), [
+    (lambda tmp: tmp / "a_file.txt", "is a file, not a directory"),
+    (lambda tmp: tmp / "a_file.txt" / "below", "cannot write there"),
+    (lambda tmp: "/proc/no_such_dir/results", "cannot write there"),
+])
+def test_bench_out_that_cannot_be_written_exits_2_with_a_message(tmp_path, make_out, message):
+    (tmp_path / "a_file.txt").write_text("keep me\n")
+    out = make_out(tmp_path)
+    done = _autograph("bench", "--quick", "--only", "huber_scalar", "--no-scaling",
+                      "--no-chart", "--out", str(out))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"--out {out}: {message}" in done.stderr
+    assert "huber_scalar" not in done.stdout        # refused before running the suite
+    assert (tmp_path / "a_file.txt").read_text() == "keep me\n"
+
+
+def test_output_into_a_closed_pipe_stops_quietly():
+    """``autograph demo | head -1``: no BrokenPipeError traceback, as Unix tools."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}   # each line written as printed
+    done = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -m autograph demo --only huber_loss | head -1; '
+                       'echo "status ${PIPESTATUS[0]}" >&2'],
+        capture_output=True, text=True, timeout=300, env=env)
+    assert done.stdout == "=" * 72 + "\n"
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "status 141"
+
+
+def test_main_returns_141_when_stdout_is_a_closed_pipe(monkeypatch):
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["bench", "--list"]) == 141

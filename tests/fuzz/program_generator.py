@@ -10,7 +10,8 @@ nested ``if``/``elif``/``else``, ternaries, ``while`` loops that always terminat
 cannot skip it), ``for`` over static ranges, over tuples and over ranges whose
 bounds are arguments, augmented assignment, int and float arithmetic; with the
 feature ``"jumps"`` also ``break``/``continue``/early ``return``, with ``"logic"``
-also ``and``/``or``/``not``.
+also ``and``/``or``/``not``, with ``"strings"`` multi-line string literals in a
+function defined indented (see ``string_programs``).
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import ast
 import random
+
+from tests.fuzz import string_programs
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
@@ -57,6 +60,8 @@ class ProgramGenerator:
             body.append(f"{var} = {self._int_expr(scope=ARGS + INT_VARS[:k], depth=1)}")
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
         body.append(f"return {self._return_expr()}")
+        if "strings" in self.features:
+            return string_programs.wrapped(r, name, _indent_all(body))
         lines.extend("    " + line for line in _indent_all(body))
         return "\n".join(lines) + "\n"
 
@@ -94,6 +99,8 @@ class ProgramGenerator:
         if depth < self.max_depth and self._budget > 0:
             choices += [("if", 4), ("for", 2), ("for_traced", 2), ("while", 2),
                         ("for_tuple", 1)]
+        if "strings" in self.features:
+            choices += [("string", 3)]
         if "jumps" in self.features:
             if loop is not None:
                 choices += [("break", 1), ("continue", 1)]
@@ -129,6 +136,9 @@ class ProgramGenerator:
         if kind == 4:
             return [f"g -= {self._int_atom(scope)} * 0.25"]
         return [f"g = g % {r.choice(['4.0', '8.5', '16.0'])}"]
+
+    def _stmt_string(self, depth, scope, loop):
+        return string_programs.statement(self.rng, depth)
 
     def _stmt_ternary(self, depth, scope, loop):
         r = self.rng

@@ -37,6 +37,20 @@ def test_fast_profile(features):
     # ConversionError (see test_regressions.py, xfail): loud, never a wrong value.
 
 
+def test_strings_profile(features):
+    """Multi-line string literals in methods, nested classes and factories (issue 21,
+    class 5): every value kept, in every mode, and nothing refused for them."""
+    count = max(1, FAST_COUNT // 4)
+    programs, mismatches = harness.fuzz(0, count, compile_every=25,
+                                        features=features | {"strings"})
+    assert len(programs) == count
+    assert all("    def " in p.source for p in programs)      # every one defined indented
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, _report(silent)
+    if "jumps" not in features:
+        assert not mismatches, _report(mismatches)
+
+
 @pytest.mark.slow
 def test_long_profile(features, request):
     if "slow" not in (request.config.getoption("-m") or ""):

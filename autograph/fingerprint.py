@@ -1,0 +1,323 @@
+"""Does a parsed definition match the code Python is running?
+
+Source is read from the file on disk (through ``linecache``), the code object
+from memory: after the file is edited without re-importing the module, the
+lines at ``co_firstlineno`` may hold another function, or the same function
+edited. Converting that source would run code other than the function the user
+holds, so ``mismatch(code, node)`` compares what the code object remembers of
+its source with the parsed definition:
+
+- the first line and the name (a ``def``) or the parameters (a lambda);
+- the parameter names, in order;
+- the source positions of every instruction: each starts or ends where a node
+  of the definition does (an edit that moves or resizes code breaks this), and
+  where a name, an attribute or a constant sits at exactly an instruction's
+  position, it is the one the instruction uses (an edit in place breaks this);
+- the names the code uses (globals, attributes, locals, cells) and its
+  constants (after CPython's constant folding), each found in the definition.
+
+The compiler's own additions are allowed for (``e = None; del e`` after
+``except ... as e``, the pieces of ``'%s' % (x,)`` compiled like an f-string,
+``''.join`` of long f-strings, string annotations of nested definitions), so a
+function whose source is unchanged always matches: every function of the
+standard library and of jax, numpy and scipy does.
+
+Everything is taken from the code objects of the function and of the functions,
+lambdas and comprehensions nested in it. A code object compiled from a tree
+that a tool rewrote (pytest's assertion rewriting adds names such as
+``@py_assert1``) is checked on its positions only.
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import inspect
+import operator
+import re
+import types
+
+__all__ = ["mismatch"]
+
+
+def mismatch(code: types.CodeType, node: ast.AST, decorators=()) -> str | None:
+    """Why the definition ``node`` (an ``ast.FunctionDef``, ``AsyncFunctionDef`` or
+    ``Lambda``, with its ``decorators``) is not the source of ``code``, or ``None``
+    when it is."""
+    first = min([node.lineno] + [d.lineno for d in decorators])
+    if first != code.co_firstlineno:
+        return f"its definition starts on line {first}, not {code.co_firstlineno}"
+    if not isinstance(node, ast.Lambda) and node.name != code.co_name:
+        return f"the definition there is '{node.name}'"
+    params = _parameter_names(node.args)
+    expected = _code_parameter_names(code)
+    if len(params) != len(expected) or not all(
+            _same_name(c, p) for c, p in zip(expected, params, strict=True)):
+        return f"its parameters are ({', '.join(params)}), not ({', '.join(expected)})"
+    source = _SourceFacts(node, decorators)
+    for sub in _code_objects(code):
+        problem = source.explain(sub)
+        if problem:
+            return problem
+    return None
+
+
+def _parameter_names(args: ast.arguments) -> list[str]:
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return names
+
+
+def _code_parameter_names(code: types.CodeType) -> list[str]:
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS)
+    count += bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:count])
+
+
+def _same_name(in_code: str, in_source: str) -> bool:
+    """Whether ``in_code`` is ``in_source``, perhaps mangled (``_C__x`` for ``__x``)."""
+    return in_code == in_source or (in_source.startswith("__") and in_code.endswith(in_source)
+                                    and in_code.startswith("_"))
+
+
+def _code_objects(code):
+    """``code`` and the code objects nested in it, at any depth."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+# Instructions naming a variable or an attribute (their argval is the name).
+_NAME_OPS = frozenset({
+    "LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_GLOBAL", "STORE_GLOBAL",
+    "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_DEREF", "STORE_DEREF",
+    "DELETE_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE", "LOAD_ATTR", "STORE_ATTR",
+    "DELETE_ATTR", "LOAD_METHOD", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
+    "LOAD_SUPER_ATTR", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"})
+
+# Fields of AST nodes holding names (not string constants, not type comments).
+_NOT_NAMES = frozenset({"value", "kind", "type_comment"})
+
+
+class _SourceFacts:
+    """What the definition holds: node positions, identifiers, constants."""
+
+    def __init__(self, node, decorators):
+        self.starts, self.ends = set(), set()
+        self.names, self.constants = set(), set()
+        self.name_at = {}          # span -> the name a Name or Attribute node there holds
+        self.constants_at = {}     # span -> keys of the Constant nodes there
+        self.implicit_stores = set()   # names the compiler stores where it likes
+        # Strings the compiler makes of format strings (``'%s: %s' % (a, b)`` and
+        # long f-strings), placed at the positions of any of their parts.
+        self.made_strings = set()
+        self.ints_made_by_compiler = False   # sequence patterns, import levels
+        for top in (node, *decorators):
+            for sub in ast.walk(top):
+                self._add(sub)
+
+    def _add(self, sub):
+        span = None
+        if getattr(sub, "end_col_offset", None) is not None:
+            self.starts.add((sub.lineno, sub.col_offset))
+            self.ends.add((sub.end_lineno, sub.end_col_offset))
+            span = (sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset)
+            if isinstance(sub, ast.Name):
+                self.name_at[span] = sub.id
+            elif isinstance(sub, ast.Attribute):
+                self.name_at[span] = sub.attr
+        if isinstance(sub, ast.Constant):
+            keys = set(_constant_keys(sub.value))
+            self.constants |= keys
+            if span is not None:
+                self.constants_at.setdefault(span, set()).update(keys)
+            if isinstance(sub.value, str) and "%" in sub.value:
+                self.made_strings.update(_constant_keys(_percent_format_parts(sub.value)))
+        elif isinstance(sub, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple)):
+            folded = _folded(sub)
+            if folded is not _NOT_FOLDED:
+                self.constants.update(_constant_keys(folded))
+        elif isinstance(sub, (ast.Match, ast.Import, ast.ImportFrom)):
+            self.ints_made_by_compiler = True
+        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
+            self.implicit_stores.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            self.implicit_stores.add(sub.rest)
+        elif isinstance(sub, ast.JoinedStr):       # long f-strings: ''.join([...])
+            self.names.add("join")
+            self.made_strings.add(("str", "''"))
+        elif isinstance(sub, ast.arg) and sub.annotation is not None:
+            self._add_annotation(sub.annotation)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.returns:
+            self._add_annotation(sub.returns)
+        for field, value in ast.iter_fields(sub):
+            if isinstance(value, str) and field not in _NOT_NAMES:
+                self._add_name(value)
+            elif isinstance(value, list) and value and isinstance(value[0], str):
+                for name in value:
+                    self._add_name(name)
+
+    def _add_annotation(self, annotation):
+        """Under ``from __future__ import annotations`` a nested definition's
+        annotations are strings among the enclosing code's constants."""
+        self.constants.add(("str", repr(ast.unparse(annotation))))
+        self.constants.add(("str", "'return'"))
+
+    def _add_name(self, name):
+        self.names.add(name)
+        if "." in name:                      # import a.b.c binds a
+            self.names.update(name.split("."))
+
+    def explain(self, code) -> str | None:
+        """Why ``code`` (the function's or a nested one) was not compiled from this
+        definition, or ``None``."""
+        for instruction in dis.get_instructions(code):
+            position = instruction.positions
+            if position is None or None in position or (
+                    position.col_offset == position.end_col_offset == 0):
+                continue                      # no position, or the compiler's own
+            line, end_line, col, end_col = position
+            if (line, col) not in self.starts and (end_line, end_col) not in self.ends:
+                return (f"the running code has an expression at line {line}, column "
+                        f"{col + 1} that the source does not")
+            problem = self._differs_at((line, col, end_line, end_col), instruction)
+            if problem:
+                return problem
+        names = code.co_names + code.co_varnames + code.co_cellvars + code.co_freevars
+        if not all(name.isidentifier() for name in names):
+            return None                       # compiled from a tree a tool rewrote
+        for name in names:
+            if not self._has_name(name):
+                return f"the running code uses the name '{name}', which the source does not"
+        if not code.co_flags & inspect.CO_OPTIMIZED:
+            return None                       # a class body: its constants are the compiler's
+        for value in code.co_consts:
+            for key in _constant_keys(value):
+                if key not in self.constants and key not in self.made_strings and (
+                        not self._compiler_constant(key)):
+                    return (f"the running code holds the constant {key[1]}, which the "
+                            "source does not")
+        return None
+
+    def _differs_at(self, span, instruction):
+        """Why the name or constant ``instruction`` uses is not the one the node at
+        its own span of the source holds, or ``None`` (also where no such node is)."""
+        if instruction.opname in _NAME_OPS:
+            held = self.name_at.get(span)
+            name = instruction.argval
+            if instruction.opname.startswith(("STORE", "DELETE")) and (
+                    name in self.implicit_stores):
+                return None     # ``e = None; del e`` after ``except ... as e``, captures
+            if held is not None and isinstance(name, str) and not _same_name(name, held):
+                return (f"the running code uses '{name}' at line {span[0]}, column "
+                        f"{span[1] + 1}, where the source has '{held}'")
+        elif instruction.opname == "LOAD_CONST" and span in self.constants_at:
+            keys = set(_constant_keys(instruction.argval))
+            if not keys <= self.constants_at[span] | self.made_strings:
+                return (f"the running code has the constant {instruction.argrepr} at line "
+                        f"{span[0]}, column {span[1] + 1}, where the source has another")
+        return None
+
+    def _has_name(self, name):
+        if name in self.names or (name.startswith("__") and name.endswith("__")):
+            return True
+        return any(name[i:i + 2] == "__" and _same_name(name, name[i:])
+                   and name[i:] in self.names for i in range(1, len(name) - 2))
+
+    def _compiler_constant(self, key):
+        kind, text = key
+        if kind == "str":
+            return text[1:-1] in self.names or ".<locals>." in text
+        return kind == "int" and self.ints_made_by_compiler and abs(int(text)) <= 256
+
+
+def _constant_keys(value):
+    """Comparable keys of the leaves of a constant (the elements of a tuple or
+    frozenset); ``None``, ``...``, booleans and code objects have none."""
+    if isinstance(value, (tuple, frozenset)):
+        for item in value:
+            yield from _constant_keys(item)
+    elif isinstance(value, (str, bytes, int, float, complex)) and not isinstance(value, bool):
+        yield (type(value).__name__, repr(value))
+
+
+# A literal percent sign, or a conversion of ``'...' % (a, b)`` that CPython
+# compiles like an f-string.
+_PERCENT_SPEC = re.compile(r"%%|%(-?)(\d*)(?:\.(\d+))?[sra]")
+
+
+def _percent_format_parts(text: str) -> tuple:
+    """The constants CPython makes of the format string ``text`` when it compiles
+    ``text % (a, b)`` like an f-string: the literal pieces and the format specs."""
+    parts, piece, at = [], "", 0
+    for match in _PERCENT_SPEC.finditer(text):
+        piece += text[at:match.start()]
+        at = match.end()
+        if match.group() == "%%":
+            piece += "%"
+            continue
+        parts.append(piece)
+        piece = ""
+        _, width, precision = match.groups()
+        tail = f".{precision}" if precision else ""
+        parts += [width + tail, f">{width}{tail}"]
+    parts.append(piece + text[at:])
+    return tuple(parts)
+
+
+_NOT_FOLDED = object()
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+          ast.Not: operator.not_}
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+           ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.BitAnd: operator.and_,
+           ast.MatMult: operator.matmul}
+_SIZE_LIMIT = 4096   # CPython folds nothing bigger (and neither do we: no huge values)
+
+
+def _folded(node):
+    """The value CPython's constant folding gives ``node``, or ``_NOT_FOLDED``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    try:
+        if isinstance(node, ast.UnaryOp):
+            operand = _folded(node.operand)
+            if operand is _NOT_FOLDED:
+                return _NOT_FOLDED
+            return _UNARY[type(node.op)](operand)
+        if isinstance(node, ast.BinOp):
+            left, right = _folded(node.left), _folded(node.right)
+            if left is _NOT_FOLDED or right is _NOT_FOLDED or not _small_result(
+                    node.op, left, right):
+                return _NOT_FOLDED
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
+            items = tuple(_folded(e) for e in node.elts)
+            return _NOT_FOLDED if _NOT_FOLDED in items else items
+        if isinstance(node, ast.Subscript):
+            value, index = _folded(node.value), _folded(node.slice)
+            if value is _NOT_FOLDED or index is _NOT_FOLDED:
+                return _NOT_FOLDED
+            return value[index]
+    except Exception:  # noqa: BLE001 - what raises is not folded (CPython keeps it too)
+        return _NOT_FOLDED
+    return _NOT_FOLDED
+
+
+def _small_result(op, left, right) -> bool:
+    """Whether computing ``left op right`` stays small (as CPython's folding limits)."""
+    ints = isinstance(left, int) and isinstance(right, int)
+    if isinstance(op, ast.Pow) and ints:
+        return abs(right) <= _SIZE_LIMIT and left.bit_length() * right <= _SIZE_LIMIT
+    if isinstance(op, ast.LShift) and ints:
+        return 0 <= right <= _SIZE_LIMIT and left.bit_length() + right <= _SIZE_LIMIT
+    if isinstance(op, ast.Mod) and isinstance(left, (str, bytes)):
+        return False                     # CPython does not fold %-formatting
+    if isinstance(op, ast.Mult):
+        for seq, n in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes, tuple)) and isinstance(n, int):
+                return len(seq) * n <= _SIZE_LIMIT
+    return True

@@ -1,0 +1,178 @@
+"""The first call of a function the process has never seen, split into its stages.
+
+    python -m benchmarks.first_call [rounds]
+
+What a user waits for the first time they call ``autograph.to_graph(f)`` on a new
+function, against the same function written by hand with ``jax.lax``:
+conversion (autograph only), trace (``jit(...).trace``, where autograph's runtime
+runs its operators), lower (to StableHLO) and compile (XLA), then the first run.
+
+Every round writes the programs into a new module file and imports it, so that
+nothing about them is cached anywhere (code objects, ``linecache``, conversion,
+JAX's trace caches): the stages are measured as a user meets them. The two
+implementations alternate which goes first; the figures are medians over the
+rounds, and ratios of medians taken in the same run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import autograph
+from autograph import api
+from autograph.context import ConversionOptions
+
+from . import programs
+
+STAGES = ("convert", "trace", "lower", "compile", "run")
+HEADER = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\n\nimport autograph\n\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A program (its eager source and its hand-written lax twin) and its inputs."""
+
+    name: str
+    original: Callable
+    hand: Callable
+    make_args: Callable[[], tuple]
+    helpers: tuple[Callable, ...] = ()
+
+
+def _rnn_args():
+    rng = np.random.default_rng(0)
+    params = {"w_xh": jnp.asarray(rng.normal(size=(8, 16)), jnp.float32),
+              "w_hh": jnp.asarray(rng.normal(size=(16, 16)) * 0.2, jnp.float32),
+              "b": jnp.zeros(16, jnp.float32)}
+    return params, jnp.asarray(rng.normal(size=(20, 4, 8)), jnp.float32)
+
+
+CASES = (
+    Case("collatz", programs.collatz, programs.collatz_lax, lambda: (jnp.int32(27),)),
+    Case("triangle_sum", programs.triangle_sum, programs.triangle_sum_lax,
+         lambda: (jnp.linspace(0.0, 1.0, 16), jnp.int32(10))),
+    Case("rnn_forward", programs.rnn_forward, programs.rnn_forward_lax, _rnn_args),
+)
+
+
+def _module_source(case: Case) -> str:
+    parts = [inspect.getsource(f) for f in (*case.helpers, case.original, case.hand)]
+    return HEADER + "\n\n".join(parts)
+
+
+def _fresh_module(directory: Path, case: Case, index: int):
+    name = f"ag_first_call_{case.name}_{index}"
+    path = directory / f"{name}.py"
+    path.write_text(_module_source(case))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _stages(fn: Callable, args: tuple, convert: bool) -> tuple[dict[str, float], object]:
+    """Seconds per stage of the first call of ``fn`` (converted first if ``convert``)."""
+    times = {}
+    start = time.perf_counter()
+    if convert:
+        api._TRANSPILER.program(fn, ConversionOptions())
+        fn = autograph.convert(fn)
+    mark = time.perf_counter()
+    times["convert"] = mark - start
+    traced = jax.jit(fn).trace(*args)
+    times["trace"], mark = time.perf_counter() - mark, time.perf_counter()
+    lowered = traced.lower()
+    times["lower"], mark = time.perf_counter() - mark, time.perf_counter()
+    compiled = lowered.compile()
+    times["compile"], mark = time.perf_counter() - mark, time.perf_counter()
+    out = jax.block_until_ready(compiled(*args))
+    times["run"] = time.perf_counter() - mark
+    times["total"] = sum(times[s] for s in STAGES)
+    return times, out
+
+
+def measure_case(case: Case, rounds: int, directory: Path) -> dict:
+    """Median stage times of ``case`` for autograph and hand-written lax."""
+    samples = {"autograph": [], "hand_lax": []}
+    outputs = {}
+    _stages(_fresh_module(directory, case, -1).__dict__[case.original.__name__],
+            case.make_args(), convert=True)            # one-time imports and warm-ups
+    for r in range(rounds):
+        module = _fresh_module(directory, case, r)
+        args = case.make_args()
+        order = [("autograph", case.original.__name__, True),
+                 ("hand_lax", case.hand.__name__, False)]
+        for kind, name, convert in order if r % 2 == 0 else order[::-1]:
+            times, outputs[kind] = _stages(getattr(module, name), args, convert)
+            samples[kind].append(times)
+        sys.modules.pop(module.__name__, None)
+    result = {"name": case.name, "rounds": rounds}
+    for kind, runs in samples.items():
+        result[kind] = {f"{s}_s": statistics.median(t[s] for t in runs)
+                        for s in (*STAGES, "total")}
+    result["agree"] = bool(np.allclose(np.asarray(outputs["autograph"]),
+                                       np.asarray(outputs["hand_lax"]), rtol=1e-4, atol=1e-4))
+    auto, hand = result["autograph"], result["hand_lax"]
+    result["ratio_total"] = auto["total_s"] / hand["total_s"]
+    result["ratio_trace"] = auto["trace_s"] / hand["trace_s"]
+    result["trace_share"] = auto["trace_s"] / auto["total_s"]
+    return result
+
+
+def measure(rounds: int = 5, cases=CASES) -> list[dict]:
+    """One row per case (see ``measure_case``); a failing case is recorded, not raised."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            try:
+                rows.append(measure_case(case, rounds, Path(tmp)))
+            except Exception as exc:  # noqa: BLE001 - the suite goes on
+                rows.append({"name": case.name, "error": f"{type(exc).__name__}: {exc}"})
+    return rows
+
+
+def format_rows(rows: list[dict]) -> list[list[str]]:
+    """Table rows: per case and implementation, each stage, the total and the ratio."""
+    from .suite import format_seconds
+
+    out = []
+    for row in rows:
+        if "error" in row:
+            out.append([row["name"], "error", row["error"][:60]]
+                       + [""] * (len(COLUMNS) - 3))
+            continue
+        for kind in ("autograph", "hand_lax"):
+            e = row[kind]
+            tail = ([f"{row['ratio_total']:.2f}", f"{row['trace_share']:.0%}"]
+                    if kind == "autograph" else ["1.00", f"{e['trace_s'] / e['total_s']:.0%}"])
+            out.append([row["name"], kind, *(format_seconds(e[f"{s}_s"]) for s in STAGES),
+                        format_seconds(e["total_s"]), *tail])
+    return out
+
+
+COLUMNS = ["program", "impl", *STAGES, "first call", "vs hand", "trace share"]
+
+
+def main(rounds: int = 7) -> None:
+    from .report import _table
+
+    rows = measure(rounds)
+    print(f"first call of a new function, medians of {rounds} interleaved rounds "
+          f"(jax {jax.__version__}, {jax.default_backend()})")
+    print(_table(COLUMNS, format_rows(rows)))
+
+
+if __name__ == "__main__":
+    main(*map(int, sys.argv[1:]))

@@ -1,0 +1,32 @@
+"""The first-call split and the lambda-file rows of the benchmark suite (tiny runs)."""
+
+from benchmarks import first_call, lambda_files, report
+
+
+def test_first_call_split_times_every_stage_of_both_implementations():
+    rows = first_call.measure(rounds=1, cases=first_call.CASES[:1])
+    (row,) = rows
+    assert row["agree"], row
+    for kind in ("autograph", "hand_lax"):
+        stages = row[kind]
+        assert all(stages[f"{s}_s"] >= 0 for s in first_call.STAGES)
+        assert abs(stages["total_s"] - sum(stages[f"{s}_s"] for s in first_call.STAGES)) < 1e-9
+    assert row["autograph"]["convert_s"] > 0 and row["autograph"]["trace_s"] > 0
+    table = report._table(first_call.COLUMNS, first_call.format_rows(rows))
+    assert "collatz" in table and "hand_lax" in table
+
+
+def test_lambda_file_row_parses_the_file_once():
+    (row,) = lambda_files.measure(sizes=(25,))
+    assert row["size"] == 25 and row["file_parses"] == 1
+    assert row["total_s"] > 0 and row["per_lambda_s"] == row["total_s"] / 25
+    assert "25" in report._table(lambda_files.COLUMNS, lambda_files.format_rows([row]))
+
+
+def test_whole_suite_sections_render(tmp_path):
+    results = {"first_call_split": [{"name": "broken", "error": "ValueError: x"}],
+               "lambda_files": [{"size": 3, "error": "KeyError: y"}]}
+    text = "\n".join(report._source_sections(results))
+    assert "First call of a new function" in text and "ValueError" in text
+    assert "Converting every lambda" in text and "KeyError" in text
+    assert "####" in "\n".join(report._source_sections(results, markdown=True))
