@@ -1,12 +1,12 @@
 """Lists in staged code: a Python list, or a preallocated buffer plus a traced length.
 
-The list converter turns ``z.append(x)`` into ``z = ag__.list_append(z, x)``,
-``x = z.pop()`` into ``z, x = ag__.list_pop(z)`` and ``len(z)`` into
-``ag__.len_(z)``. On a Python list these do exactly what the original does (the
-same list object, mutated in place). A list stays a Python list unless a staged
-loop (``lax`` loop over a traced condition or iterable) grows, shrinks or writes
-it: when the loop starts, ``stage_lists`` turns such a list into a ``TensorList``,
-a pytree holding
+The list converter turns ``z.append(x)`` into ``z = ag__.list_append(z, x)`` and
+``x = z.pop()`` into ``z, x = ag__.list_pop(z)``; ``len(z)`` is ``ag__.len_(z)``
+(the builtins converter's), which asks ``list_len`` here. On a Python list these
+do exactly what the original does (the same list object, mutated in place). A
+list stays a Python list unless a staged loop (``lax`` loop over a traced
+condition or iterable) grows, shrinks or writes it: when the loop starts,
+``stage_lists`` turns such a list into a ``TensorList``, a pytree holding
 
 - ``buffer``: an array of shape ``(capacity, *element_shape)``, and
 - ``length``: the number of elements in use (a traced int32 scalar, or a Python
@@ -249,7 +249,7 @@ def list_pop(lst, *index):
     return lst, item
 
 
-def len_(value):
+def list_len(value):
     """``len(value)``; the traced length of a staged list."""
     if isinstance(value, TensorList):
         return value.length
@@ -477,8 +477,8 @@ __all__ = [
     "TypedList",
     "caller_location",
     "grows_traced",
-    "len_",
     "list_append",
+    "list_len",
     "list_pop",
     "set_element_type",
     "stack",

@@ -35,7 +35,7 @@ def and_(*operands):
     value = operands[0]()
     for i, operand in enumerate(operands[1:], start=1):
         if is_tracer(value):
-            return _staged(jnp.logical_and, value, operands[i:], decides=False)
+            return _combine_traced(jnp.logical_and, value, operands[i:], decides=False)
         if not value:
             return value
         value = operand()
@@ -47,7 +47,7 @@ def or_(*operands):
     value = operands[0]()
     for i, operand in enumerate(operands[1:], start=1):
         if is_tracer(value):
-            return _staged(jnp.logical_or, value, operands[i:], decides=True)
+            return _combine_traced(jnp.logical_or, value, operands[i:], decides=True)
         if value:
             return value
         value = operand()
@@ -90,7 +90,7 @@ def compare_chain(left, *ops_and_operands):
     return and_(*[comparison(op, operand) for op, operand in pairs])
 
 
-def _staged(op, value, rest, decides):
+def _combine_traced(op, value, rest, decides):
     """``op`` over the traced ``value`` and the ``rest`` operands; ``decides`` is the
     value of ``value`` that makes the right operand irrelevant (``True`` for ``or``)."""
     for operand in rest:
