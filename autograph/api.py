@@ -9,7 +9,8 @@ import types
 import jax
 
 from autograph.context import ConversionOptions
-from autograph.errors import ConversionError, at_boundary
+from autograph.error_notes import at_boundary
+from autograph.errors import ConversionError
 from autograph.runtime import lists as _lists
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
 from autograph.runtime.tracing import has_tracer

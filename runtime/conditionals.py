@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import paths, returns
+from autograph.runtime import paths, regions, returns
 from autograph.runtime import state as st
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
 from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
@@ -43,7 +43,11 @@ def if_stmt(cond, if_true, if_false, state):
     state variables as parameters and returns their new values.
     """
     if not is_tracer(cond):
-        return if_true(*state) if cond else if_false(*state)
+        try:
+            return if_true(*state) if cond else if_false(*state)
+        except Exception as error:
+            regions.record(error, regions.PYTHON_BRANCH)
+            raise
     where = caller_location()
     names = param_names(if_true)
     out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if")
@@ -53,7 +57,11 @@ def if_stmt(cond, if_true, if_false, state):
 def if_exp(cond, if_true, if_false):
     """``<if_true()> if cond else <if_false()>``; a traced ``cond`` uses ``lax.cond``."""
     if not is_tracer(cond):
-        return if_true() if cond else if_false()
+        try:
+            return if_true() if cond else if_false()
+        except Exception as error:
+            regions.record(error, regions.PYTHON_BRANCH)
+            raise
     where = caller_location()
     out = _staged_cond(cond, if_true, if_false, (), ("the value",), where,
                        "conditional expression")
@@ -74,6 +82,11 @@ def predicate(cond, where, construct: str):
 
 
 def _staged_cond(cond, if_true, if_false, state, names, where, construct):
+    with regions.staged(construct, where):
+        return _staged_cond_traced(cond, if_true, if_false, state, names, where, construct)
+
+
+def _staged_cond_traced(cond, if_true, if_false, state, names, where, construct):
     pred = predicate(cond, where, construct)
     operands, rebuild = _split_undefined(state)
     if state:  # an `if` statement's state goes in and out under the same names

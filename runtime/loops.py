@@ -46,7 +46,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists, paths, returns
+from autograph.runtime import lists, paths, regions, returns
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -148,10 +148,11 @@ def _test_is_traced(loop_test, state) -> bool:
 def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
                   checkpoint=False):
     count = len(state)
-    return st.through_unbound(
-        lambda s: _staged_while_carried(loop_test, loop_body, s, names, where,
-                                        maximum_iterations, checkpoint),
-        lambda s: st.as_tuple(loop_body(*s), count), state)
+    with regions.staged("while loop", where):
+        return st.through_unbound(
+            lambda s: _staged_while_carried(loop_test, loop_body, s, names, where,
+                                            maximum_iterations, checkpoint),
+            lambda s: st.as_tuple(loop_body(*s), count), state)
 
 
 def _staged_while_carried(loop_test, loop_body, state, names, where, maximum_iterations,
@@ -328,10 +329,11 @@ def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterati
                   checkpoint=False):
     count = len(state)
     index = jax.ShapeDtypeStruct((), jnp.int32)
-    return st.through_unbound(
-        lambda s: _staged_range_carried(rng, loop_body, s, where, extra_test,
-                                        maximum_iterations, checkpoint),
-        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
+    with regions.staged("for loop", where):
+        return st.through_unbound(
+            lambda s: _staged_range_carried(rng, loop_body, s, where, extra_test,
+                                            maximum_iterations, checkpoint),
+            lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
 
 
 def _staged_range_carried(rng, loop_body, state, where, extra_test=None,
@@ -461,9 +463,11 @@ def _staged_scan(array, loop_body, state, where, extra_test=None, checkpoint=Fal
         raise TypeError("iteration over a 0-d array")
     else:
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
-    return st.through_unbound(
-        lambda s: _staged_scan_carried(array, loop_body, s, where, extra_test, checkpoint),
-        lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
+    with regions.staged("for loop", where):
+        return st.through_unbound(
+            lambda s: _staged_scan_carried(array, loop_body, s, where, extra_test,
+                                           checkpoint),
+            lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
 
 
 def _staged_scan_carried(array, loop_body, state, where, extra_test=None, checkpoint=False):
