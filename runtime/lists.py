@@ -43,7 +43,7 @@ import numpy as np
 from jax import lax, tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime.tracing import caller_location, is_tracer
+from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
 
 
 @dataclass(eq=False)
@@ -442,17 +442,13 @@ def grows_traced(step, state, item) -> bool:
 
 
 def _run_probe(step, probe_state, item):
-    leaves, treedef = tree_util.tree_flatten(tuple(probe_state))
-    arrays = [i for i, leaf in enumerate(leaves) if _traceable(leaf)]
+    flat = FlatTree(tuple(probe_state), _traceable)
 
-    def probe(*traced):
-        full = list(leaves)
-        for i, leaf in zip(arrays, traced[1:], strict=True):
-            full[i] = leaf
-        step(tree_util.tree_unflatten(treedef, full), traced[0])
+    def probe(item, *traced):
+        step(flat.rebuild(traced), item)
 
-    avals = [jax.ShapeDtypeStruct(jnp.shape(leaves[i]), jnp.result_type(leaves[i]))
-             for i in arrays]
+    avals = [jax.ShapeDtypeStruct(jnp.shape(leaf), jnp.result_type(leaf))
+             for leaf in flat.selected]
     with _Staging():
         jax.eval_shape(probe, item if item is not None else 0, *avals)
 

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autograph.runtime.tracing import is_tracer
+from autograph.runtime.tracing import FlatTree, is_tracer
 
 
 def and_(*operands):
@@ -108,26 +108,20 @@ def _lazy(value, operand, decides):
     structure = []
 
     def run():
-        leaves, treedef = jax.tree_util.tree_flatten(operand())
-        traced = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
-        structure.extend([leaves, treedef, traced])
-        return [leaves[i] for i in traced]
+        structure.append(FlatTree(operand(), is_tracer))
+        return structure[0].selected
 
     closed = jax.make_jaxpr(run)()
-    leaves, treedef, traced = structure
+    (flat,) = structure
 
     def inline():
-        outs = jax.core.eval_jaxpr(closed.jaxpr, closed.consts)
-        full = list(leaves)
-        for i, out in zip(traced, outs, strict=True):
-            full[i] = out
-        return jax.tree_util.tree_unflatten(treedef, full)
+        return flat.rebuild(jax.core.eval_jaxpr(closed.jaxpr, closed.consts))
 
-    if not closed.effects and not traced:
-        return jax.tree_util.tree_unflatten(treedef, leaves)
+    if not closed.effects and not flat.positions:
+        return flat.rebuild([])
     if not closed.effects:
         return inline()
-    if jnp.shape(value) != () or len(leaves) != 1 or np.shape(leaves[0]) != ():
+    if jnp.shape(value) != () or len(flat.leaves) != 1 or np.shape(flat.leaves[0]) != ():
         return inline()   # elementwise: every operand is computed
     pred = value if value.dtype == bool else value != 0
     right = lambda: jnp.asarray(inline(), bool)  # noqa: E731

@@ -18,7 +18,8 @@ import sys
 import jax
 
 from autograph.errors import StagingTypeError
-from autograph.runtime import state as st
+from autograph.runtime.abstract import placeholder
+from autograph.runtime.state import split_unbound
 from autograph.runtime.undefined import is_undefined, is_undefined_return
 
 _RETURN_NAME = re.compile(r"retval(_\d+)?$")
@@ -29,28 +30,25 @@ def is_return_name(name: str) -> bool:
     return bool(_RETURN_NAME.match(name))
 
 
-def fill_undefined_returns(run, state, *abstract_args):
+def fill_undefined_returns(iteration, state, item):
     """``state`` with each ``UndefinedReturn`` replaced by zeros of the type that
-    ``run(state, *abstract_args)`` (a loop body giving the new state tuple) gives it."""
+    ``iteration(state, item)`` (a loop body giving the new state tuple) gives it."""
     if not any(is_undefined_return(v) for v in state):
         return state
     # Every unbound value stays out of the abstract trace, not only the return's.
-    holes = {i: v for i, v in enumerate(state) if is_undefined(v)}
-    operands = tuple(v for i, v in enumerate(state) if i not in holes)
+    operands, _, rebuild = split_unbound(state)
     unset = set()
 
-    def probe(ops, *args):
-        it = iter(ops)
-        full = tuple(holes[i] if i in holes else next(it) for i in range(len(state)))
-        out = list(run(full, *args))
+    def probe(ops, item):
+        out = list(iteration(rebuild(ops), item))
         for i, value in enumerate(out):
             if is_undefined(value):
                 unset.add(i)
                 out[i] = None
         return tuple(out)
 
-    out = jax.eval_shape(probe, operands, *abstract_args)
-    return tuple(st.placeholder(out[i])
+    out = jax.eval_shape(probe, operands, item)
+    return tuple(placeholder(out[i])
                  if is_undefined_return(value) and i not in unset else value
                  for i, value in enumerate(state))
 
@@ -77,7 +75,7 @@ def fill_for_branches(true_run, false_run, state, operands):
     fill = {}
     for i in unset[0] ^ unset[1]:
         if is_undefined_return(state[i]):
-            fill[i] = st.placeholder(outs[1][i] if i in unset[0] else outs[0][i])
+            fill[i] = placeholder(outs[1][i] if i in unset[0] else outs[0][i])
     return fill
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograph.errors import ConversionError
-from autograph.runtime import state as st
+from autograph.runtime import stageable
 from autograph.runtime.tracing import Location
 
 
@@ -40,24 +40,24 @@ def defines_in_try():
 
 
 def test_enclosing_try_sees_try_except_only():
-    assert st.enclosing_try(__file__, line_of(with_try_except, 2)) == line_of(
+    assert stageable.enclosing_try(__file__, line_of(with_try_except, 2)) == line_of(
         with_try_except, 1)
-    assert st.enclosing_try(__file__, line_of(with_try_except, 5)) is None  # the handler
-    assert st.enclosing_try(__file__, line_of(with_try_finally, 2)) is None
+    assert stageable.enclosing_try(__file__, line_of(with_try_except, 5)) is None  # the handler
+    assert stageable.enclosing_try(__file__, line_of(with_try_finally, 2)) is None
 
 
 def test_enclosing_try_stops_at_function_boundaries():
-    assert st.enclosing_try(__file__, line_of(defines_in_try, 3)) is None
+    assert stageable.enclosing_try(__file__, line_of(defines_in_try, 3)) is None
 
 
 def test_enclosing_try_of_unknown_file():
-    assert st.enclosing_try("<no such file>", 3) is None
+    assert stageable.enclosing_try("<no such file>", 3) is None
 
 
 def test_check_stageable_names_the_try():
     where = Location(__file__, line_of(with_try_except, 2))
     with pytest.raises(ConversionError, match=f"`try` at line {line_of(with_try_except, 1)}"):
-        st.check_stageable((), where, "if")
+        stageable.check_stageable((), where, "if")
 
 
 def test_check_stageable_finds_outer_writes_in_nested_helpers():
@@ -69,7 +69,7 @@ def test_check_stageable_finds_outer_writes_in_nested_helpers():
 
     where = Location(__file__, 1)
     with pytest.raises(ConversionError, match="'_GLOBAL' is declared `global`"):
-        st.check_stageable((body,), where, "for loop")
+        stageable.check_stageable((body,), where, "for loop")
 
 
 def test_check_stageable_allows_writes_to_the_body_s_own_cells():
@@ -80,4 +80,4 @@ def test_check_stageable_allows_writes_to_the_body_s_own_cells():
         add()
         return acc
 
-    st.check_stageable((body,), Location(__file__, 1), "for loop")
+    stageable.check_stageable((body,), Location(__file__, 1), "for loop")
