@@ -9,9 +9,12 @@ flow makes likely get a note in our words: the user's line, what went wrong ther
 and what to change. The exception object and its type stay.
 
 Which staged branch or loop the error came out of is recorded on the exception by
-the runtime itself (``runtime/regions.py``); nothing here depends on the names of
-the runtime's functions. Explaining an error reads the user's source line, never
-parses it (CPython's parser is not safe while other threads parse).
+the runtime itself (``runtime/regions.py``), as are returns of different types
+meeting in a staged ``if`` (``runtime/returns.py``); nothing here depends on the
+names of the runtime's functions. This runs once per error, never while tracing:
+it reads the user's source lines and the generated code's instructions (to name
+the failing instruction and the ``return`` lines), but never parses source
+(CPython's parser is not safe while other threads parse).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import autograph.converters as converters_package
 import autograph.runtime as runtime_package
 from autograph.errors import format_located
 from autograph.runtime.regions import regions_of
+from autograph.runtime.returns import mismatch_of
 
 _NOTED = "__autograph_noted__"
 _NOTE_PREFIX = "autograph: "
@@ -74,6 +78,9 @@ def explain(error: BaseException, is_converted) -> str | None:
     user = _innermost_user(entries)
     if user is None:
         return None
+    mismatch = mismatch_of(error)
+    if mismatch is not None:
+        return _explain_returns(error, mismatch, entries)
     regions = regions_of(error)
     region = next((r for r in regions if r.staged), None)
     under_python_if = bool(regions) and not regions[0].staged
@@ -314,3 +321,54 @@ def _explain_leak(entry, region) -> str:
     if region is not None:
         text += " " + _region_text(region)
     return text
+
+
+def _explain_returns(error, mismatch, entries) -> str | None:
+    """Which ``return`` statements give the two types of a return mismatch: the
+    stores of the return value in each branch function, or, where a branch has
+    none (it passes on an earlier value), those of the generated functions around
+    the ``if`` less the other branch's. None when no store is a ``return``: then the
+    variable is the user's own."""
+    name, filename = mismatch.name, error.filename
+    true_lines, false_lines = (_store_lines(code, name) for code in mismatch.branches)
+    if not true_lines or not false_lines:
+        everywhere = set()
+        for entry in entries:
+            code = entry.tb_frame.f_code
+            if code.co_filename == filename:
+                everywhere |= _store_lines(code, name)
+        if not true_lines:
+            true_lines = everywhere - false_lines
+        if not false_lines:
+            false_lines = everywhere - true_lines
+    true_where, false_where = _where(true_lines, filename), _where(false_lines, filename)
+    if true_where is None and false_where is None:
+        return None
+    first, second = mismatch.types
+    return (f"{_NOTE_PREFIX}the function returns {first} "
+            f"{true_where or 'from an earlier `return`'} but {second} "
+            f"{false_where or 'from an earlier `return`'}.")
+
+
+def _where(lines, filename):
+    parts = []
+    for line in sorted(lines):
+        text = linecache.getline(filename, line).strip()
+        if text.startswith("return"):
+            parts.append(f"at line {line} (`{text}`)")
+        elif text.startswith(("def ", "async def ")):
+            parts.append(f"by falling off the end of the function defined at line {line}")
+    return " or ".join(parts) or None
+
+
+def _store_lines(code, name) -> set:
+    """Lines of ``code`` (and the functions nested in it) that assign ``name``."""
+    lines = set()
+    for instruction in dis.get_instructions(code):
+        if instruction.opname.startswith("STORE_") and instruction.argval == name:
+            if instruction.positions is not None and instruction.positions.lineno is not None:
+                lines.add(instruction.positions.lineno)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            lines |= _store_lines(const, name)
+    return lines

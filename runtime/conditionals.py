@@ -31,18 +31,21 @@ from jax import lax
 from autograph.errors import ConversionError
 from autograph.runtime import paths, regions, returns
 from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
-from autograph.runtime.stageable import check_carriable, check_stageable
+from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
 from autograph.runtime.state import as_tuple, from_tuple, split_unbound
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
 from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
 
 
-def if_stmt(cond, if_true, if_false, state):
+def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
+            assigns_nonlocal=None):
     """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
 
     Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
     ``cond`` stages both branches with ``lax.cond``. Each branch function takes the
-    state variables as parameters and returns their new values.
+    state variables as parameters and returns their new values. The keywords, given
+    where they hold, say what staging cannot honour (``StagingObstacles``): a
+    staged ``if`` then raises at the user's line.
     """
     if not is_tracer(cond):
         try:
@@ -52,12 +55,14 @@ def if_stmt(cond, if_true, if_false, state):
             raise
     where = caller_location()
     names = param_names(if_true)
-    out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if")
+    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
+    out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if", obstacles)
     return from_tuple(out)
 
 
-def if_exp(cond, if_true, if_false):
-    """``<if_true()> if cond else <if_false()>``; a traced ``cond`` uses ``lax.cond``."""
+def if_exp(cond, if_true, if_false, *, in_try=None):
+    """``<if_true()> if cond else <if_false()>``; a traced ``cond`` uses ``lax.cond``
+    (``in_try``: the line of a ``try`` around it, which a staged one refuses)."""
     if not is_tracer(cond):
         try:
             return if_true() if cond else if_false()
@@ -66,7 +71,7 @@ def if_exp(cond, if_true, if_false):
             raise
     where = caller_location()
     out = _staged_cond(cond, if_true, if_false, (), ("the value",), where,
-                       "conditional expression")
+                       "conditional expression", StagingObstacles(in_try))
     return out[0]
 
 
@@ -83,14 +88,14 @@ def predicate(cond, where, construct: str):
     return cond
 
 
-def _staged_cond(cond, if_true, if_false, state, names, where, construct):
+def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstacles):
     with regions.staged(construct, where):
         pred = predicate(cond, where, construct)
         operands, _, rebuild = split_unbound(state)
         if state:  # an `if` statement's state goes in and out under the same names
             defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
             check_carriable(operands, defined_names, where, construct)
-        check_stageable((if_true, if_false), where, construct)
+        check_stageable(obstacles, where, construct)
         count = len(names)
         unbound = {"if": set(), "else": set()}
 
@@ -160,10 +165,8 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
     if not found:
         return None
     for name, first, second, joinable in found:
-        if not joinable and returns.is_return_name(name):
-            error = returns.mismatch_error(name, first, second, *branch_functions, where)
-            if error is not None:
-                raise error
+        if not joinable and returns.is_return_value(name, where):
+            raise returns.mismatch_error(name, first, second, *branch_functions, where)
         if not joinable:
             raise mismatch_error(
                 f"has a different type in the two branches of this staged {construct}",

@@ -53,7 +53,13 @@ from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
-from autograph.runtime.stageable import check_carriable, check_stageable, require_defined
+from autograph.runtime.stageable import (
+    NO_OBSTACLES,
+    StagingObstacles,
+    check_carriable,
+    check_stageable,
+    require_defined,
+)
 from autograph.runtime.state import as_tuple, fill_undefined, from_tuple, through_unbound
 from autograph.runtime.tracing import (
     FlatTree,
@@ -101,8 +107,9 @@ class LoopSpec:
     (``"while loop"``, ``"for loop"``), the state variables' ``names`` and the
     user's line ``where``, for messages; its options, ``maximum_iterations`` (a
     checked int, or None, always None where the trip count is static) and
-    ``checkpoint``; and ``extra_test(*state)``, the condition a ``for`` with
-    ``break`` or ``return`` checks before each iteration (or None)."""
+    ``checkpoint``; ``extra_test(*state)``, the condition a ``for`` with ``break``
+    or ``return`` checks before each iteration (or None); and what the converters
+    found in its code that staging cannot honour (``obstacles``)."""
 
     construct: str
     names: tuple
@@ -110,10 +117,11 @@ class LoopSpec:
     maximum_iterations: int | None = None
     checkpoint: bool = False
     extra_test: Callable | None = None
+    obstacles: StagingObstacles = NO_OBSTACLES
 
 
 def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
-               maximum_iterations=None, checkpoint=False) -> LoopSpec:
+               maximum_iterations=None, checkpoint=False, **obstacles) -> LoopSpec:
     """The spec of a loop about to be staged, its state named after ``loop_body``'s
     parameters (after the item, for a ``for``). ``bounded``: its trip count is
     unknown while tracing (a ``while``, a ``for`` over a traced range), so
@@ -122,10 +130,12 @@ def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
     names = param_names(loop_body, skip=1 if construct == "for loop" else 0)
     bound = (_bound(maximum_iterations, where)
              if bounded and maximum_iterations is not None else None)
-    return LoopSpec(construct, names, where, bound, checkpoint, extra_test)
+    return LoopSpec(construct, names, where, bound, checkpoint, extra_test,
+                    StagingObstacles(**obstacles))
 
 
-def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False):
+def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
+               in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -135,7 +145,9 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     loop ignores the bound, as the original would). Without a bound, reverse-mode
     differentiation of the staged loop raises a ``ConversionError`` naming the
     loop; ``checkpoint=True`` recomputes the body in the backward pass instead of
-    storing its intermediates (see ``runtime/differentiation.py``).
+    storing its intermediates (see ``runtime/differentiation.py``). The last
+    keywords, given where they hold, say what staging cannot honour
+    (``StagingObstacles``): a staged loop then raises at the user's line.
     """
     state = tuple(state)
     count = len(state)
@@ -151,7 +163,9 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
             return from_tuple(state)
         state = as_tuple(loop_body(*state), count)
     spec = _loop_spec("while loop", loop_body, caller_location(), bounded=True,
-                      maximum_iterations=maximum_iterations, checkpoint=checkpoint)
+                      maximum_iterations=maximum_iterations, checkpoint=checkpoint,
+                      in_try=in_try, assigns_global=assigns_global,
+                      assigns_nonlocal=assigns_nonlocal, deletes=deletes)
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
 
@@ -181,7 +195,8 @@ def _test_is_traced(loop_test, state) -> bool:
 
 
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
-             checkpoint=False):
+             checkpoint=False, in_try=None, assigns_global=None, assigns_nonlocal=None,
+             deletes=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -195,12 +210,13 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     checked before each iteration, before the next item is taken, and the loop stops
     when it is false. Staged, iterations after it turns false are masked no-ops
     (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
-    range, the ``while_loop`` stops.
+    range, the ``while_loop`` stops. The last keywords are ``while_stmt``'s.
     """
     state = tuple(state)
     count = len(state)
     options = {"extra_test": extra_test, "maximum_iterations": maximum_iterations,
-               "checkpoint": checkpoint}
+               "checkpoint": checkpoint, "in_try": in_try, "assigns_global": assigns_global,
+               "assigns_nonlocal": assigns_nonlocal, "deletes": deletes}
     if isinstance(iterable, TracedRange):
         spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True, **options)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))
@@ -268,13 +284,12 @@ class _Lowering:
 _NO_ITEM = object()
 
 
-def _stage(spec, state, loop_body, item, lowering, *, bodies, first_item=_NO_ITEM):
+def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     """The set-up every staged loop shares, then ``lowering.run``.
 
     ``loop_body(item, *state)`` is one iteration in the user's code (the item is None
     for a ``while``), ``item`` the loop item's abstract value, ``first_item`` the
-    first item of a loop known to run at least once. ``bodies`` are the user's
-    functions for ``check_stageable``."""
+    first item of a loop known to run at least once."""
     count = len(state)
 
     def iteration(values, item):
@@ -286,7 +301,7 @@ def _stage(spec, state, loop_body, item, lowering, *, bodies, first_item=_NO_ITE
             state = fill_undefined(iteration, state, first_item)
         require_defined(state, spec.names, spec.where, f"staged {spec.construct}")
         check_carriable(state, spec.names, spec.where, spec.construct)
-        check_stageable(bodies, spec.where, spec.construct)
+        check_stageable(spec.obstacles, spec.where, spec.construct)
         staging = contextlib.nullcontext()
         if lowering.stage_lists:
             state, staging = lists.stage_lists(state, spec.names, lowering.step,
@@ -326,8 +341,7 @@ def _staged_while(loop_test, loop_body, state, spec):
         return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
 
     lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations)
-    return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering,
-                  bodies=(loop_test, loop_body))
+    return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering)
 
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
@@ -363,8 +377,7 @@ def _staged_range(rng, loop_body, state, spec):
         lowering = _range_loop(rng, loop_body, count, spec)
     index = jax.ShapeDtypeStruct((), jnp.int32)
     first = rng[0] if static and len(rng) else _NO_ITEM
-    return _stage(spec, state, loop_body, index, lowering, bodies=(loop_body,),
-                  first_item=first)
+    return _stage(spec, state, loop_body, index, lowering, first_item=first)
 
 
 def _range_loop(rng, loop_body, count, spec) -> _Lowering:
@@ -482,7 +495,7 @@ def _staged_scan(array, loop_body, state, spec):
 
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
                          lambda s: _python_for(array, body, s))
-    return _stage(spec, state, loop_body, item, lowering, bodies=(loop_body,),
+    return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 
 
@@ -519,7 +532,7 @@ def _masked_python_for(items, loop_body, state, spec):
             continue
         state = _staged_cond(keep, functools.partial(loop_body, item),
                              lambda *s: from_tuple(s), state, spec.names, spec.where,
-                             spec.construct)
+                             spec.construct, spec.obstacles)
     return state
 
 

@@ -5,16 +5,13 @@ state must have a value before it (a loop may run zero times) and be arrays or
 pytrees of them, and its body must not assign ``global``/``nonlocal`` variables,
 ``del`` what it carries, or sit inside a ``try`` whose ``except`` would only ever
 see errors raised while tracing. Each check raises a ``ConversionError`` at the
-user's line that says what to change.
+user's line that says what to change. What the user's code does is known from
+conversion (``StagingObstacles``): nothing here reads source or bytecode.
 """
 
 from __future__ import annotations
 
-import ast
-import dis
-import functools
-import linecache
-import types
+from dataclasses import dataclass
 
 import jax
 import numpy as np
@@ -47,115 +44,59 @@ def check_carriable(state, names, where, construct: str):
                     where.filename, where.lineno)
 
 
-def check_stageable(bodies, where, construct: str):
-    """Raise for what a staged branch or loop cannot do, found only now that it is
-    staged: a body that assigns a ``global`` or ``nonlocal`` variable, or a staged
-    statement inside a ``try`` with ``except`` clauses (run as Python, both work)."""
+@dataclass(frozen=True)
+class StagingObstacles:
+    """What the converters found in the user's code that a staged branch or loop
+    cannot honour (``autograph/analysis/stageability.py``), passed to the runtime
+    call as keywords where it holds: ``in_try``, the line of a ``try`` with
+    ``except`` clauses around it in the same function; ``assigns_global`` /
+    ``assigns_nonlocal``, the first such variable its body assigns; ``deletes``,
+    the first variable a loop body deletes that the loop carries."""
+
+    in_try: int | None = None
+    assigns_global: str | None = None
+    assigns_nonlocal: str | None = None
+    deletes: str | None = None
+
+
+NO_OBSTACLES = StagingObstacles()
+
+
+def check_stageable(obstacles: StagingObstacles, where, construct: str):
+    """Raise for what a staged branch or loop cannot do, now that it is staged: a
+    body that assigns a ``global`` or ``nonlocal`` variable, a loop body that
+    deletes a variable the loop carries, a staged statement inside a ``try`` with
+    ``except`` clauses (run as Python, all of them work)."""
     once = "once while tracing (both branches of an `if`)" if construct == "if" else (
         "once while tracing")
-    for body in bodies:
-        found = _outer_write(getattr(body, "__code__", None))
-        if found is None:
-            continue
-        name, kind = found
+    written = obstacles.assigns_global or obstacles.assigns_nonlocal
+    if written is not None:
+        kind = "global" if obstacles.assigns_global is not None else "nonlocal"
         raise ConversionError(
-            f"'{name}' is declared `{kind}` and assigned inside this {construct}, which is "
-            f"staged because its condition or iterable is traced. A staged {construct} "
+            f"'{written}' is declared `{kind}` and assigned inside this {construct}, which "
+            f"is staged because its condition or iterable is traced. A staged {construct} "
             f"runs its body {once}, not when the program runs, so the assignment cannot "
-            f"be staged. Make '{name}' a local variable of the function (read it into a "
+            f"be staged. Make '{written}' a local variable of the function (read it into a "
             "local before, assign the result after), or return the new value.",
             where.filename, where.lineno)
-    if construct in ("while loop", "for loop"):
-        _check_no_deleted_carry(bodies[-1], where, construct)
-    try_line = enclosing_try(where.filename, where.lineno)
-    if try_line is not None:
+    name = obstacles.deletes
+    if name is not None and construct in ("while loop", "for loop"):
+        raise ConversionError(
+            f"'{name}' is deleted (`del {name}`) inside this {construct}, which carries "
+            "it from one iteration to the next and is staged because its condition or "
+            f"iterable is traced: a staged loop needs a value for '{name}' at the end of "
+            f"every iteration. Assign '{name}' a new value instead, or `del` it after "
+            "the loop.", where.filename, where.lineno)
+    if obstacles.in_try is not None:
         raise ConversionError(
             f"this {construct} is staged because its condition or iterable is traced, and "
-            f"it lies inside the `try` at line {try_line}, whose `except` clauses would "
-            "only see errors raised while the staged code is traced (every branch is "
-            "traced, whatever the condition), never errors of the computation when it "
+            f"it lies inside the `try` at line {obstacles.in_try}, whose `except` clauses "
+            "would only see errors raised while the staged code is traced (every branch "
+            "is traced, whatever the condition), never errors of the computation when it "
             "runs. Move the `try` into the code that needs it "
             "outside the staged region, or replace the exception by a value check "
             "(jnp.where, or an `assert` / jax.experimental.checkify for run-time checks).",
             where.filename, where.lineno)
-
-
-def _check_no_deleted_carry(loop_body, where, construct):
-    code = getattr(loop_body, "__code__", None)
-    if code is None:
-        return
-    carried = code.co_varnames[(construct == "for loop"):code.co_argcount]
-    for instruction in dis.get_instructions(code):
-        if instruction.opname == "DELETE_FAST" and instruction.argval in carried:
-            name = instruction.argval
-            raise ConversionError(
-                f"'{name}' is deleted (`del {name}`) inside this {construct}, which carries "
-                "it from one iteration to the next and is staged because its condition or "
-                f"iterable is traced: a staged loop needs a value for '{name}' at the end of "
-                f"every iteration. Assign '{name}' a new value instead, or `del` it after "
-                "the loop.", where.filename, where.lineno)
-
-
-def enclosing_try(filename: str, lineno: int):
-    """The line of the ``try`` statement with ``except`` clauses whose body holds line
-    ``lineno`` of ``filename`` in the same function, or None."""
-    source = "".join(linecache.getlines(filename))
-    if not source:
-        return None
-    for start, end, try_line, scope in _try_bodies(filename, source):
-        if start <= lineno <= end and _scope_of(filename, source, lineno) == scope:
-            return try_line
-    return None
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed_scopes(filename, source):
-    """``(try bodies, function spans)`` of a source file, or empty on a parse error."""
-    try:
-        tree = ast.parse(source, filename=filename)
-    except (SyntaxError, ValueError):
-        return (), ()
-    functions = tuple(
-        (node.lineno, node.end_lineno) for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
-    return tuple(
-        (node.body[0].lineno, node.body[-1].end_lineno, node.lineno, node.lineno)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and node.handlers
-    ), functions
-
-
-def _try_bodies(filename, source):
-    tries, _ = _parsed_scopes(filename, source)
-    return [(start, end, line, _scope_of(filename, source, anchor))
-            for start, end, line, anchor in tries]
-
-
-def _scope_of(filename, source, lineno):
-    """The span of the innermost function holding ``lineno`` (None: module level)."""
-    _, functions = _parsed_scopes(filename, source)
-    spans = [(a, b) for a, b in functions if a <= lineno <= b]
-    return min(spans, key=lambda span: span[1] - span[0]) if spans else None
-
-
-def _outer_write(code, outside=None):
-    """``(name, 'global' | 'nonlocal')`` for the first variable of an outer scope that
-    ``code`` (or code nested in it) assigns or deletes, or None."""
-    if code is None:
-        return None
-    outside = set(code.co_freevars) if outside is None else outside & set(code.co_freevars)
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-            return instruction.argval, "global"
-        if instruction.opname in ("STORE_DEREF", "DELETE_DEREF") and (
-                instruction.argval in outside):
-            return instruction.argval, "nonlocal"
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found = _outer_write(const, outside)
-            if found is not None:
-                return found
-    return None
 
 
 def _is_array_like(leaf) -> bool:
