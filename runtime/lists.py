@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
+from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
 from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
@@ -261,8 +262,6 @@ def set_element_type(lst, dtype, shape=()):
 
     Run as plain Python (no JAX trace active) the list is returned unchanged.
     """
-    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
-
     element = jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(dtype))
     if isinstance(lst, TensorList):
         if lst.buffer is not None and (lst.buffer.shape[1:] != element.shape
@@ -271,7 +270,7 @@ def set_element_type(lst, dtype, shape=()):
                             f"{list(lst.buffer.shape[1:])}, not {element.dtype}"
                             f"{list(element.shape)}")
         return lst
-    if _is_list(lst) and not core.trace_state_clean():
+    if _is_list(lst) and not jax_core.trace_state_clean():
         return TypedList(lst, element)
     return lst
 
@@ -419,10 +418,8 @@ def grows_traced(step, state, item) -> bool:
     values to a Python list in ``state`` (one abstract run of the body tells).
     Staging at once, rather than after a first Python iteration, gives the one
     ``scan`` a hand-written loop would be."""
-    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
-
     lists = [k for k, value in enumerate(state) if _is_list(value)]
-    if not lists or core.trace_state_clean():
+    if not lists or jax_core.trace_state_clean():
         return False
     grown = []
 
