@@ -12,7 +12,8 @@ from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, ov
 import jax
 
 from autograph.context import ConversionOptions
-from autograph.errors import ConversionError, at_boundary
+from autograph.error_notes import at_boundary
+from autograph.errors import ConversionError
 from autograph.runtime import effects as _effects
 from autograph.runtime import lists as _lists
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count

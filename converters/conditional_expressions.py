@@ -17,6 +17,8 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import annos
+from autograph.analysis.stageability import annotate_enclosing_try
 from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.IfExp,)
@@ -24,6 +26,7 @@ NODE_TYPES = (gast.IfExp,)
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``a if c else b`` in ``node``."""
+    annotate_enclosing_try(node)
     return _ConditionalExpressions(ctx).visit(node)
 
 
@@ -36,5 +39,9 @@ class _ConditionalExpressions(Transformer):
         new = templates.replace_expr(
             "ag__.if_exp(test, lambda: body, lambda: orelse)",
             ag__=self.ag, test=node.test, body=node.body, orelse=node.orelse)
+        try_line = annos.get(node, annos.IN_TRY)
+        if try_line is not None:  # a staged one would refuse: see if_exp
+            new.keywords.append(gast.keyword(
+                arg="in_try", value=gast.Constant(value=try_line, kind=None)))
         templates.set_location(new, node)
         return new

@@ -34,7 +34,11 @@ the body's first parameter; ``range(...)`` there becomes ``ag__.range_(...)``, w
 accepts traced bounds. A variable that may be unbound before the statement enters
 it as ``ag__.Undefined('name')``, and reads that may see it unbound are guarded
 with ``ag__.ld(name)``. A first statement ``set_loop_options(...)`` in a loop body
-is removed and its options passed to the loop.
+is removed and its options passed to the loop. Where the block is inside a ``try``
+with ``except`` clauses, assigns a ``global``/``nonlocal`` variable, or (a loop)
+deletes a variable it carries, the call says so (``in_try=3``,
+``assigns_global='counter'``, ``deletes='y'``): a staged one refuses, at the user's
+line (``analysis/stageability.py``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from autograph.analysis import (
     local_names,
     modified_names,
 )
+from autograph.analysis.stageability import annotate_enclosing_try, deleted_name, outer_write
 from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
 
@@ -64,6 +69,7 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     _reject_leftover_jumps(node, ctx)
     annotate_liveness(node, ctx.runtime_name)
     annotate_definedness(node)
+    annotate_enclosing_try(node)
     order, has_delete = _name_order(node)
     return _ControlFlow(ctx, order, has_delete).visit(node)
 
@@ -197,6 +203,23 @@ class _ControlFlow(Transformer):
         if not isinstance(last.value, gast.Tuple):
             last.value = elts[0]
 
+    def _obstacles(self, node, stmts, state, carried=None):
+        """Keywords of the runtime call saying what its staging cannot honour
+        (``analysis/stageability.py``), only those that hold: ``assigns_global`` or
+        ``assigns_nonlocal`` (``stmts`` become a function taking ``state``),
+        ``deletes`` (a loop body deleting one of the ``carried`` names), ``in_try``."""
+        globals_, nonlocals = self.declared[-1]
+        facts = {}
+        written = outer_write(stmts, state, globals_, nonlocals)
+        if written is not None:
+            kind, name = written
+            facts[f"assigns_{kind}"] = name
+        if carried is not None:
+            facts["deletes"] = deleted_name(node.body, carried)
+        facts["in_try"] = annos.get(node, annos.IN_TRY)
+        return [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
+                for key, value in facts.items() if value is not None]
+
     def _reject_walrus_test(self, node):
         """``while (n := n - 1) > 0``: the test runs in its own function, where the
         assignment would be lost, so say so rather than loop forever."""
@@ -238,6 +261,7 @@ class _ControlFlow(Transformer):
         state = self._sorted(modified & live)
         state_in = self._state_inputs(node, state, needed=(
             annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)))
+        obstacles = self._obstacles(node, node.body + node.orelse, state)
         node = self.generic_visit(node)
         new = templates.replace(
             """
@@ -252,6 +276,7 @@ class _ControlFlow(Transformer):
             ag__=self.ag, if_true=self.ctx.fresh_name("if_true"),
             if_false=self.ctx.fresh_name("if_false"), state=state, body=node.body,
             orelse=node.orelse, test=node.test, state_in=state_in)
+        _add_keywords(new[-1], obstacles)
         templates.set_location(new, node)
         self._declare(new)
         return new
@@ -264,6 +289,7 @@ class _ControlFlow(Transformer):
         state = self._sorted(modified & live)
         self._reject_walrus_test(node)
         state_in = self._state_inputs(node, state)
+        obstacles = self._obstacles(node, node.body, state, carried=state)
         node = self.generic_visit(node)
         new = templates.replace(
             """
@@ -278,6 +304,7 @@ class _ControlFlow(Transformer):
             loop_body=self.ctx.fresh_name("loop_body"), state=state, test=node.test,
             body=node.body, state_in=state_in)
         _add_keywords(new[-1], options)
+        _add_keywords(new[-1], obstacles)
         templates.set_location(new, node)
         self._declare(new)
         return new + node.orelse
@@ -291,6 +318,7 @@ class _ControlFlow(Transformer):
         extra_test = annos.get(node, annos.EXTRA_TEST)
         state = self._sorted(modified & live)
         state_in = self._state_inputs(node, state)
+        obstacles = self._obstacles(node, [node.target, *node.body], state, carried=state)
         node = self.generic_visit(node)
         if isinstance(node.target, gast.Name) and node.target.id not in state:
             item, unpack = node.target.id, []
@@ -321,6 +349,7 @@ class _ControlFlow(Transformer):
                                               value=templates.name(test[0].name))]
             new = test + new
         _add_keywords(new[-1], options)
+        _add_keywords(new[-1], obstacles)
         templates.set_location(new, node)
         self._declare(new)
         return new + node.orelse

@@ -35,7 +35,7 @@ def len_(value):
     a range with a traced bound."""
     if isinstance(value, TracedRange):
         return value.trip_count()
-    return lists.len_(value)
+    return lists.list_len(value)
 
 
 def min_(*args, **kwargs):

@@ -29,34 +29,49 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import paths, returns
-from autograph.runtime import state as st
+from autograph.runtime import paths, regions, returns
+from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
+from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
+from autograph.runtime.state import as_tuple, from_tuple, split_unbound
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
 from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
 
 
-def if_stmt(cond, if_true, if_false, state):
+def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
+            assigns_nonlocal=None):
     """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
 
     Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
     ``cond`` stages both branches with ``lax.cond``. Each branch function takes the
-    state variables as parameters and returns their new values.
+    state variables as parameters and returns their new values. The keywords, given
+    where they hold, say what staging cannot honour (``StagingObstacles``): a
+    staged ``if`` then raises at the user's line.
     """
     if not is_tracer(cond):
-        return if_true(*state) if cond else if_false(*state)
+        try:
+            return if_true(*state) if cond else if_false(*state)
+        except Exception as error:
+            regions.record(error, regions.PYTHON_BRANCH)
+            raise
     where = caller_location()
     names = param_names(if_true)
-    out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if")
-    return st.from_tuple(out)
+    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
+    out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if", obstacles)
+    return from_tuple(out)
 
 
-def if_exp(cond, if_true, if_false):
-    """``<if_true()> if cond else <if_false()>``; a traced ``cond`` uses ``lax.cond``."""
+def if_exp(cond, if_true, if_false, *, in_try=None):
+    """``<if_true()> if cond else <if_false()>``; a traced ``cond`` uses ``lax.cond``
+    (``in_try``: the line of a ``try`` around it, which a staged one refuses)."""
     if not is_tracer(cond):
-        return if_true() if cond else if_false()
+        try:
+            return if_true() if cond else if_false()
+        except Exception as error:
+            regions.record(error, regions.PYTHON_BRANCH)
+            raise
     where = caller_location()
     out = _staged_cond(cond, if_true, if_false, (), ("the value",), where,
-                       "conditional expression")
+                       "conditional expression", StagingObstacles(in_try))
     return out[0]
 
 
@@ -73,56 +88,57 @@ def predicate(cond, where, construct: str):
     return cond
 
 
-def _staged_cond(cond, if_true, if_false, state, names, where, construct):
-    pred = predicate(cond, where, construct)
-    operands, rebuild = _split_undefined(state)
-    if state:  # an `if` statement's state goes in and out under the same names
-        defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
-        st.check_carriable(operands, defined_names, where, construct)
-    st.check_stageable((if_true, if_false), where, construct)
-    count = len(names)
-    unbound = {"if": set(), "else": set()}
+def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstacles):
+    with regions.staged(construct, where):
+        pred = predicate(cond, where, construct)
+        operands, _, rebuild = split_unbound(state)
+        if state:  # an `if` statement's state goes in and out under the same names
+            defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
+            check_carriable(operands, defined_names, where, construct)
+        check_stageable(obstacles, where, construct)
+        count = len(names)
+        unbound = {"if": set(), "else": set()}
 
-    fill = returns.fill_for_branches(
-        lambda ops: st.as_tuple(if_true(*rebuild(ops)), count),
-        lambda ops: st.as_tuple(if_false(*rebuild(ops)), count), state, operands)
+        fill = returns.fill_for_branches(
+            lambda ops: as_tuple(if_true(*rebuild(ops)), count),
+            lambda ops: as_tuple(if_false(*rebuild(ops)), count), state, operands)
 
-    def branch(fn, label, dtypes=None):
-        taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
+        def branch(fn, label, dtypes=None):
+            taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
 
-        def run(ops):
-            with paths.on_path(taken):
-                out = list(st.as_tuple(fn(*rebuild(ops)), count))
-            for i, value in enumerate(out):
-                if is_undefined(value) and i in fill:
-                    out[i] = fill[i]
-                elif is_undefined(value):
-                    unbound[label].add(i)
-                    out[i] = None
-            out = tuple(out)
-            st.check_carriable(out, names, where, construct)
-            return out if dtypes is None else st.cast_to(out, dtypes)
-        return run
+            def run(ops):
+                with paths.on_path(taken):
+                    out = list(as_tuple(fn(*rebuild(ops)), count))
+                for i, value in enumerate(out):
+                    if is_undefined(value) and i in fill:
+                        out[i] = fill[i]
+                    elif is_undefined(value):
+                        unbound[label].add(i)
+                        out[i] = None
+                out = tuple(out)
+                check_carriable(out, names, where, construct)
+                return out if dtypes is None else cast_to(out, dtypes)
+            return run
 
-    true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
-    try:
-        out, failure = lax.cond(pred, true_fn, false_fn, operands), None
-    except TypeError as error:
-        out, failure = None, error
-    if failure is not None:
-        # Explained outside the `except`, so our error does not chain to JAX's.
+        true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
+        try:
+            out, failure = lax.cond(pred, true_fn, false_fn, operands), None
+        except TypeError as error:
+            out, failure = None, error
+        if failure is not None:
+            # Explained outside the `except`, so our error does not chain to JAX's.
+            _raise_for_one_sided(unbound, names, where, construct)
+            dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
+                                           (if_true, if_false))
+            if dtypes is None:
+                raise failure
+            del failure
+            out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
+                           operands)
         _raise_for_one_sided(unbound, names, where, construct)
-        dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
-                                       (if_true, if_false))
-        if dtypes is None:
-            raise failure
-        del failure
-        out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
-                       operands)
-    _raise_for_one_sided(unbound, names, where, construct)
-    return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
-                 if i in unbound["if"] else value
-                 for i, value in enumerate(out))
+        return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
+                     if i in unbound["if"] else value
+                     for i, value in enumerate(out))
 
 
 def _raise_for_one_sided(unbound, names, where, construct):
@@ -145,35 +161,19 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
         false_out = jax.eval_shape(false_fn, operands)
     except TypeError:  # a branch fails by itself: lax.cond's error says where
         return None
-    found = st.mismatches(names, true_out, false_out)
+    found = mismatches(names, true_out, false_out)
     if not found:
         return None
     for name, first, second, joinable in found:
-        if not joinable and returns.is_return_name(name):
-            error = returns.mismatch_error(name, first, second, *branch_functions, where)
-            if error is not None:
-                raise error
+        if not joinable and returns.is_return_value(name, where):
+            raise returns.mismatch_error(name, first, second, *branch_functions, where)
         if not joinable:
-            raise st.mismatch_error(
+            raise mismatch_error(
                 f"has a different type in the two branches of this staged {construct}",
                 name, first, second, where,
                 "Both branches of an `if` on a traced condition must give each variable "
                 "the same shape, dtype and pytree structure; convert one side (e.g. with "
                 ".astype) or compute it outside the `if`.",
                 ("when the condition is true", "when it is false"))
-    return st.joined_dtypes(true_out, false_out)
+    return joined_dtypes(true_out, false_out)
 
-
-def _split_undefined(state):
-    """Operands for ``lax.cond`` (the defined values) and a function restoring the
-    full state with the unbound variables' ``Undefined`` markers in place."""
-    holes = {i: v for i, v in enumerate(state) if is_undefined(v)}
-    if not holes:
-        return state, lambda ops: ops
-    operands = tuple(v for i, v in enumerate(state) if i not in holes)
-
-    def rebuild(ops):
-        it = iter(ops)
-        return tuple(holes[i] if i in holes else next(it) for i in range(len(state)))
-
-    return operands, rebuild

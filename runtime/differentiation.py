@@ -33,13 +33,14 @@ _guard_p = Primitive("autograph_reverse_guard")
 def reverse_guard(tree, where, construct: str):
     """``tree`` unchanged; transposing it (reverse-mode differentiation of the loop
     that produced it) raises a ``ConversionError`` at ``where``."""
-    loop = _Loop(construct, getattr(where, "filename", None), getattr(where, "lineno", None))
+    loop = _GuardedLoop(construct, getattr(where, "filename", None),
+                        getattr(where, "lineno", None))
     return jax.tree_util.tree_map(
         lambda leaf: _guard_p.bind(leaf, loop=loop) if _is_inexact(leaf) else leaf, tree)
 
 
 @dataclasses.dataclass(frozen=True)
-class _Loop:
+class _GuardedLoop:
     """The guarded loop, a primitive parameter (hashable; short in a printed jaxpr)."""
 
     construct: str

@@ -33,17 +33,19 @@ class Scanned:
                                   self.xs)
 
 
-def _staged(value) -> bool:
+def _is_scanned(value) -> bool:
+    """Whether a ``for`` over ``value`` is a staged scan (a traced array, or arrays
+    that ``enumerate_``/``zip_`` already set up to scan)."""
     return is_tracer(value) or isinstance(value, Scanned)
 
 
 def _array_like(value) -> bool:
-    return _staged(value) or isinstance(value, (jax.Array, np.ndarray))
+    return _is_scanned(value) or isinstance(value, (jax.Array, np.ndarray))
 
 
 def enumerate_(iterable, start=0):
     """``enumerate(iterable, start)``; scanned when ``iterable`` is traced."""
-    if not _staged(iterable):
+    if not _is_scanned(iterable):
         return enumerate(iterable, start)
     xs = iterable.xs if isinstance(iterable, Scanned) else iterable
     if not isinstance(iterable, Scanned) and jnp.ndim(iterable) == 0:
@@ -54,7 +56,8 @@ def enumerate_(iterable, start=0):
 
 def zip_(*iterables, strict=False):
     """``zip(*iterables)``; scanned when some are traced and all are arrays."""
-    if not (any(_staged(it) for it in iterables) and all(_array_like(it) for it in iterables)):
+    if not (any(_is_scanned(it) for it in iterables)
+            and all(_array_like(it) for it in iterables)):
         return zip(*iterables, strict=strict)
     xs = [it.xs if isinstance(it, Scanned) else jnp.asarray(it) for it in iterables]
     lengths = [tree_util.tree_leaves(x)[0].shape[0] for x in xs]

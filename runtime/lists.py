@@ -1,12 +1,12 @@
 """Lists in staged code: a Python list, or a preallocated buffer plus a traced length.
 
-The list converter turns ``z.append(x)`` into ``z = ag__.list_append(z, x)``,
-``x = z.pop()`` into ``z, x = ag__.list_pop(z)`` and ``len(z)`` into
-``ag__.len_(z)``. On a Python list these do exactly what the original does (the
-same list object, mutated in place). A list stays a Python list unless a staged
-loop (``lax`` loop over a traced condition or iterable) grows, shrinks or writes
-it: when the loop starts, ``stage_lists`` turns such a list into a ``TensorList``,
-a pytree holding
+The list converter turns ``z.append(x)`` into ``z = ag__.list_append(z, x)`` and
+``x = z.pop()`` into ``z, x = ag__.list_pop(z)``; ``len(z)`` is ``ag__.len_(z)``
+(the builtins converter's), which asks ``list_len`` here. On a Python list these
+do exactly what the original does (the same list object, mutated in place). A
+list stays a Python list unless a staged loop (``lax`` loop over a traced
+condition or iterable) grows, shrinks or writes it: when the loop starts,
+``stage_lists`` turns such a list into a ``TensorList``, a pytree holding
 
 - ``buffer``: an array of shape ``(capacity, *element_shape)``, and
 - ``length``: the number of elements in use (a traced int32 scalar, or a Python
@@ -41,9 +41,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
+from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
-from autograph.runtime.tracing import caller_location, is_tracer
+from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
 
 
 @dataclass(eq=False)
@@ -249,7 +250,7 @@ def list_pop(lst, *index):
     return lst, item
 
 
-def len_(value):
+def list_len(value):
     """``len(value)``; the traced length of a staged list."""
     if isinstance(value, TensorList):
         return value.length
@@ -261,8 +262,6 @@ def set_element_type(lst, dtype, shape=()):
 
     Run as plain Python (no JAX trace active) the list is returned unchanged.
     """
-    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
-
     element = jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(dtype))
     if isinstance(lst, TensorList):
         if lst.buffer is not None and (lst.buffer.shape[1:] != element.shape
@@ -271,7 +270,7 @@ def set_element_type(lst, dtype, shape=()):
                             f"{list(lst.buffer.shape[1:])}, not {element.dtype}"
                             f"{list(element.shape)}")
         return lst
-    if _is_list(lst) and not core.trace_state_clean():
+    if _is_list(lst) and not jax_core.trace_state_clean():
         return TypedList(lst, element)
     return lst
 
@@ -419,10 +418,8 @@ def grows_traced(step, state, item) -> bool:
     values to a Python list in ``state`` (one abstract run of the body tells).
     Staging at once, rather than after a first Python iteration, gives the one
     ``scan`` a hand-written loop would be."""
-    from jax._src import core  # noqa: PLC0415  (trace state has no public accessor)
-
     lists = [k for k, value in enumerate(state) if _is_list(value)]
-    if not lists or core.trace_state_clean():
+    if not lists or jax_core.trace_state_clean():
         return False
     grown = []
 
@@ -442,17 +439,13 @@ def grows_traced(step, state, item) -> bool:
 
 
 def _run_probe(step, probe_state, item):
-    leaves, treedef = tree_util.tree_flatten(tuple(probe_state))
-    arrays = [i for i, leaf in enumerate(leaves) if _traceable(leaf)]
+    flat = FlatTree(tuple(probe_state), _traceable)
 
-    def probe(*traced):
-        full = list(leaves)
-        for i, leaf in zip(arrays, traced[1:], strict=True):
-            full[i] = leaf
-        step(tree_util.tree_unflatten(treedef, full), traced[0])
+    def probe(item, *traced):
+        step(flat.rebuild(traced), item)
 
-    avals = [jax.ShapeDtypeStruct(jnp.shape(leaves[i]), jnp.result_type(leaves[i]))
-             for i in arrays]
+    avals = [jax.ShapeDtypeStruct(jnp.shape(leaf), jnp.result_type(leaf))
+             for leaf in flat.selected]
     with _Staging():
         jax.eval_shape(probe, item if item is not None else 0, *avals)
 
@@ -477,8 +470,8 @@ __all__ = [
     "TypedList",
     "caller_location",
     "grows_traced",
-    "len_",
     "list_append",
+    "list_len",
     "list_pop",
     "set_element_type",
     "stack",

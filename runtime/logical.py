@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autograph.runtime.tracing import is_tracer
+from autograph.runtime.tracing import FlatTree, is_tracer
 
 
 def and_(*operands):
@@ -35,7 +35,7 @@ def and_(*operands):
     value = operands[0]()
     for i, operand in enumerate(operands[1:], start=1):
         if is_tracer(value):
-            return _staged(jnp.logical_and, value, operands[i:], decides=False)
+            return _combine_traced(jnp.logical_and, value, operands[i:], decides=False)
         if not value:
             return value
         value = operand()
@@ -47,7 +47,7 @@ def or_(*operands):
     value = operands[0]()
     for i, operand in enumerate(operands[1:], start=1):
         if is_tracer(value):
-            return _staged(jnp.logical_or, value, operands[i:], decides=True)
+            return _combine_traced(jnp.logical_or, value, operands[i:], decides=True)
         if value:
             return value
         value = operand()
@@ -90,7 +90,7 @@ def compare_chain(left, *ops_and_operands):
     return and_(*[comparison(op, operand) for op, operand in pairs])
 
 
-def _staged(op, value, rest, decides):
+def _combine_traced(op, value, rest, decides):
     """``op`` over the traced ``value`` and the ``rest`` operands; ``decides`` is the
     value of ``value`` that makes the right operand irrelevant (``True`` for ``or``)."""
     for operand in rest:
@@ -108,26 +108,20 @@ def _lazy(value, operand, decides):
     structure = []
 
     def run():
-        leaves, treedef = jax.tree_util.tree_flatten(operand())
-        traced = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
-        structure.extend([leaves, treedef, traced])
-        return [leaves[i] for i in traced]
+        structure.append(FlatTree(operand(), is_tracer))
+        return structure[0].selected
 
     closed = jax.make_jaxpr(run)()
-    leaves, treedef, traced = structure
+    (flat,) = structure
 
     def inline():
-        outs = jax.core.eval_jaxpr(closed.jaxpr, closed.consts)
-        full = list(leaves)
-        for i, out in zip(traced, outs, strict=True):
-            full[i] = out
-        return jax.tree_util.tree_unflatten(treedef, full)
+        return flat.rebuild(jax.core.eval_jaxpr(closed.jaxpr, closed.consts))
 
-    if not closed.effects and not traced:
-        return jax.tree_util.tree_unflatten(treedef, leaves)
+    if not closed.effects and not flat.positions:
+        return flat.rebuild([])
     if not closed.effects:
         return inline()
-    if jnp.shape(value) != () or len(leaves) != 1 or np.shape(leaves[0]) != ():
+    if jnp.shape(value) != () or len(flat.leaves) != 1 or np.shape(flat.leaves[0]) != ():
         return inline()   # elementwise: every operand is computed
     pred = value if value.dtype == bool else value != 0
     right = lambda: jnp.asarray(inline(), bool)  # noqa: E731

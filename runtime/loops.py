@@ -40,18 +40,35 @@ from __future__ import annotations
 import contextlib
 import functools
 import operator
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists, paths, returns
-from autograph.runtime import state as st
+from autograph.runtime import lists, paths, regions, returns
+from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
-from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, param_names
+from autograph.runtime.stageable import (
+    NO_OBSTACLES,
+    StagingObstacles,
+    check_carriable,
+    check_stageable,
+    require_defined,
+)
+from autograph.runtime.state import as_tuple, fill_undefined, from_tuple, through_unbound
+from autograph.runtime.tracing import (
+    FlatTree,
+    Location,
+    caller_location,
+    has_tracer,
+    is_tracer,
+    param_names,
+)
 
 
 class TracedRange:
@@ -84,7 +101,41 @@ def range_(*args):
     return range(*args)
 
 
-def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False):
+@dataclass(frozen=True)
+class LoopSpec:
+    """What a staged loop is, besides its body and state: the ``construct``
+    (``"while loop"``, ``"for loop"``), the state variables' ``names`` and the
+    user's line ``where``, for messages; its options, ``maximum_iterations`` (a
+    checked int, or None, always None where the trip count is static) and
+    ``checkpoint``; ``extra_test(*state)``, the condition a ``for`` with ``break``
+    or ``return`` checks before each iteration (or None); and what the converters
+    found in its code that staging cannot honour (``obstacles``)."""
+
+    construct: str
+    names: tuple
+    where: Location
+    maximum_iterations: int | None = None
+    checkpoint: bool = False
+    extra_test: Callable | None = None
+    obstacles: StagingObstacles = NO_OBSTACLES
+
+
+def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
+               maximum_iterations=None, checkpoint=False, **obstacles) -> LoopSpec:
+    """The spec of a loop about to be staged, its state named after ``loop_body``'s
+    parameters (after the item, for a ``for``). ``bounded``: its trip count is
+    unknown while tracing (a ``while``, a ``for`` over a traced range), so
+    ``maximum_iterations`` bounds it and is checked here; a static trip count
+    ignores the option."""
+    names = param_names(loop_body, skip=1 if construct == "for loop" else 0)
+    bound = (_bound(maximum_iterations, where)
+             if bounded and maximum_iterations is not None else None)
+    return LoopSpec(construct, names, where, bound, checkpoint, extra_test,
+                    StagingObstacles(**obstacles))
+
+
+def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
+               in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -94,7 +145,9 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     loop ignores the bound, as the original would). Without a bound, reverse-mode
     differentiation of the staged loop raises a ``ConversionError`` naming the
     loop; ``checkpoint=True`` recomputes the body in the backward pass instead of
-    storing its intermediates (see ``runtime/differentiation.py``).
+    storing its intermediates (see ``runtime/differentiation.py``). The last
+    keywords, given where they hold, say what staging cannot honour
+    (``StagingObstacles``): a staged loop then raises at the user's line.
     """
     state = tuple(state)
     count = len(state)
@@ -107,13 +160,13 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
         if is_tracer(cond):
             break
         if not cond:
-            return st.from_tuple(state)
-        state = st.as_tuple(loop_body(*state), count)
-    where = caller_location()
-    names = param_names(loop_body)
-    out = _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
-                        checkpoint)
-    return st.from_tuple(out)
+            return from_tuple(state)
+        state = as_tuple(loop_body(*state), count)
+    spec = _loop_spec("while loop", loop_body, caller_location(), bounded=True,
+                      maximum_iterations=maximum_iterations, checkpoint=checkpoint,
+                      in_try=in_try, assigns_global=assigns_global,
+                      assigns_nonlocal=assigns_nonlocal, deletes=deletes)
+    return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
 
 def _closure_has_tracer(fn) -> bool:
@@ -131,59 +184,164 @@ def _closure_has_tracer(fn) -> bool:
 def _test_is_traced(loop_test, state) -> bool:
     """Whether the loop condition depends on traced values, found by tracing it
     abstractly, so that no stray comparison lands in the user's program."""
-    leaves, treedef = jax.tree_util.tree_flatten(state)
-    traced = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
+    flat = FlatTree(state, is_tracer)
     seen = []
 
     def probe(*traced_leaves):
-        full = list(leaves)
-        for i, leaf in zip(traced, traced_leaves, strict=True):
-            full[i] = leaf
-        seen.append(is_tracer(loop_test(*jax.tree_util.tree_unflatten(treedef, full))))
+        seen.append(is_tracer(loop_test(*flat.rebuild(traced_leaves))))
 
-    jax.eval_shape(probe, *[leaves[i] for i in traced])
+    jax.eval_shape(probe, *flat.selected)
     return seen[0]
 
 
-def _staged_while(loop_test, loop_body, state, names, where, maximum_iterations,
-                  checkpoint=False):
+def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
+             checkpoint=False, in_try=None, assigns_global=None, assigns_nonlocal=None,
+             deletes=None):
+    """``for item in iterable: state = loop_body(item, *state)``.
+
+    Equivalent to that Python loop. A traced array is scanned over its leading axis,
+    a traced range becomes a ``fori_loop``, and a Python range runs as Python until
+    the loop variables hold traced values, then as one staged loop. A traced range
+    with ``maximum_iterations`` becomes a masked scan of that length (reverse-mode
+    differentiable); other loops have a static trip count and ignore the bound.
+    ``checkpoint=True`` rematerialises the body in the backward pass.
+
+    ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
+    checked before each iteration, before the next item is taken, and the loop stops
+    when it is false. Staged, iterations after it turns false are masked no-ops
+    (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
+    range, the ``while_loop`` stops. The last keywords are ``while_stmt``'s.
+    """
+    state = tuple(state)
     count = len(state)
-    return st.through_unbound(
-        lambda s: _staged_while_carried(loop_test, loop_body, s, names, where,
-                                        maximum_iterations, checkpoint),
-        lambda s: st.as_tuple(loop_body(*s), count), state)
+    options = {"extra_test": extra_test, "maximum_iterations": maximum_iterations,
+               "checkpoint": checkpoint, "in_try": in_try, "assigns_global": assigns_global,
+               "assigns_nonlocal": assigns_nonlocal, "deletes": deletes}
+    if isinstance(iterable, TracedRange):
+        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True, **options)
+        return from_tuple(_staged_range(iterable, loop_body, state, spec))
+    if is_tracer(iterable) or isinstance(iterable, Scanned):
+        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False, **options)
+        return from_tuple(_staged_scan(iterable, loop_body, state, spec))
+    if isinstance(iterable, range):
+        for k, item in enumerate(iterable):
+            if count and (has_tracer(state) or k == 0 and (
+                    _closure_has_tracer(loop_body) or lists.grows_traced(
+                        lambda s, i: as_tuple(loop_body(i, *s), count), state, item))):
+                spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
+                                  **options)
+                return from_tuple(_staged_range(iterable[k:], loop_body, state, spec))
+            if extra_test is not None and not extra_test(*state):
+                break
+            state = as_tuple(loop_body(item, *state), count)
+        return from_tuple(state)
+    if extra_test is None:
+        for item in iterable:
+            state = as_tuple(loop_body(item, *state), count)
+        return from_tuple(state)
+    items = iter(iterable)
+    while True:
+        keep = extra_test(*state)
+        if is_tracer(keep):
+            spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
+                              **options)
+            return from_tuple(_masked_python_for(items, loop_body, state, spec))
+        if not keep:
+            break
+        try:
+            item = next(items)
+        except StopIteration:
+            break
+        state = as_tuple(loop_body(item, *state), count)
+    return from_tuple(state)
 
 
-def _staged_while_carried(loop_test, loop_body, state, names, where, maximum_iterations,
-                          checkpoint=False):
+# -- the staged loops ------------------------------------------------------------------
+#
+# Each kind of staged loop (while, for over a range, for over an array) says how it
+# lowers to ``lax`` (a ``_Lowering``) and hands it to ``_stage``, which does what they
+# all share: variables unbound before the loop, the checks that name the user's
+# variable and line, lists the body grows, and JAX's type errors on the carry.
+
+
+@dataclass(frozen=True)
+class _Lowering:
+    """How a staged loop becomes ``lax``: ``run(state)`` traces the whole loop, and
+    ``step(state, item)`` is one traced iteration (for lists and for errors);
+    ``trip_count`` is the number of iterations (None when unknown while tracing);
+    ``unrolled(state)``, when given, runs the loop as Python instead where JAX
+    rejects its carry (as the original runs under ``jax.jit``). With
+    ``stage_lists`` false the Python lists in the state are carried as they are,
+    never turned into buffers."""
+
+    run: Callable
+    step: Callable
+    trip_count: int | None
+    unrolled: Callable | None = None
+    stage_lists: bool = True
+
+
+_NO_ITEM = object()
+
+
+def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
+    """The set-up every staged loop shares, then ``lowering.run``.
+
+    ``loop_body(item, *state)`` is one iteration in the user's code (the item is None
+    for a ``while``), ``item`` the loop item's abstract value, ``first_item`` the
+    first item of a loop known to run at least once."""
     count = len(state)
-    state = returns.fill_undefined_returns(
-        lambda s: st.as_tuple(loop_body(*s), count), state)
-    st.require_defined(state, names, where, "staged while loop")
-    st.check_carriable(state, names, where, "while loop")
-    st.check_stageable((loop_test, loop_body), where, "while loop")
+
+    def iteration(values, item):
+        return as_tuple(loop_body(item, *values), count)
+
+    def prepared_and_run(state):
+        state = returns.fill_undefined_returns(iteration, state, item)
+        if first_item is not _NO_ITEM:
+            state = fill_undefined(iteration, state, first_item)
+        require_defined(state, spec.names, spec.where, f"staged {spec.construct}")
+        check_carriable(state, spec.names, spec.where, spec.construct)
+        check_stageable(spec.obstacles, spec.where, spec.construct)
+        staging = contextlib.nullcontext()
+        if lowering.stage_lists:
+            state, staging = lists.stage_lists(state, spec.names, lowering.step,
+                                               lowering.trip_count, spec.where, item=item,
+                                               construct=spec.construct)
+        try:
+            with staging:
+                return lowering.run(state)
+        except TypeError:
+            _raise_for_carry_change(lowering.step, state, item, spec)
+            if lowering.unrolled is None:
+                raise
+            return lowering.unrolled(state)
+
+    with regions.staged(spec.construct, spec.where):
+        return through_unbound(prepared_and_run, iteration, state, item)
+
+
+def _staged_while(loop_test, loop_body, state, spec):
+    """The loop as one ``lax.while_loop``, or with ``maximum_iterations`` a bounded,
+    masked scan."""
     count = len(state)
 
     def cond_fun(carry):
-        return predicate(loop_test(*carry), where, "while loop")
+        return predicate(loop_test(*carry), spec.where, spec.construct)
 
     def body_fun(carry):
         with paths.on_path(lambda: cond_fun(carry)):
-            return st.as_tuple(loop_body(*carry), count)
+            return as_tuple(loop_body(*carry), count)
 
-    body_fun = checkpointed(body_fun, checkpoint)
-    bound = None if maximum_iterations is None else _bound(maximum_iterations, where)
-    state, staging = lists.stage_lists(state, names, lambda s, _: body_fun(s), bound, where,
-                                       construct="while loop")
-    try:
-        with staging:
-            if bound is None:
-                out = lax.while_loop(cond_fun, body_fun, state)
-                return reverse_guard(out, where, "while loop")
-            return _bounded_while(cond_fun, body_fun, state, bound)
-    except TypeError:
-        _raise_for_carry_change(body_fun, (state,), names, where, "while loop")
-        raise
+    body_fun = checkpointed(body_fun, spec.checkpoint)
+
+    def run(state):
+        if spec.maximum_iterations is None:
+            out = lax.while_loop(cond_fun, body_fun, state)
+            return reverse_guard(out, spec.where, spec.construct)
+        return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
+
+    lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations)
+    return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering)
 
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
@@ -207,192 +365,54 @@ def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
     return out
 
 
-def _bound(maximum_iterations, where) -> int:
-    """``maximum_iterations`` as the scan length it becomes: a Python int >= 0."""
-    if is_tracer(maximum_iterations):
-        raise ConversionError(
-            "set_loop_options(maximum_iterations=...) must be a Python int (it is the "
-            "length of the staged loop), not a traced value; use a static upper bound",
-            where.filename, where.lineno)
-    try:
-        bound = operator.index(maximum_iterations)
-    except TypeError:
-        raise ConversionError(
-            "set_loop_options(maximum_iterations=...) must be an int, got "
-            f"{type(maximum_iterations).__name__}", where.filename, where.lineno) from None
-    if bound < 0:
-        raise ConversionError(
-            f"set_loop_options(maximum_iterations=...) must be >= 0, got {bound}",
-            where.filename, where.lineno)
-    return bound
-
-
-def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
-             checkpoint=False):
-    """``for item in iterable: state = loop_body(item, *state)``.
-
-    Equivalent to that Python loop. A traced array is scanned over its leading axis,
-    a traced range becomes a ``fori_loop``, and a Python range runs as Python until
-    the loop variables hold traced values, then as one staged loop. A traced range
-    with ``maximum_iterations`` becomes a masked scan of that length (reverse-mode
-    differentiable); other loops have a static trip count and ignore the bound.
-    ``checkpoint=True`` rematerialises the body in the backward pass.
-
-    ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
-    checked before each iteration, before the next item is taken, and the loop stops
-    when it is false. Staged, iterations after it turns false are masked no-ops
-    (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
-    range, the ``while_loop`` stops.
-    """
-    state = tuple(state)
+def _staged_range(rng, loop_body, state, spec):
+    """A ``for`` over a Python range (one ``fori_loop``, a scan) or a traced range
+    (a ``fori_loop``; with ``maximum_iterations`` a masked scan; with an exit, a
+    ``while_loop`` that stops at it)."""
     count = len(state)
-    options = {"maximum_iterations": maximum_iterations, "checkpoint": checkpoint}
-    if isinstance(iterable, TracedRange):
-        where = caller_location()
-        return st.from_tuple(_staged_range(iterable, loop_body, state, where, extra_test,
-                                           **options))
-    if is_tracer(iterable) or isinstance(iterable, Scanned):
-        where = caller_location()
-        return st.from_tuple(_staged_scan(iterable, loop_body, state, where, extra_test,
-                                          checkpoint))
-    if isinstance(iterable, range):
-        for k, item in enumerate(iterable):
-            if count and (has_tracer(state) or k == 0 and (
-                    _closure_has_tracer(loop_body) or lists.grows_traced(
-                        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, item))):
-                where = caller_location()
-                return st.from_tuple(_staged_range(iterable[k:], loop_body, state, where,
-                                                   extra_test, **options))
-            if extra_test is not None and not extra_test(*state):
-                break
-            state = st.as_tuple(loop_body(item, *state), count)
-        return st.from_tuple(state)
-    if extra_test is None:
-        for item in iterable:
-            state = st.as_tuple(loop_body(item, *state), count)
-        return st.from_tuple(state)
-    items = iter(iterable)
-    while True:
-        keep = extra_test(*state)
-        if is_tracer(keep):
-            where = caller_location()
-            return st.from_tuple(_masked_python_for(items, loop_body, state, where,
-                                                    extra_test))
-        if not keep:
-            break
-        try:
-            item = next(items)
-        except StopIteration:
-            break
-        state = st.as_tuple(loop_body(item, *state), count)
-    return st.from_tuple(state)
-
-
-def _masked_python_for(items, loop_body, state, where, extra_test):
-    """The rest of a Python iteration once the exit flag is traced: each iteration
-    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
-    names = param_names(loop_body, skip=1)
-    for item in items:
-        keep = extra_test(*state)
-        if not is_tracer(keep):
-            if not keep:
-                break
-            state = st.as_tuple(loop_body(item, *state), len(state))
-            continue
-        state = _staged_cond(keep, functools.partial(loop_body, item),
-                             lambda *s: st.from_tuple(s), state, names, where, "for loop")
-    return state
-
-
-def _masked(loop_body, extra_test, count, where):
-    """``loop_body`` that leaves the state as it is once ``extra_test`` is false."""
-    if extra_test is None:
-        return loop_body
-
-    def masked_body(item, *carry):
-        keep = extra_test(*carry)
-        if not is_tracer(keep):
-            return loop_body(item, *carry) if keep else st.from_tuple(carry)
-        keep = predicate(keep, where, "for loop")
-
-        def run(c):
-            with paths.on_path(lambda: keep):
-                return st.as_tuple(loop_body(item, *c), count)
-
-        return st.from_tuple(lax.cond(keep, run, lambda c: c, carry))
-
-    return masked_body
-
-
-def _staged_range(rng, loop_body, state, where, extra_test=None, maximum_iterations=None,
-                  checkpoint=False):
-    count = len(state)
-    index = jax.ShapeDtypeStruct((), jnp.int32)
-    return st.through_unbound(
-        lambda s: _staged_range_carried(rng, loop_body, s, where, extra_test,
-                                        maximum_iterations, checkpoint),
-        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
-
-
-def _staged_range_carried(rng, loop_body, state, where, extra_test=None,
-                          maximum_iterations=None, checkpoint=False):
-    names = param_names(loop_body, skip=1)
-    count = len(state)
-    index = jax.ShapeDtypeStruct((), jnp.int32)
-    state = returns.fill_undefined_returns(
-        lambda s, i: st.as_tuple(loop_body(i, *s), count), state, index)
-    if isinstance(rng, range) and len(rng):
-        state = st.fill_undefined(
-            lambda i, s: st.as_tuple(loop_body(i, *s), count), state, rng[0])
-    st.require_defined(state, names, where, "staged for loop")
-    st.check_carriable(state, names, where, "for loop")
-    st.check_stageable((loop_body,), where, "for loop")
-    if isinstance(rng, range) and not len(rng):
-        return state
-    if extra_test is not None and not isinstance(rng, range):
-        return _staged_range_until(rng, loop_body, state, names, where, extra_test,
-                                   maximum_iterations, checkpoint)
-    body = _masked(loop_body, extra_test, count, where)
-
-    if isinstance(rng, range):
-        trip_count = len(rng)
+    static = isinstance(rng, range)
+    if spec.extra_test is not None and not static:
+        lowering = _traced_range_until_exit(rng, loop_body, count, spec)
     else:
-        trip_count = None if maximum_iterations is None else _bound(maximum_iterations, where)
+        lowering = _range_loop(rng, loop_body, count, spec)
+    index = jax.ShapeDtypeStruct((), jnp.int32)
+    first = rng[0] if static and len(rng) else _NO_ITEM
+    return _stage(spec, state, loop_body, index, lowering, first_item=first)
+
+
+def _range_loop(rng, loop_body, count, spec) -> _Lowering:
+    static = isinstance(rng, range)
+    body = _masked(loop_body, count, spec)
+    trip_count = len(rng) if static else spec.maximum_iterations
     if not is_tracer(rng.step) and rng.step == 1 and (
-            isinstance(rng, range) or maximum_iterations is None):
+            static or spec.maximum_iterations is None):
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
             with _below(i, upper):
-                return st.as_tuple(body(i, *carry), count)
+                return as_tuple(body(i, *carry), count)
     else:
         lower = 0
-        upper = len(rng) if isinstance(rng, range) else rng.trip_count()
-        if trip_count is not None and not isinstance(rng, range):
+        upper = len(rng) if static else rng.trip_count()
+        if trip_count is not None and not static:
             upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
             with _below(k, upper):
-                return st.as_tuple(body(rng.start + k * rng.step, *carry), count)
+                return as_tuple(body(rng.start + k * rng.step, *carry), count)
 
-    body_fun = checkpointed(body_fun, checkpoint)
-    index = jax.ShapeDtypeStruct((), jnp.int32)
-    state, staging = lists.stage_lists(state, names, lambda s, i: body_fun(i, s), trip_count,
-                                       where, item=index, construct="for loop")
-    try:
-        with staging:
-            if isinstance(rng, range):  # static trip count: fori_loop lowers to a scan
-                return lax.fori_loop(lower, upper, body_fun, state)
-            if trip_count is not None:  # maximum_iterations: a masked scan
-                return _bounded_range(lower, upper, body_fun, state, trip_count)
-            return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), where,
-                                 "for loop over a traced range")
-    except TypeError:
-        _raise_for_carry_change(lambda c, i: body_fun(i, c), (state, index), names, where,
-                                "for loop")
-        if isinstance(rng, range):
-            return _python_for(rng, body, state)
-        raise
+    body_fun = checkpointed(body_fun, spec.checkpoint)
+
+    def run(state):
+        if static:  # static trip count: fori_loop lowers to a scan
+            return lax.fori_loop(lower, upper, body_fun, state)
+        if trip_count is not None:  # maximum_iterations: a masked scan
+            return _bounded_range(lower, upper, body_fun, state, trip_count)
+        return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), spec.where,
+                             "for loop over a traced range")
+
+    unrolled = (lambda s: _python_for(rng, body, s)) if static else None
+    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled)
 
 
 def _below(index, upper):
@@ -418,57 +438,42 @@ def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
     return out
 
 
-def _staged_range_until(rng, loop_body, state, names, where, extra_test,
-                        maximum_iterations=None, checkpoint=False):
+def _traced_range_until_exit(rng, loop_body, count, spec) -> _Lowering:
     """A traced range with an exit: a ``while_loop`` that stops at the exit, or with
     ``maximum_iterations`` a masked scan of that length (reverse-differentiable)."""
-    count = len(state)
     trips = rng.trip_count()
 
     def cond_fun(carry):
         k, values = carry
-        keep = extra_test(*values)
+        keep = spec.extra_test(*values)
         if is_tracer(keep):
-            keep = predicate(keep, where, "for loop")
+            keep = predicate(keep, spec.where, spec.construct)
         return jnp.logical_and(k < trips, keep)
 
     def body_fun(carry):
         k, values = carry
         with paths.on_path(lambda: cond_fun(carry)):
-            return k + 1, st.as_tuple(loop_body(rng.start + k * rng.step, *values), count)
+            return k + 1, as_tuple(loop_body(rng.start + k * rng.step, *values), count)
 
-    body_fun = checkpointed(body_fun, checkpoint)
+    body_fun = checkpointed(body_fun, spec.checkpoint)
     start = jnp.zeros((), jnp.result_type(trips))
-    try:
-        if maximum_iterations is not None:
-            bound = _bound(maximum_iterations, where)
-            _, out = _bounded_while(cond_fun, body_fun, (start, state), bound)
-        else:
-            _, out = lax.while_loop(cond_fun, body_fun, (start, state))
-            out = reverse_guard(out, where, "for loop over a traced range")
-    except TypeError:
-        _raise_for_carry_change(lambda c: body_fun((start, c))[1], (state,), names, where,
-                                "for loop")
-        raise
-    return out
+
+    def run(state):
+        if spec.maximum_iterations is not None:
+            _, out = _bounded_while(cond_fun, body_fun, (start, state),
+                                    spec.maximum_iterations)
+            return out
+        _, out = lax.while_loop(cond_fun, body_fun, (start, state))
+        return reverse_guard(out, spec.where, "for loop over a traced range")
+
+    # Its lists stay Python lists (a list it grows fails as a carry change).
+    return _Lowering(run, lambda s, _: body_fun((start, s))[1], spec.maximum_iterations,
+                     stage_lists=False)
 
 
-def _staged_scan(array, loop_body, state, where, extra_test=None, checkpoint=False):
-    count = len(state)
-    if isinstance(array, Scanned):
-        item = array.item_aval()
-    elif jnp.ndim(array) == 0:
-        raise TypeError("iteration over a 0-d array")
-    else:
-        item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
-    return st.through_unbound(
-        lambda s: _staged_scan_carried(array, loop_body, s, where, extra_test, checkpoint),
-        lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
-
-
-def _staged_scan_carried(array, loop_body, state, where, extra_test=None, checkpoint=False):
-    names = param_names(loop_body, skip=1)
-    count = len(state)
+def _staged_scan(array, loop_body, state, spec):
+    """A ``for`` over a traced array (or arrays ``enumerate_``/``zip_`` scan together):
+    one ``lax.scan`` over the leading axis."""
     if isinstance(array, Scanned):
         xs, length, item = array.xs, array.length, array.item_aval()
     elif jnp.ndim(array) == 0:
@@ -476,59 +481,106 @@ def _staged_scan_carried(array, loop_body, state, where, extra_test=None, checkp
     else:
         xs, length = array, array.shape[0]
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
-    state = returns.fill_undefined_returns(
-        lambda s, x: st.as_tuple(loop_body(x, *s), count), state, item)
-    if length:
-        state = st.fill_undefined(
-            lambda x, s: st.as_tuple(loop_body(x, *s), count), state, item)
-    st.require_defined(state, names, where, "staged for loop")
-    st.check_carriable(state, names, where, "for loop")
-    st.check_stageable((loop_body,), where, "for loop")
-    body = _masked(loop_body, extra_test, count, where)
+    count = len(state)
+    body = _masked(loop_body, count, spec)
 
-    def body_fun(carry, item):
-        return st.as_tuple(body(item, *carry), count), None
+    def body_fun(carry, x):
+        return as_tuple(body(x, *carry), count), None
 
-    body_fun = checkpointed(body_fun, checkpoint)
-    state, staging = lists.stage_lists(state, names, lambda s, x: body_fun(s, x)[0], length,
-                                       where, item=item, construct="for loop")
-    try:
-        with staging:
-            out, _ = lax.scan(body_fun, state, xs)
+    body_fun = checkpointed(body_fun, spec.checkpoint)
+
+    def run(state):
+        out, _ = lax.scan(body_fun, state, xs)
         return out
-    except TypeError:
-        _raise_for_carry_change(lambda c, x: body_fun(c, x)[0], (state, item), names, where,
-                                "for loop")
-        return _python_for(array, body, state)
+
+    lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
+                         lambda s: _python_for(array, body, s))
+    return _stage(spec, state, loop_body, item, lowering,
+                  first_item=item if length else _NO_ITEM)
+
+
+def _masked(loop_body, count, spec):
+    """``loop_body`` that leaves the state as it is once ``spec.extra_test`` is false."""
+    extra_test = spec.extra_test
+    if extra_test is None:
+        return loop_body
+
+    def masked_body(item, *carry):
+        keep = extra_test(*carry)
+        if not is_tracer(keep):
+            return loop_body(item, *carry) if keep else from_tuple(carry)
+        keep = predicate(keep, spec.where, spec.construct)
+
+        def run(c):
+            with paths.on_path(lambda: keep):
+                return as_tuple(loop_body(item, *c), count)
+
+        return from_tuple(lax.cond(keep, run, lambda c: c, carry))
+
+    return masked_body
+
+
+def _masked_python_for(items, loop_body, state, spec):
+    """The rest of a Python iteration once the exit flag is traced: each iteration
+    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
+    for item in items:
+        keep = spec.extra_test(*state)
+        if not is_tracer(keep):
+            if not keep:
+                break
+            state = as_tuple(loop_body(item, *state), len(state))
+            continue
+        state = _staged_cond(keep, functools.partial(loop_body, item),
+                             lambda *s: from_tuple(s), state, spec.names, spec.where,
+                             spec.construct, spec.obstacles)
+    return state
 
 
 def _python_for(iterable, loop_body, state):
     """The loop unrolled in Python, as the original runs under ``jax.jit``."""
     count = len(state)
     for item in iterable:
-        state = st.as_tuple(loop_body(item, *state), count)
+        state = as_tuple(loop_body(item, *state), count)
     return state
 
 
-def _raise_for_carry_change(body_fun, args, names, where, construct):
-    """Raise naming the variable whose type the loop body changes (``body_fun(*args)``
-    gives the new state from the state ``args[0]``); return quietly if the body
-    cannot be traced abstractly or changes nothing."""
-    state = args[0]
+def _raise_for_carry_change(step, state, item, spec):
+    """Raise naming the variable whose type one iteration (``step(state, item)``)
+    changes; return quietly if the body cannot be traced abstractly or changes
+    nothing."""
     try:
-        out = jax.eval_shape(body_fun, *args)
+        out = jax.eval_shape(step, state, item)
     except ConversionError:
         raise
-    except Exception:  # the body needs concrete values; the caller decides
+    except Exception:  # the body needs concrete values: the caller decides
         return
-    before = st.abstract(state)
-    for name, first, second, joinable in st.mismatches(names, before, out):
+    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
         if joinable:
             continue
-        raise st.mismatch_error(
-            f"changes type across an iteration of this staged {construct}", name,
-            first, second, where,
+        raise mismatch_error(
+            f"changes type across an iteration of this staged {spec.construct}", name,
+            first, second, spec.where,
             "A staged loop carries each variable with one shape, dtype and pytree "
             "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
             "dtype)), or keep the change out of the loop.",
             ("before the loop", "after one iteration"))
+
+
+def _bound(maximum_iterations, where) -> int:
+    """``maximum_iterations`` as the scan length it becomes: a Python int >= 0."""
+    if is_tracer(maximum_iterations):
+        raise ConversionError(
+            "set_loop_options(maximum_iterations=...) must be a Python int (it is the "
+            "length of the staged loop), not a traced value; use a static upper bound",
+            where.filename, where.lineno)
+    try:
+        bound = operator.index(maximum_iterations)
+    except TypeError:
+        raise ConversionError(
+            "set_loop_options(maximum_iterations=...) must be an int, got "
+            f"{type(maximum_iterations).__name__}", where.filename, where.lineno) from None
+    if bound < 0:
+        raise ConversionError(
+            f"set_loop_options(maximum_iterations=...) must be >= 0, got {bound}",
+            where.filename, where.lineno)
+    return bound

@@ -24,6 +24,29 @@ def has_tracer(tree) -> bool:
     return any(isinstance(leaf, Tracer) for leaf in tree_util.tree_leaves(tree))
 
 
+class FlatTree:
+    """A pytree flattened, with the leaves that ``select(leaf)`` picks singled out:
+    ``selected`` are those leaves, and ``rebuild(values)`` is the pytree again with
+    ``values`` in their place (the others as they were). An abstract trace takes
+    the selected leaves as its arguments and rebuilds the rest around them."""
+
+    __slots__ = ("leaves", "treedef", "positions")
+
+    def __init__(self, tree, select):
+        self.leaves, self.treedef = tree_util.tree_flatten(tree)
+        self.positions = [i for i, leaf in enumerate(self.leaves) if select(leaf)]
+
+    @property
+    def selected(self) -> list:
+        return [self.leaves[i] for i in self.positions]
+
+    def rebuild(self, values):
+        full = list(self.leaves)
+        for i, value in zip(self.positions, values, strict=True):
+            full[i] = value
+        return tree_util.tree_unflatten(self.treedef, full)
+
+
 @dataclass(frozen=True)
 class Location:
     """Where in the user's file a converted statement is."""

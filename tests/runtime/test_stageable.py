@@ -1,83 +1,31 @@
-"""``state.check_stageable``: what only fails once a branch or loop is staged."""
+"""``stageable.check_stageable``: what only fails once a branch or loop is staged.
+
+What the user's code does is known from conversion (``StagingObstacles``, tested in
+tests/autograph/analysis/test_stageability.py); here, what the runtime says."""
 
 from __future__ import annotations
 
 import pytest
 
 from autograph.errors import ConversionError
-from autograph.runtime import state as st
+from autograph.runtime.stageable import NO_OBSTACLES, StagingObstacles, check_stageable
 from autograph.runtime.tracing import Location
 
-
-def line_of(fn, k):
-    return fn.__code__.co_firstlineno + k
+WHERE = Location("user.py", 7)
 
 
-def with_try_except(x):
-    try:
-        if x:
-            pass
-    except ValueError:
-        pass
+def test_no_obstacles_pass():
+    check_stageable(NO_OBSTACLES, WHERE, "if")
+    check_stageable(StagingObstacles(deletes="y"), WHERE, "if")   # a branch may `del`
 
 
-def with_try_finally(x):
-    try:
-        if x:
-            pass
-    finally:
-        pass
-
-
-def defines_in_try():
-    try:
-        def inner(x):
-            if x:
-                pass
-        return inner
-    except ValueError:
-        pass
-
-
-def test_enclosing_try_sees_try_except_only():
-    assert st.enclosing_try(__file__, line_of(with_try_except, 2)) == line_of(
-        with_try_except, 1)
-    assert st.enclosing_try(__file__, line_of(with_try_except, 5)) is None  # the handler
-    assert st.enclosing_try(__file__, line_of(with_try_finally, 2)) is None
-
-
-def test_enclosing_try_stops_at_function_boundaries():
-    assert st.enclosing_try(__file__, line_of(defines_in_try, 3)) is None
-
-
-def test_enclosing_try_of_unknown_file():
-    assert st.enclosing_try("<no such file>", 3) is None
-
-
-def test_check_stageable_names_the_try():
-    where = Location(__file__, line_of(with_try_except, 2))
-    with pytest.raises(ConversionError, match=f"`try` at line {line_of(with_try_except, 1)}"):
-        st.check_stageable((), where, "if")
-
-
-def test_check_stageable_finds_outer_writes_in_nested_helpers():
-    def body():
-        def inner():
-            global _GLOBAL
-            _GLOBAL = 1
-        return inner
-
-    where = Location(__file__, 1)
-    with pytest.raises(ConversionError, match="'_GLOBAL' is declared `global`"):
-        st.check_stageable((body,), where, "for loop")
-
-
-def test_check_stageable_allows_writes_to_the_body_s_own_cells():
-    def body(acc):
-        def add():
-            nonlocal acc
-            acc = acc + 1
-        add()
-        return acc
-
-    st.check_stageable((body,), Location(__file__, 1), "for loop")
+@pytest.mark.parametrize("obstacles, construct, words", [
+    (StagingObstacles(in_try=3), "if", "`try` at line 3"),
+    (StagingObstacles(assigns_global="g"), "for loop", "'g' is declared `global`"),
+    (StagingObstacles(assigns_nonlocal="t"), "while loop", "'t' is declared `nonlocal`"),
+    (StagingObstacles(deletes="y"), "while loop", "`del y`"),
+])
+def test_each_obstacle_is_a_conversion_error_at_the_user_s_line(obstacles, construct, words):
+    with pytest.raises(ConversionError, match=words) as info:
+        check_stageable(obstacles, WHERE, construct)
+    assert (info.value.filename, info.value.lineno) == ("user.py", 7)
