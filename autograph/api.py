@@ -8,6 +8,7 @@ import types
 
 import jax
 
+from autograph.call_policy import DO_NOT_CONVERT
 from autograph.context import ConversionOptions
 from autograph.errors import ConversionError, at_boundary
 from autograph.runtime import lists as _lists
@@ -16,7 +17,6 @@ from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
-_DO_NOT_CONVERT = "__autograph_do_not_convert__"
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
 
@@ -46,7 +46,7 @@ def convert(func=None, *, recursive: bool = True):
     if func is None:
         return functools.partial(convert, recursive=recursive)
     original = _original(func)
-    if getattr(original, _DO_NOT_CONVERT, False):
+    if getattr(original, DO_NOT_CONVERT, False):
         return func
     if inspect.ismethod(func):
         return types.MethodType(convert(func.__func__, recursive=recursive), func.__self__)
@@ -128,7 +128,7 @@ def set_debug(*, store_source: bool) -> None:
 def do_not_convert(func):
     """Mark ``func`` to be run as it is, never converted (at any call depth)."""
     target = _original(func)
-    setattr(getattr(target, "__func__", target), _DO_NOT_CONVERT, True)
+    setattr(getattr(target, "__func__", target), DO_NOT_CONVERT, True)
     return func
 
 

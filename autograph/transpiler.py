@@ -36,6 +36,7 @@ import gast
 from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
+from autograph.call_policy import AS_IS, CallPolicy
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
@@ -51,7 +52,7 @@ from autograph.converters import (
     slices,
 )
 from autograph.errors import ConversionError
-from autograph.runtime.calls import AS_IS, CallPolicy, make_converted_call
+from autograph.runtime.calls import make_converted_call
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
@@ -108,41 +109,43 @@ class IdentityWeakMap:
     """A map keyed by object identity that does not keep its keys alive.
 
     Code objects compare equal when their bytecode, names and constants are equal
-    (even across files), so the caches key on identity, not equality. ``data`` maps
-    ``id(key)`` to ``(weakref to key, value)``; readers check the weakref (an entry
-    leaves when its key dies). Writers hold the owner's lock.
+    (even across files), so the caches key on identity, not equality. ``values``
+    maps ``id(key)`` to the value. Each entry keeps a weak reference to its key whose
+    callback removes the entry when the key dies, before the key's memory, and so
+    its ``id``, can be reused: ``values`` only holds entries of live keys, and a
+    reader holding a key finds its own entry or none, without a lock. Writers hold
+    the owner's lock.
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("values", "_refs")
 
     def __init__(self):
-        self.data = {}
+        self.values = {}
+        self._refs = {}      # id(key) -> weak reference to key (its callback forgets)
 
     def get(self, key, default=None):
-        entry = self.data.get(id(key))
-        if entry is not None and entry[0]() is key:
-            return entry[1]
-        return default
+        return self.values.get(id(key), default)
 
     def setdefault(self, key, value):
-        entry = self.data.get(id(key))
-        if entry is not None and entry[0]() is key:
-            return entry[1]
-        data, ident = self.data, id(key)
+        values, refs, ident = self.values, self._refs, id(key)
+        if ident in values:
+            return values[ident]
 
         def forget(ref):
-            current = data.get(ident)
-            if current is not None and current[0] is ref:
-                data.pop(ident, None)
+            if refs.get(ident) is ref:
+                del refs[ident]
+                values.pop(ident, None)
 
-        data[ident] = (weakref.ref(key, forget), value)
+        refs[ident] = weakref.ref(key, forget)
+        values[ident] = value
         return value
 
     def clear(self):
-        self.data.clear()
+        self.values.clear()
+        self._refs.clear()
 
     def __len__(self):
-        return sum(1 for ref, _ in list(self.data.values()) if ref() is not None)
+        return len(self.values)
 
 
 class Transpiler:
@@ -213,13 +216,18 @@ class Transpiler:
 
     # -- calls from converted code (``ag__.converted_call``) ---------------------------
 
-    def callee_entries(self, options) -> dict:
-        """The raw entries of the callee decisions for ``options`` (see ``callee``)."""
-        return self._callee_map(options).data
+    def known_callees(self, options):
+        """A lookup ``id(code) -> Program | AS_IS | None``: the decision ``callee`` took
+        for functions with that code under ``options``, or None if it has not yet.
+        Lock-free, and keyed by ``id`` (one builtin call): the fast path of
+        ``converted_call``. The caller holds ``code``, so the id is its own."""
+        return self._callee_map(options).values.get
 
-    def callable_type_entries(self) -> dict:
-        """The raw entries of the ``callable_kind`` cache."""
-        return self._callable_types.data
+    def known_callable_kinds(self):
+        """A lookup ``id(cls) -> AS_IS | other | None``: ``AS_IS`` when
+        ``callable_kind`` decided that objects of class ``cls`` are called as they
+        are, None if it has not decided yet. Lock-free, like ``known_callees``."""
+        return self._callable_types.values.get
 
     def callee(self, fn, options):
         """For the Python function ``fn`` called from converted code: its ``Program``,
