@@ -1,4 +1,7 @@
-"""The public API: ``convert``, ``to_graph``, ``to_code``, ``do_not_convert`` and directives."""
+"""The public API: ``convert``, ``to_graph``, ``to_code``, ``do_not_convert`` and directives.
+
+(``set_loop_options`` is defined in ``autograph.directives``, with the loop options.)
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import jax
 
 from autograph.call_policy import DO_NOT_CONVERT
 from autograph.context import ConversionOptions
+from autograph.directives import directive
+from autograph.directives import set_loop_options as set_loop_options  # the public name
 from autograph.errors import ConversionError, at_boundary
 from autograph.runtime import lists as _lists
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
@@ -148,32 +153,7 @@ def convert_modules(*modules: str) -> None:
     _TRANSPILER.policy.always_convert(*modules)
 
 
-def set_loop_options(*, maximum_iterations=None, checkpoint=False):
-    """Directive, the first statement of a loop body: options for the staged loop.
-
-    ``maximum_iterations=N`` (a Python int) bounds a staged ``while`` loop (or a
-    ``for`` over a range with a traced bound) to N iterations and lowers it to a
-    masked ``scan``, which reverse-mode ``jax.grad`` can differentiate; iterations
-    after the condition fails leave the variables unchanged, and a loop that would
-    run longer stops after N. Without it, reverse-mode differentiation of such a
-    loop raises a ``ConversionError`` naming the loop (forward mode works either
-    way). Loops with a static trip count (``for`` over a Python ``range`` or an
-    array) are always reverse-differentiable and ignore the bound.
-
-    ``checkpoint=True`` wraps the loop body in ``jax.checkpoint``: reverse mode then
-    keeps only the loop variables of each iteration and recomputes the body's
-    intermediates in the backward pass (less memory, about one more forward pass of
-    compute). It changes nothing when the loop is not differentiated.
-
-        while err > tol:
-            autograph.set_loop_options(maximum_iterations=100, checkpoint=True)
-            x, err = newton_step(x)
-
-    Run as plain Python, it does nothing: the loop runs as the original would.
-    """
-    del maximum_iterations, checkpoint
-
-
+@directive
 def set_element_type(lst, dtype, shape=()):
     """Directive: declare that the list ``lst`` holds arrays of ``dtype`` and ``shape``.
 

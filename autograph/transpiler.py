@@ -20,6 +20,8 @@ from __future__ import annotations
 import __future__
 
 import ast
+import builtins
+import collections
 import copy
 import functools
 import gc
@@ -37,7 +39,7 @@ from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import local_names
 from autograph.call_policy import AS_IS, CallPolicy
-from autograph.context import ConversionContext, ConversionOptions, all_identifiers
+from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
     break_statements,
@@ -46,6 +48,7 @@ from autograph.converters import (
     conditional_expressions,
     continue_statements,
     control_flow,
+    directives,
     lists,
     logical_expressions,
     return_statements,
@@ -58,6 +61,7 @@ from autograph.runtime.calls import make_converted_call
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
+    directives,
     continue_statements,
     break_statements,
     return_statements,
@@ -319,11 +323,12 @@ class Transpiler:
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names:
             runtime_name += "_"
-        bound = set(local_names(node)) | set(fn.__code__.co_freevars)
+        local = set(local_names(node))
         for sub in gast.walk(node):
             if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                     gast.Lambda)):
-                bound |= local_names(sub)
+                local |= local_names(sub)
+        bound = local | set(fn.__code__.co_freevars)
         shadowing = bound | {n for n in user_names if n in fn.__globals__}
         library_names = frozenset(
             n for n in user_names - bound
@@ -331,7 +336,8 @@ class Transpiler:
         ctx = ConversionContext(
             filename=parsed.filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
-            library_names=library_names)
+            library_names=library_names, namespace=_namespace(fn),
+            local_names=frozenset(local))
         present = {type(sub) for sub in gast.walk(node)}
         for converter in self.converters:
             triggers = getattr(converter, "NODE_TYPES", None)
@@ -373,6 +379,19 @@ def _closure_builder(plan, runtime_cell):
         return None, lambda cells: (cells[index],)
     pick = operator.itemgetter(*indices)
     return None, lambda cells: pick(cells + extra)
+
+
+def _namespace(fn):
+    """What the names ``fn`` reads from outside are bound to now: its closure
+    variables (cells not yet filled left out), then its module's globals, then the
+    builtins."""
+    cells = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+        try:
+            cells[name] = cell.cell_contents
+        except ValueError:       # an empty cell: the variable is not bound yet
+            cells[name] = UNKNOWN
+    return collections.ChainMap(cells, fn.__globals__, vars(builtins))
 
 
 def _class_attr(cls, name):

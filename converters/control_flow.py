@@ -33,8 +33,8 @@ After:
 the body's first parameter; ``range(...)`` there becomes ``ag__.range_(...)``, which
 accepts traced bounds. A variable that may be unbound before the statement enters
 it as ``ag__.Undefined('name')``, and reads that may see it unbound are guarded
-with ``ag__.ld(name)``. A first statement ``set_loop_options(...)`` in a loop body
-is removed and its options passed to the loop.
+with ``ag__.ld(name)``. The options of a loop's ``set_loop_options`` directive (taken
+onto the loop by the directives converter) become keywords of its call.
 """
 
 from __future__ import annotations
@@ -52,9 +52,6 @@ from autograph.analysis import (
 )
 from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
-
-_LOOP_OPTIONS = ("maximum_iterations", "checkpoint")
-
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 
@@ -257,8 +254,7 @@ class _ControlFlow(Transformer):
         return new
 
     def visit_While(self, node):
-        options, body = _loop_options(node.body, self.ctx)
-        node.body = body
+        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
         modified = modified_names(node.body)
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
@@ -283,8 +279,7 @@ class _ControlFlow(Transformer):
         return new + node.orelse
 
     def visit_For(self, node):
-        options, body = _loop_options(node.body, self.ctx)
-        node.body = body
+        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
         targets = bound_names(node.target)
         modified = modified_names(node.body) | targets
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
@@ -331,29 +326,6 @@ class _ControlFlow(Transformer):
             iterable.func = templates.replace_expr("ag__.range_", ag__=self.ag)
             templates.set_location(iterable.func, iterable)
         return iterable
-
-
-def _loop_options(body, ctx):
-    """Take a leading ``set_loop_options(...)`` directive out of a loop body."""
-    if not body:
-        return [], body
-    first = body[0]
-    if not (isinstance(first, gast.Expr) and isinstance(first.value, gast.Call)):
-        return [], body
-    func = first.value.func
-    name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
-    if name != "set_loop_options":
-        return [], body
-    for keyword in first.value.keywords:
-        if keyword.arg not in _LOOP_OPTIONS:
-            raise ConversionError(
-                f"set_loop_options() got an unknown option {keyword.arg!r}; it takes "
-                f"{', '.join(_LOOP_OPTIONS)}", ctx.filename, first.lineno, first.col_offset)
-    if first.value.args:
-        raise ConversionError("set_loop_options() takes keyword arguments only",
-                              ctx.filename, first.lineno, first.col_offset)
-    rest = body[1:] or [gast.Pass()]
-    return first.value.keywords, rest
 
 
 def _add_keywords(stmt, keywords):

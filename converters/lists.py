@@ -28,6 +28,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import annos
 from autograph.converters.scoped import ScopedTransformer
 
 NODE_TYPES = (gast.Call,)
@@ -46,13 +47,6 @@ def _method_call(value, method):
             and not any(isinstance(a, gast.Starred) for a in value.args)):
         return value.func.value.id, value
     return None, None
-
-
-def _is_directive(call, name):
-    if not isinstance(call, gast.Call):
-        return False
-    func = call.func
-    return (func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)) == name
 
 
 class _Lists(ScopedTransformer):
@@ -76,7 +70,7 @@ class _Lists(ScopedTransformer):
                 new = templates.replace("lst, unused = ag__.list_pop(lst, args)", ag__=self.ag,
                                         lst=lst, unused=self.ctx.fresh_name("_"),
                                         args=call.args)
-            elif (_is_directive(value, "set_element_type") and value.args
+            elif (annos.get(value, annos.DIRECTIVE) == "set_element_type" and value.args
                   and isinstance(value.args[0], gast.Name) and self.is_local(value.args[0].id)):
                 new = [gast.Assign(targets=[templates.name(value.args[0].id, gast.Store())],
                                    value=value, type_comment=None)]

@@ -10,7 +10,9 @@ nested ``if``/``elif``/``else``, ternaries, ``while`` loops that always terminat
 cannot skip it), ``for`` over static ranges, over tuples and over ranges whose
 bounds are arguments, augmented assignment, int and float arithmetic; with the
 feature ``"jumps"`` also ``break``/``continue``/early ``return``, with ``"logic"``
-also ``and``/``or``/``not``.
+also ``and``/``or``/``not``, with ``"directives"`` loops whose body starts with
+``set_loop_options(...)`` (bounds above any trip count here, so the results stay
+the same; the module must import ``set_loop_options``, see ``PRELUDE``).
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -32,6 +34,13 @@ import random
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
 ARGS = ("a", "b", "n")
+# The lines a module of programs starts with, by feature.
+PRELUDE = {"directives": "from autograph import set_loop_options"}
+# No loop whose trip count is traced runs more than 6 times here (counters and
+# ranges are small; static trip counts ignore the bound), so these
+# bounds never cut a loop short.
+LOOP_OPTIONS = ("maximum_iterations=8", "maximum_iterations=20", "checkpoint=True",
+                "maximum_iterations=12, checkpoint=True", "checkpoint=False")
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
 
@@ -173,7 +182,13 @@ class ProgramGenerator:
 
     def _for_lines(self, var, iterable, depth, scope):
         body = self._block(depth + 1, scope + (var,), loop=var)
-        return [f"for {var} in {iterable}:", body]
+        return [f"for {var} in {iterable}:", self._directive() + body]
+
+    def _directive(self):
+        """Sometimes a ``set_loop_options`` line, to start a loop body with."""
+        if "directives" in self.features and self.rng.random() < 0.4:
+            return [f"set_loop_options({self.rng.choice(LOOP_OPTIONS)})"]
+        return []
 
     def _stmt_while(self, depth, scope, loop):
         r = self.rng
@@ -186,7 +201,7 @@ class ProgramGenerator:
             test = (f"{test} and {extra}" if "logic" in self.features
                     else f"({test}) * ({extra})")
         body = [f"{counter} += 1"] + self._block(depth + 1, scope + (counter,), loop=counter)
-        return [f"{counter} = 0", f"while {test}:", body]
+        return [f"{counter} = 0", f"while {test}:", self._directive() + body]
 
     def _stmt_break(self, depth, scope, loop):
         return self._maybe_guarded("break", scope)
