@@ -37,7 +37,7 @@ import gast
 
 from autograph import parsing
 from autograph import runtime as runtime_module
-from autograph.analysis import local_names
+from autograph.analysis import local_names, walk_same_scope
 from autograph.call_policy import AS_IS, CallPolicy
 from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
@@ -430,26 +430,13 @@ def _reject_unsupported_function(node, filename):
             "async functions cannot be converted: JAX traces ordinary functions. Call "
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
-    for stmt in node.body:
-        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            continue   # a nested generator does not make this function one
-        for sub in _same_scope(stmt):
-            if isinstance(sub, (gast.Yield, gast.YieldFrom)):
-                raise ConversionError(
-                    f"'{node.name}' is a generator (it uses `yield`), which cannot be "
-                    "converted: a staged computation returns all its results at once. "
-                    "Collect the values in a list and return it, or mark the generator "
-                    "with autograph.do_not_convert.", filename, sub.lineno, sub.col_offset)
-
-
-def _same_scope(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child for child in gast.iter_child_nodes(current)
-                     if not isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                               gast.Lambda, gast.ClassDef)))
+    for sub in walk_same_scope(node.body):   # a nested generator does not make it one
+        if isinstance(sub, (gast.Yield, gast.YieldFrom)):
+            raise ConversionError(
+                f"'{node.name}' is a generator (it uses `yield`), which cannot be "
+                "converted: a staged computation returns all its results at once. "
+                "Collect the values in a list and return it, or mark the generator "
+                "with autograph.do_not_convert.", filename, sub.lineno, sub.col_offset)
 
 
 def _compile(node, filename, runtime_name, original_code) -> types.CodeType:

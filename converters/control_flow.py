@@ -43,12 +43,14 @@ import gast
 
 from autograph import templates
 from autograph.analysis import (
+    SCOPES,
     annos,
     annotate_definedness,
     annotate_liveness,
     bound_names,
     local_names,
     modified_names,
+    walk_same_scope,
 )
 from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
@@ -65,7 +67,6 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _ControlFlow(ctx, order, has_delete).visit(node)
 
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
 
 
@@ -76,7 +77,7 @@ def _reject_leftover_jumps(fn, ctx):
     stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
     while stack:
         node, block, loop = stack.pop()
-        if isinstance(node, _SCOPES):
+        if isinstance(node, SCOPES):
             stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
             continue
         jump = (isinstance(node, gast.Return) and block is not None) or (
@@ -177,8 +178,7 @@ class _ControlFlow(Transformer):
     def _return_deleted(self, helper):
         if not self.has_delete:
             return
-        deleted = {target.id for stmt in helper.body
-                   for sub in _walk_same_scope(stmt, into_loops=True)
+        deleted = {target.id for sub in walk_same_scope(helper.body)
                    if isinstance(sub, gast.Delete)
                    for target in sub.targets if isinstance(target, gast.Name)}
         last = helper.body[-1] if helper.body else None
@@ -197,7 +197,7 @@ class _ControlFlow(Transformer):
     def _reject_walrus_test(self, node):
         """``while (n := n - 1) > 0``: the test runs in its own function, where the
         assignment would be lost, so say so rather than loop forever."""
-        for sub in _walk_same_scope(node.test, into_loops=True):
+        for sub in walk_same_scope(node.test):
             if isinstance(sub, gast.NamedExpr):
                 raise ConversionError(
                     "an assignment expression (`:=`) in a `while` condition is not "
@@ -208,11 +208,10 @@ class _ControlFlow(Transformer):
 
     def visit_FunctionDef(self, node):
         declared = ({}, {})
-        for stmt in node.body:
-            for sub in _walk_same_scope(stmt, into_loops=True):
-                if isinstance(sub, (gast.Global, gast.Nonlocal)):
-                    target = declared[isinstance(sub, gast.Nonlocal)]
-                    target.update((n, sub) for n in sub.names)
+        for sub in walk_same_scope(node.body):
+            if isinstance(sub, (gast.Global, gast.Nonlocal)):
+                target = declared[isinstance(sub, gast.Nonlocal)]
+                target.update((n, sub) for n in sub.names)
         self.declared.append(declared)
         self.locals.append(local_names(node))
         try:
@@ -332,21 +331,3 @@ def _add_keywords(stmt, keywords):
     call = stmt.value
     call.keywords.extend(keywords)
 
-
-def _walk_same_scope(node, into_loops):
-    """Nodes under ``node`` that belong to the same function; loops entered only when
-    ``into_loops`` (their own ``break``/``continue`` are theirs)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in gast.iter_child_nodes(current):
-            if isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                                  gast.ClassDef)):
-                continue
-            if not into_loops and isinstance(child, (gast.For, gast.While)):
-                for stmt in child.body + child.orelse:
-                    stack.extend(s for s in _walk_same_scope(stmt, into_loops=False)
-                                 if isinstance(s, gast.Return))
-                continue
-            stack.append(child)

@@ -18,8 +18,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, read_names
-
-_NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+from autograph.analysis.scopes import SCOPES
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ def _closure_reads(fn, immediate=frozenset()) -> frozenset:
     names = set()
     for stmt in fn.body:
         for node in gast.walk(stmt):
-            if isinstance(node, _NESTED_SCOPES) and id(node) not in immediate:
+            if isinstance(node, SCOPES) and id(node) not in immediate:
                 names |= read_names(node)
     return frozenset(names)
 
