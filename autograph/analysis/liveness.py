@@ -7,7 +7,9 @@ entry to a block) and ``LIVE_AT_HEAD`` (at the top of each loop iteration).
 
 The answer errs on the side of "live": a name that may be read is live. Names
 that a nested function or lambda reads from this function are live everywhere,
-because a closure reads them whenever it is called.
+because a closure reads them whenever it is called. (A class body is not such a
+closure: it runs where the class is defined, and its reads count there; the
+functions defined in it are.)
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import gast
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, read_names
 from autograph.analysis.scopes import SCOPES
+
+_CLOSURES = tuple(scope for scope in SCOPES if scope is not gast.ClassDef)
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,11 @@ def _immediate_lambdas(fn, runtime_name) -> set:
 
 
 def _closure_reads(fn, immediate=frozenset()) -> frozenset:
-    """Names that nested scopes directly inside ``fn`` read from it."""
+    """Names that the functions and lambdas nested in ``fn`` read from it."""
     names = set()
     for stmt in fn.body:
         for node in gast.walk(stmt):
-            if isinstance(node, SCOPES) and id(node) not in immediate:
+            if isinstance(node, _CLOSURES) and id(node) not in immediate:
                 names |= read_names(node)
     return frozenset(names)
 

@@ -630,3 +630,17 @@ def test_a_nested_functions_declarations_stay_its_own():
     check(nested_function_declares_global, 4)
     check(nested_function_declares_nonlocal, 4)
 
+
+def class_in_a_loop_reads_the_loop_variable(a, n):
+    x = a
+    for i in range(n):
+        class Step:
+            size = i + 1
+        x = x + Step.size
+    return x
+
+
+def test_a_class_body_reads_where_the_class_is_defined():
+    # Unlike a function's, a class body runs at once: `i` is read there, not later,
+    # so the staged loop needs no value of `i` before it.
+    check(class_in_a_loop_reads_the_loop_variable, 1, 3)
