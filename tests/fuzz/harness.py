@@ -82,6 +82,9 @@ def detect_features() -> frozenset:
         "jumps": "def probe(n):\n    for i in range(n):\n        if i > 2:\n"
                  "            break\n        if i == 1:\n            return i\n    return n\n",
         "logic": "def probe(n):\n    return n > 1 and not n > 3\n",
+        "scopes": "def probe(n):\n    def h():\n        nonlocal n\n        n = 1\n"
+                  "    class K:\n        v = n + 1\n    for i in range(n):\n"
+                  "        n = K.v\n    return n\n",
         "directives": "def probe(n):\n    while n < 5:\n"
                       "        set_loop_options(maximum_iterations=9)\n        n += 1\n"
                       "    return n\n",

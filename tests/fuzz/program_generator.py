@@ -12,7 +12,11 @@ bounds are arguments, augmented assignment, int and float arithmetic; with the
 feature ``"jumps"`` also ``break``/``continue``/early ``return``, with ``"logic"``
 also ``and``/``or``/``not``, with ``"directives"`` loops whose body starts with
 ``set_loop_options(...)`` (bounds above any trip count here, so the results stay
-the same; the module must import ``set_loop_options``, see ``PRELUDE``).
+the same; the module must import ``set_loop_options``, see ``PRELUDE``), with
+``"scopes"`` nested scopes among the statements: functions (never called, at the
+top level of the body) that declare a variable ``global`` or ``nonlocal`` and
+assign it, and classes whose body computes from the function's variables (which
+makes those closure cells).
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -58,6 +62,7 @@ class ProgramGenerator:
         r = self.rng
         self._loops = 0
         self._counters = 0
+        self._scopes = 0
         self._budget = r.randint(4, 14)       # statements, roughly
         self.returned = self._return_spec()
         lines = [f"def {name}(a, b, n):"]
@@ -103,6 +108,9 @@ class ProgramGenerator:
         if depth < self.max_depth and self._budget > 0:
             choices += [("if", 4), ("for", 2), ("for_traced", 2), ("while", 2),
                         ("for_tuple", 1)]
+        if "scopes" in self.features:
+            # (A function defined in a staged block that writes a global is refused.)
+            choices += [("nested_def", 2 if depth == 0 else 0), ("class_body", 1)]
         if "jumps" in self.features:
             if loop is not None:
                 choices += [("break", 1), ("continue", 1)]
@@ -146,6 +154,20 @@ class ProgramGenerator:
         var = r.choice(INT_VARS)
         return [f"{var} = {self._int_expr(scope, 1)} if {self._cond(scope)} "
                 f"else {self._int_expr(scope, 1)}"]
+
+    def _stmt_nested_def(self, depth, scope, loop):
+        r = self.rng
+        self._scopes += 1
+        var = r.choice(INT_VARS)
+        declaration = r.choice(["global", "nonlocal"])
+        return [f"def h{self._scopes}():", [f"{declaration} {var}",
+                                            f"{var} = {r.randint(-3, 9)}"]]
+
+    def _stmt_class_body(self, depth, scope, loop):
+        self._scopes += 1
+        name = f"K{self._scopes}"
+        return [f"class {name}:", [f"v = {self._int_expr(scope, depth=2)}"],
+                f"{self.rng.choice(INT_VARS)} = {name}.v"]
 
     def _stmt_if(self, depth, scope, loop):
         r = self.rng
