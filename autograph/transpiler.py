@@ -66,13 +66,13 @@ DEFAULT_CONVERTERS = (
     break_statements,
     return_statements,
     lists,
+    builtin_functions,
     slices,
     call_trees,
     control_flow,
     conditional_expressions,
     logical_expressions,
     asserts,
-    builtin_functions,
 )
 
 DEFAULT_OPTIONS = ConversionOptions()

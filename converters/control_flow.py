@@ -30,11 +30,12 @@ After:
     n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
 
 ``for x in xs`` becomes ``ag__.for_stmt(xs, loop_body, state)`` with the item as
-the body's first parameter; ``range(...)`` there becomes ``ag__.range_(...)``, which
-accepts traced bounds. A variable that may be unbound before the statement enters
-it as ``ag__.Undefined('name')``, and reads that may see it unbound are guarded
-with ``ag__.ld(name)``. The options of a loop's ``set_loop_options`` directive (taken
-onto the loop by the directives converter) become keywords of its call.
+the body's first parameter (the builtins converter has made ``range(...)`` there
+``ag__.range_(...)``, which accepts traced bounds). A variable that may be unbound
+before the statement enters it as ``ag__.Undefined('name')``, and reads that may
+see it unbound are guarded with ``ag__.ld(name)``. The options of a loop's
+``set_loop_options`` directive (taken onto the loop by the directives converter)
+become keywords of its call.
 """
 
 from __future__ import annotations
@@ -302,7 +303,7 @@ class _ControlFlow(Transformer):
             """,
             ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
             unpack=unpack, state=state, body=node.body,
-            iterable=self._iterable(node.iter), state_in=state_in)
+            iterable=node.iter, state_in=state_in)
         if extra_test is not None:
             test = templates.replace(
                 """
@@ -318,13 +319,6 @@ class _ControlFlow(Transformer):
         templates.set_location(new, node)
         self._declare(new)
         return new + node.orelse
-
-    def _iterable(self, iterable):
-        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
-                and iterable.func.id == "range" and self.ctx.is_builtin("range")):
-            iterable.func = templates.replace_expr("ag__.range_", ag__=self.ag)
-            templates.set_location(iterable.func, iterable)
-        return iterable
 
 
 def _add_keywords(stmt, keywords):

@@ -18,9 +18,9 @@ After:
         z, last = ag__.list_pop(z)
 
 On a Python list the runtime calls mutate it in place and return the same object,
-as the original does. Only statements whose list is a plain name are rewritten;
-``enumerate`` and ``zip`` only when they are Python's builtins, as the iterable of a
-``for``. (``len`` of a staged list is ``ag__.len_``, from the builtins converter.)
+as the original does. Only statements whose list is a plain name are rewritten.
+(``len`` of a staged list is ``ag__.len_``, and ``enumerate``/``zip`` over one are
+``ag__.enumerate_``/``ag__.zip_``: the builtins converter rewrites those.)
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ NODE_TYPES = (gast.Call,)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
-    """Rewrite list statements, ``len`` and loop iterables in ``node``."""
+    """Rewrite the list statements in ``node``."""
     return _Lists(ctx).visit(node)
 
 
@@ -90,12 +90,3 @@ class _Lists(ScopedTransformer):
         templates.set_location(new, node)
         return new
 
-    def visit_For(self, node):
-        node = self.generic_visit(node)
-        iterable = node.iter
-        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
-                and iterable.func.id in ("enumerate", "zip")
-                and self.ctx.is_builtin(iterable.func.id)):
-            iterable.func = templates.replace_expr(f"ag__.{iterable.func.id}_", ag__=self.ag)
-            templates.set_location(iterable.func, iterable)
-        return node
