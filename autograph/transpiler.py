@@ -23,7 +23,6 @@ import ast
 import builtins
 import collections
 import copy
-import functools
 import gc
 import inspect
 import linecache
@@ -281,14 +280,13 @@ class Transpiler:
 
     def _runtime_cell(self, options):
         """A cell holding the runtime as generated code sees it (``ag__``): the
-        ``autograph.runtime`` module's operators plus this transpiler's
-        ``converted_call`` for ``options``."""
+        operators the ``autograph.runtime`` package exports (its ``__all__``) plus
+        this transpiler's ``converted_call`` for ``options``."""
         cell = self._runtime_cells.get(options)
         if cell is None:
             namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
             namespace.__dict__.update(
-                (k, v) for k, v in vars(runtime_module).items() if not k.startswith("__"))
-            namespace.__getattr__ = functools.partial(getattr, runtime_module)
+                (name, getattr(runtime_module, name)) for name in runtime_module.__all__)
             namespace.converted_call = make_converted_call(self, options)
             with self._lock:
                 cell = self._runtime_cells.setdefault(options, types.CellType(namespace))
