@@ -26,7 +26,9 @@ _CLOSURES = tuple(scope for scope in SCOPES if scope is not gast.ClassDef)
 
 
 @dataclass(frozen=True)
-class _Loop:
+class _JumpTargets:
+    """What is live where the jumps out of the enclosing loop's body land."""
+
     after: frozenset   # live where `break` jumps
     head: frozenset    # live where `continue` jumps
 
@@ -99,7 +101,7 @@ class _Liveness:
         test_reads = frozenset(read_names(node.test))
         head = test_reads | orelse_in
         while True:
-            body_in = self.block(node.body, head, _Loop(live_out, head))
+            body_in = self.block(node.body, head, _JumpTargets(live_out, head))
             new_head = test_reads | body_in | orelse_in
             if new_head == head:
                 break
@@ -117,7 +119,7 @@ class _Liveness:
         test_reads = frozenset(read_names(extra_test)) if extra_test is not None else frozenset()
         head = orelse_in | test_reads
         while True:
-            body_in = self.block(node.body, head, _Loop(live_out, head))
+            body_in = self.block(node.body, head, _JumpTargets(live_out, head))
             new_head = orelse_in | (body_in - target_kills) | target_reads | test_reads
             if new_head == head:
                 break
