@@ -5,22 +5,23 @@ Before:
     print('step', i, loss, sep=': ')
     m = max(a, b)
     n = int(x)
+    for k, v in enumerate(xs):
+        total = total + v
 
 After:
 
     ag__.print_('step', i, loss, sep=': ')
     m = ag__.max_(a, b)
     n = ag__.int_(x)
+    for k, v in ag__.enumerate_(xs):
+        total = total + v
 
-``enumerate`` and ``zip`` are rewritten as the iterable of a ``for`` only (a list
-grown in a staged loop is iterated there):
-
-    for i, x in enumerate(xs):     ->     for i, x in ag__.enumerate_(xs):
-
-Only a name that really is Python's builtin here is rewritten (not a local,
-parameter, closure variable or module global of that name). Builtins that JAX's
-arrays already support (``abs``, ``isinstance``...) are left as they are. This is
-the one table of the builtins the converters replace.
+``enumerate`` and ``zip`` are rewritten as the iterable of a ``for`` only (where a
+list grown in a staged loop is iterated). Only a name that really is Python's
+builtin here is rewritten (not a local, parameter, closure variable or module
+global of that name). Builtins that JAX's arrays already support (``abs``,
+``isinstance``...) are left as they are. This is the one table of the builtins the
+converters replace.
 """
 
 from __future__ import annotations

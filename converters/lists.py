@@ -5,7 +5,7 @@ its operations are rewritten as assignments. Before:
 
     z = []
     autograph.set_element_type(z, jnp.float32)
-    for x in enumerate(xs):
+    for x in xs:
         z.append(x)
         last = z.pop()
 
@@ -13,7 +13,7 @@ After:
 
     z = []
     z = autograph.set_element_type(z, jnp.float32)
-    for x in ag__.enumerate_(xs):
+    for x in xs:
         z = ag__.list_append(z, x)
         z, last = ag__.list_pop(z)
 
