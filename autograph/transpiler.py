@@ -317,6 +317,29 @@ class Transpiler:
         parsed = parsing.parse_function(fn)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
+        ctx = self._context(fn, node, parsed.filename, options)
+        present = {type(sub) for sub in gast.walk(node)}
+        for converter in self.converters:
+            triggers = getattr(converter, "NODE_TYPES", None)
+            if triggers is None or not present.isdisjoint(triggers):
+                node = converter.transform(node, ctx)
+        filename = parsed.filename
+        if self.store_source:
+            node, filename = _reparse_from_source(node, fn, parsed.filename)
+        code = _compile(node, filename, ctx.runtime_name, fn.__code__)
+        freevars = fn.__code__.co_freevars
+        plan = tuple(-1 if name == ctx.runtime_name else freevars.index(name)
+                     for name in code.co_freevars)
+        runtime_cell = self._runtime_cell(options)
+        closure, closure_of = _closure_builder(plan, runtime_cell)
+        return Program(node=node, code=code, filename=filename,
+                       runtime_name=ctx.runtime_name, cell_plan=plan,
+                       runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
+                       is_lambda=parsed.is_lambda)
+
+    def _context(self, fn, node, filename, options) -> ConversionContext:
+        """What the converters know about ``fn``, parsed as ``node``: the names it
+        uses and binds, and what the others are bound to now."""
         user_names = all_identifiers(node)
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names:
@@ -331,28 +354,11 @@ class Transpiler:
         library_names = frozenset(
             n for n in user_names - bound
             if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
-        ctx = ConversionContext(
-            filename=parsed.filename, runtime_name=runtime_name, options=options,
+        return ConversionContext(
+            filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
             library_names=library_names, namespace=_namespace(fn),
             local_names=frozenset(local))
-        present = {type(sub) for sub in gast.walk(node)}
-        for converter in self.converters:
-            triggers = getattr(converter, "NODE_TYPES", None)
-            if triggers is None or not present.isdisjoint(triggers):
-                node = converter.transform(node, ctx)
-        filename = parsed.filename
-        if self.store_source:
-            node, filename = _reparse_from_source(node, fn, parsed.filename)
-        code = _compile(node, filename, runtime_name, fn.__code__)
-        freevars = fn.__code__.co_freevars
-        plan = tuple(-1 if name == runtime_name else freevars.index(name)
-                     for name in code.co_freevars)
-        runtime_cell = self._runtime_cell(options)
-        closure, closure_of = _closure_builder(plan, runtime_cell)
-        return Program(node=node, code=code, filename=filename,
-                       runtime_name=runtime_name, cell_plan=plan, runtime_cell=runtime_cell,
-                       closure=closure, closure_of=closure_of, is_lambda=parsed.is_lambda)
 
 
 _CONVERT_CALL = "convert __call__"
