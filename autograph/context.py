@@ -9,8 +9,15 @@ from dataclasses import dataclass, field
 
 import gast
 
-# ``ConversionContext.value_of`` of an expression whose value is not known statically.
-UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
+
+class _Unknown:
+    """``ConversionContext.value_of`` of an expression whose value is not known."""
+
+    def __repr__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
 
 
 @dataclass(frozen=True)
