@@ -1,4 +1,7 @@
-"""The public API: ``convert``, ``to_graph``, ``to_code``, ``do_not_convert`` and directives."""
+"""The public API: ``convert``, ``to_graph``, ``to_code``, ``do_not_convert`` and directives.
+
+(``set_loop_options`` is defined in ``autograph.directives``, with the loop options.)
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,10 @@ from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, ov
 
 import jax
 
+from autograph.call_policy import DO_NOT_CONVERT
 from autograph.context import ConversionOptions
+from autograph.directives import directive
+from autograph.directives import set_loop_options as set_loop_options  # the public name
 from autograph.error_notes import at_boundary
 from autograph.errors import ConversionError
 from autograph.runtime import effects as _effects
@@ -21,7 +27,6 @@ from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
-_DO_NOT_CONVERT = "__autograph_do_not_convert__"
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
 
@@ -87,7 +92,7 @@ def convert(func=None, *, recursive=True, prints=None, asserts=None):
                                  asserts=asserts)
     options = ConversionOptions(recursive=recursive)
     original = _original(func)
-    if getattr(original, _DO_NOT_CONVERT, False):
+    if getattr(original, DO_NOT_CONVERT, False):
         return func
     if inspect.ismethod(func):
         return types.MethodType(
@@ -258,7 +263,7 @@ def set_debug(*, store_source: bool) -> None:
 def do_not_convert(func: F) -> F:
     """Mark ``func`` to be run as it is, never converted (at any call depth)."""
     target = _original(func)
-    setattr(getattr(target, "__func__", target), _DO_NOT_CONVERT, True)
+    setattr(getattr(target, "__func__", target), DO_NOT_CONVERT, True)
     return func
 
 
@@ -278,32 +283,7 @@ def convert_modules(*modules: str) -> None:
     _TRANSPILER.policy.always_convert(*modules)
 
 
-def set_loop_options(*, maximum_iterations=None, checkpoint=False):
-    """Directive, the first statement of a loop body: options for the staged loop.
-
-    ``maximum_iterations=N`` (a Python int) bounds a staged ``while`` loop (or a
-    ``for`` over a range with a traced bound) to N iterations and lowers it to a
-    masked ``scan``, which reverse-mode ``jax.grad`` can differentiate; iterations
-    after the condition fails leave the variables unchanged, and a loop that would
-    run longer stops after N. Without it, reverse-mode differentiation of such a
-    loop raises a ``ConversionError`` naming the loop (forward mode works either
-    way). Loops with a static trip count (``for`` over a Python ``range`` or an
-    array) are always reverse-differentiable and ignore the bound.
-
-    ``checkpoint=True`` wraps the loop body in ``jax.checkpoint``: reverse mode then
-    keeps only the loop variables of each iteration and recomputes the body's
-    intermediates in the backward pass (less memory, about one more forward pass of
-    compute). It changes nothing when the loop is not differentiated.
-
-        while err > tol:
-            autograph.set_loop_options(maximum_iterations=100, checkpoint=True)
-            x, err = newton_step(x)
-
-    Run as plain Python, it does nothing: the loop runs as the original would.
-    """
-    del maximum_iterations, checkpoint
-
-
+@directive
 def set_element_type(lst, dtype, shape=()):
     """Directive: declare that the list ``lst`` holds arrays of ``dtype`` and ``shape``.
 

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import builtins
+import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import gast
+
+
+class _Unknown:
+    """``ConversionContext.value_of`` of an expression whose value is not known."""
+
+    def __repr__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
 
 
 @dataclass(frozen=True)
@@ -27,6 +39,11 @@ class ConversionContext:
     # Module-level names bound to library modules, functions or classes (``jnp``,
     # ``math``, ``from jax import lax``): calls through them stay as they are.
     library_names: frozenset = frozenset()
+    # What the names the function reads from outside are bound to when it is
+    # converted (closure variables, module globals, builtins), and the names that
+    # the function or a function nested in it binds (those are not looked up there).
+    namespace: Mapping = field(default_factory=dict)
+    local_names: frozenset = frozenset()
     _fresh: dict = field(default_factory=dict)
 
     def fresh_name(self, base: str) -> str:
@@ -46,6 +63,20 @@ class ConversionContext:
     def is_builtin(self, name: str) -> bool:
         """Whether ``name`` read in this function is Python's builtin of that name."""
         return name not in self.shadowing_names and hasattr(builtins, name)
+
+    def value_of(self, node):
+        """The object the expression ``node`` denotes when the function is converted:
+        for a name the function does not bind (a closure variable, a global, a
+        builtin), or an attribute of a module reached from one
+        (``autograph.set_loop_options``); ``UNKNOWN`` for anything else."""
+        if isinstance(node, gast.Attribute):
+            module = self.value_of(node.value)
+            if isinstance(module, types.ModuleType):
+                return vars(module).get(node.attr, UNKNOWN)
+            return UNKNOWN
+        if isinstance(node, gast.Name) and node.id not in self.local_names:
+            return self.namespace.get(node.id, UNKNOWN)
+        return UNKNOWN
 
 
 def all_identifiers(node) -> frozenset:

@@ -24,16 +24,13 @@ import functools
 import io
 import linecache
 import os
-import site
-import sysconfig
 import tokenize
 import types
 
 import jax
-import numpy
 
-import autograph.converters as converters_package
 import autograph.runtime as runtime_package
+from autograph.call_policy import is_library_file
 from autograph.errors import format_located
 from autograph.runtime.regions import regions_of
 from autograph.runtime.returns import mismatch_of
@@ -100,35 +97,12 @@ def explain(error: BaseException, is_converted) -> str | None:
 # -- where the user's code is ----------------------------------------------------------
 
 @functools.cache
-def _library_dirs() -> tuple:
-    """Folders whose code is never the user's: the standard library, installed
-    packages (Flax, Equinox, ...), JAX and NumPy wherever they are installed, and
-    autograph itself. (Fixed per process.)"""
-    paths = {sysconfig.get_paths().get(key)
-             for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    try:
-        paths.update(site.getsitepackages())
-    except AttributeError:  # pragma: no cover - some virtualenv builds lack it
-        pass
-    paths.add(getattr(site, "USER_SITE", None))
-    paths.update(os.path.dirname(module.__file__)
-                 for module in (jax, numpy, runtime_package, converters_package))
-    paths.add(os.path.dirname(__file__))
-    dirs = set()
-    for path in filter(None, paths):
-        dirs.add(os.path.join(os.path.abspath(path), ""))
-        dirs.add(os.path.join(os.path.realpath(path), ""))
-    return tuple(sorted(dirs))
-
-
-@functools.cache
 def _runtime_dir() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(runtime_package.__file__)), "")
 
 
 def _is_library(entry) -> bool:
-    filename = entry.tb_frame.f_code.co_filename
-    return filename.startswith(_library_dirs()) or filename.startswith("<frozen")
+    return is_library_file(entry.tb_frame.f_code.co_filename)
 
 
 def _filtering_off() -> bool:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import __future__
 
 import ast
+import builtins
+import collections
 import copy
-import functools
 import gc
 import inspect
 import linecache
@@ -36,8 +37,9 @@ import gast
 
 from autograph import parsing
 from autograph import runtime as runtime_module
-from autograph.analysis import local_names
-from autograph.context import ConversionContext, ConversionOptions, all_identifiers
+from autograph.analysis import local_names, walk_same_scope
+from autograph.call_policy import AS_IS, CallPolicy
+from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
     break_statements,
@@ -46,6 +48,7 @@ from autograph.converters import (
     conditional_expressions,
     continue_statements,
     control_flow,
+    directives,
     lists,
     logical_expressions,
     print_function,
@@ -54,23 +57,24 @@ from autograph.converters import (
 )
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
-from autograph.runtime.calls import AS_IS, CallPolicy, make_converted_call
+from autograph.runtime.calls import make_converted_call
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
+    directives,
     continue_statements,
     break_statements,
     return_statements,
     lists,
+    builtin_functions,
     slices,
     call_trees,
     control_flow,
     conditional_expressions,
     logical_expressions,
     asserts,
-    builtin_functions,
     print_function,
 )
 
@@ -112,41 +116,43 @@ class IdentityWeakMap:
     """A map keyed by object identity that does not keep its keys alive.
 
     Code objects compare equal when their bytecode, names and constants are equal
-    (even across files), so the caches key on identity, not equality. ``data`` maps
-    ``id(key)`` to ``(weakref to key, value)``; readers check the weakref (an entry
-    leaves when its key dies). Writers hold the owner's lock.
+    (even across files), so the caches key on identity, not equality. ``values``
+    maps ``id(key)`` to the value. Each entry keeps a weak reference to its key whose
+    callback removes the entry when the key dies, before the key's memory, and so
+    its ``id``, can be reused: ``values`` only holds entries of live keys, and a
+    reader holding a key finds its own entry or none, without a lock. Writers hold
+    the owner's lock.
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("values", "_refs")
 
     def __init__(self):
-        self.data = {}
+        self.values = {}
+        self._refs = {}      # id(key) -> weak reference to key (its callback forgets)
 
     def get(self, key, default=None):
-        entry = self.data.get(id(key))
-        if entry is not None and entry[0]() is key:
-            return entry[1]
-        return default
+        return self.values.get(id(key), default)
 
     def setdefault(self, key, value):
-        entry = self.data.get(id(key))
-        if entry is not None and entry[0]() is key:
-            return entry[1]
-        data, ident = self.data, id(key)
+        values, refs, ident = self.values, self._refs, id(key)
+        if ident in values:
+            return values[ident]
 
         def forget(ref):
-            current = data.get(ident)
-            if current is not None and current[0] is ref:
-                data.pop(ident, None)
+            if refs.get(ident) is ref:
+                del refs[ident]
+                values.pop(ident, None)
 
-        data[ident] = (weakref.ref(key, forget), value)
+        refs[ident] = weakref.ref(key, forget)
+        values[ident] = value
         return value
 
     def clear(self):
-        self.data.clear()
+        self.values.clear()
+        self._refs.clear()
 
     def __len__(self):
-        return sum(1 for ref, _ in list(self.data.values()) if ref() is not None)
+        return len(self.values)
 
 
 class Transpiler:
@@ -217,13 +223,18 @@ class Transpiler:
 
     # -- calls from converted code (``ag__.converted_call``) ---------------------------
 
-    def callee_entries(self, options) -> dict:
-        """The raw entries of the callee decisions for ``options`` (see ``callee``)."""
-        return self._callee_map(options).data
+    def known_callees(self, options):
+        """A lookup ``id(code) -> Program | AS_IS | None``: the decision ``callee`` took
+        for functions with that code under ``options``, or None if it has not yet.
+        Lock-free, and keyed by ``id`` (one builtin call): the fast path of
+        ``converted_call``. The caller holds ``code``, so the id is its own."""
+        return self._callee_map(options).values.get
 
-    def callable_type_entries(self) -> dict:
-        """The raw entries of the ``callable_kind`` cache."""
-        return self._callable_types.data
+    def known_callable_kinds(self):
+        """A lookup ``id(cls) -> AS_IS | other | None``: ``AS_IS`` when
+        ``callable_kind`` decided that objects of class ``cls`` are called as they
+        are, None if it has not decided yet. Lock-free, like ``known_callees``."""
+        return self._callable_types.values.get
 
     def callee(self, fn, options):
         """For the Python function ``fn`` called from converted code: its ``Program``,
@@ -273,14 +284,13 @@ class Transpiler:
 
     def _runtime_cell(self, options):
         """A cell holding the runtime as generated code sees it (``ag__``): the
-        ``autograph.runtime`` module's operators plus this transpiler's
-        ``converted_call`` for ``options``."""
+        operators the ``autograph.runtime`` package exports (its ``__all__``) plus
+        this transpiler's ``converted_call`` for ``options``."""
         cell = self._runtime_cells.get(options)
         if cell is None:
             namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
             namespace.__dict__.update(
-                (k, v) for k, v in vars(runtime_module).items() if not k.startswith("__"))
-            namespace.__getattr__ = functools.partial(getattr, runtime_module)
+                (name, getattr(runtime_module, name)) for name in runtime_module.__all__)
             namespace.converted_call = make_converted_call(self, options)
             with self._lock:
                 cell = self._runtime_cells.setdefault(options, types.CellType(namespace))
@@ -312,23 +322,7 @@ class Transpiler:
         parsed = parsing.parse_function(fn)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
-        user_names = all_identifiers(node)
-        runtime_name = _RUNTIME_NAME
-        while runtime_name in user_names:
-            runtime_name += "_"
-        bound = set(local_names(node)) | set(fn.__code__.co_freevars)
-        for sub in gast.walk(node):
-            if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                                    gast.Lambda)):
-                bound |= local_names(sub)
-        shadowing = bound | {n for n in user_names if n in fn.__globals__}
-        library_names = frozenset(
-            n for n in user_names - bound
-            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
-        ctx = ConversionContext(
-            filename=parsed.filename, runtime_name=runtime_name, options=options,
-            user_names=user_names, shadowing_names=frozenset(shadowing),
-            library_names=library_names)
+        ctx = self._context(fn, node, parsed.filename, options)
         present = {type(sub) for sub in gast.walk(node)}
         for converter in self.converters:
             triggers = getattr(converter, "NODE_TYPES", None)
@@ -337,15 +331,39 @@ class Transpiler:
         filename = parsed.filename
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
-        code = _compile(node, filename, runtime_name, fn.__code__)
+        code = _compile(node, filename, ctx.runtime_name, fn.__code__)
         freevars = fn.__code__.co_freevars
-        plan = tuple(-1 if name == runtime_name else freevars.index(name)
+        plan = tuple(-1 if name == ctx.runtime_name else freevars.index(name)
                      for name in code.co_freevars)
         runtime_cell = self._runtime_cell(options)
         closure, closure_of = _closure_builder(plan, runtime_cell)
         return Program(node=node, code=code, filename=filename,
-                       runtime_name=runtime_name, cell_plan=plan, runtime_cell=runtime_cell,
-                       closure=closure, closure_of=closure_of, is_lambda=parsed.is_lambda)
+                       runtime_name=ctx.runtime_name, cell_plan=plan,
+                       runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
+                       is_lambda=parsed.is_lambda)
+
+    def _context(self, fn, node, filename, options) -> ConversionContext:
+        """What the converters know about ``fn``, parsed as ``node``: the names it
+        uses and binds, and what the others are bound to now."""
+        user_names = all_identifiers(node)
+        runtime_name = _RUNTIME_NAME
+        while runtime_name in user_names:
+            runtime_name += "_"
+        local = set(local_names(node))
+        for sub in gast.walk(node):
+            if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                    gast.Lambda)):
+                local |= local_names(sub)
+        bound = local | set(fn.__code__.co_freevars)
+        shadowing = bound | {n for n in user_names if n in fn.__globals__}
+        library_names = frozenset(
+            n for n in user_names - bound
+            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
+        return ConversionContext(
+            filename=filename, runtime_name=runtime_name, options=options,
+            user_names=user_names, shadowing_names=frozenset(shadowing),
+            library_names=library_names, namespace=_namespace(fn),
+            local_names=frozenset(local))
 
 
 _CONVERT_CALL = "convert __call__"
@@ -370,6 +388,19 @@ def _closure_builder(plan, runtime_cell):
         return None, lambda cells: (cells[index],)
     pick = operator.itemgetter(*indices)
     return None, lambda cells: pick(cells + extra)
+
+
+def _namespace(fn):
+    """What the names ``fn`` reads from outside are bound to now: its closure
+    variables (cells not yet filled left out), then its module's globals, then the
+    builtins."""
+    cells = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+        try:
+            cells[name] = cell.cell_contents
+        except ValueError:       # an empty cell: the variable is not bound yet
+            cells[name] = UNKNOWN
+    return collections.ChainMap(cells, fn.__globals__, vars(builtins))
 
 
 def _class_attr(cls, name):
@@ -408,26 +439,13 @@ def _reject_unsupported_function(node, filename):
             "async functions cannot be converted: JAX traces ordinary functions. Call "
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
-    for stmt in node.body:
-        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            continue   # a nested generator does not make this function one
-        for sub in _same_scope(stmt):
-            if isinstance(sub, (gast.Yield, gast.YieldFrom)):
-                raise ConversionError(
-                    f"'{node.name}' is a generator (it uses `yield`), which cannot be "
-                    "converted: a staged computation returns all its results at once. "
-                    "Collect the values in a list and return it, or mark the generator "
-                    "with autograph.do_not_convert.", filename, sub.lineno, sub.col_offset)
-
-
-def _same_scope(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child for child in gast.iter_child_nodes(current)
-                     if not isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                               gast.Lambda, gast.ClassDef)))
+    for sub in walk_same_scope(node.body):   # a nested generator does not make it one
+        if isinstance(sub, (gast.Yield, gast.YieldFrom)):
+            raise ConversionError(
+                f"'{node.name}' is a generator (it uses `yield`), which cannot be "
+                "converted: a staged computation returns all its results at once. "
+                "Collect the values in a list and return it, or mark the generator "
+                "with autograph.do_not_convert.", filename, sub.lineno, sub.col_offset)
 
 
 def _compile(node, filename, runtime_name, original_code) -> types.CodeType:

@@ -38,14 +38,13 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import annos, read_names
+from autograph.analysis import SCOPES, annos, read_names, walk_same_scope
 from autograph.converters.base import Transformer
 
 EXTRA_TEST = annos.EXTRA_TEST
 # Loops too: the `else` of a loop without `break` is moved after it.
 NODE_TYPES = (gast.Break, gast.For, gast.While)
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 
 
@@ -112,16 +111,9 @@ def flag_name(base, depth):
 def contains(stmts, kind, into_loops):
     """Whether ``stmts`` hold a ``kind`` statement of this function (of this loop
     unless ``into_loops``)."""
-    def belongs(node):
-        return not (isinstance(node, _SCOPES) or (not into_loops and isinstance(node, _LOOPS)))
-
-    stack = [stmt for stmt in stmts if belongs(stmt)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, kind):
-            return True
-        stack.extend(child for child in gast.iter_child_nodes(node) if belongs(child))
-    return False
+    skip = () if into_loops else _LOOPS
+    return any(isinstance(sub, kind) for sub in walk_same_scope(
+        [stmt for stmt in stmts if not isinstance(stmt, skip)], skip))
 
 
 def guard_after_jumps(stmts, kind, flag, ag, into_loops, on_jump=None, on_loop=None):
@@ -180,7 +172,7 @@ def _without_assignments(stmts, flag):
             continue
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
-            if (not isinstance(stmt, _SCOPES) and isinstance(block, list) and block
+            if (not isinstance(stmt, SCOPES) and isinstance(block, list) and block
                     and isinstance(block[0], gast.stmt)):
                 setattr(stmt, field, _without_assignments(block, flag) or [gast.Pass()])
         for handler in getattr(stmt, "handlers", []):

@@ -4,16 +4,23 @@ Before:
 
     m = max(a, b)
     n = int(x)
+    for k, v in enumerate(xs):
+        total = total + v
 
 After:
 
     m = ag__.max_(a, b)
     n = ag__.int_(x)
+    for k, v in ag__.enumerate_(xs):
+        total = total + v
 
-Only a name that really is Python's builtin here is rewritten (not a local,
-parameter, closure variable or module global of that name). Builtins that JAX's
-arrays already support (``abs``, ``isinstance``...) are left as they are.
-``print`` has a converter of its own (``print_function``).
+``enumerate`` and ``zip`` are rewritten as the iterable of a ``for`` only (where a
+list grown in a staged loop is iterated). Only a name that really is Python's
+builtin here is rewritten (not a local, parameter, closure variable or module
+global of that name). Builtins that JAX's arrays already support (``abs``,
+``isinstance``...) are left as they are. This is the one table of the builtins the
+converters replace
+(``print`` has a converter of its own, ``print_function``).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import gast
 from autograph import templates
 from autograph.converters.base import Transformer
 
-# builtin name -> runtime function
+# builtin name -> runtime function, wherever it is called
 REPLACED = {
     "len": "len_",
     "min": "min_",
@@ -35,12 +42,18 @@ REPLACED = {
     "range": "range_",
     "reversed": "reversed_",
 }
+# builtin name -> runtime function, called as the iterable of a ``for``
+REPLACED_AS_ITERABLE = {
+    "enumerate": "enumerate_",
+    "zip": "zip_",
+}
 
 NODE_TYPES = (gast.Call,)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
-    """Convert calls to the builtins in ``REPLACED`` in ``node``."""
+    """Convert calls to the builtins in ``REPLACED`` in ``node``, and to those in
+    ``REPLACED_AS_ITERABLE`` that are the iterable of a ``for``."""
     return _BuiltinFunctions(ctx).visit(node)
 
 
@@ -50,10 +63,18 @@ class _BuiltinFunctions(Transformer):
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
-        func = node.func
-        if (isinstance(func, gast.Name) and func.id in REPLACED
-                and self.ctx.is_builtin(func.id)):
-            new = templates.replace_expr(f"ag__.{REPLACED[func.id]}", ag__=self.ctx.runtime_name)
-            templates.set_location(new, func)
-            node.func = new
+        self._replace(node, REPLACED)
         return node
+
+    def visit_For(self, node):
+        node = self.generic_visit(node)
+        self._replace(node.iter, REPLACED_AS_ITERABLE)
+        return node
+
+    def _replace(self, call, table):
+        func = getattr(call, "func", None)
+        if (isinstance(call, gast.Call) and isinstance(func, gast.Name)
+                and func.id in table and self.ctx.is_builtin(func.id)):
+            new = templates.replace_expr(f"ag__.{table[func.id]}", ag__=self.ctx.runtime_name)
+            templates.set_location(new, func)
+            call.func = new

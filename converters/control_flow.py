@@ -30,15 +30,16 @@ After:
     n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
 
 ``for x in xs`` becomes ``ag__.for_stmt(xs, loop_body, state)`` with the item as
-the body's first parameter; ``range(...)`` there becomes ``ag__.range_(...)``, which
-accepts traced bounds. A variable that may be unbound before the statement enters
-it as ``ag__.Undefined('name')``, and reads that may see it unbound are guarded
-with ``ag__.ld(name)``. A first statement ``set_loop_options(...)`` in a loop body
-is removed and its options passed to the loop. Where the block is inside a ``try``
-with ``except`` clauses, assigns a ``global``/``nonlocal`` variable, or (a loop)
-deletes a variable it carries, the call says so (``in_try=3``,
-``assigns_global='counter'``, ``deletes='y'``): a staged one refuses, at the user's
-line (``analysis/stageability.py``).
+the body's first parameter (the builtins converter has made ``range(...)`` there
+``ag__.range_(...)``, which accepts traced bounds). A variable that may be unbound
+before the statement enters it as ``ag__.Undefined('name')``, and reads that may
+see it unbound are guarded with ``ag__.ld(name)``. The options of a loop's
+``set_loop_options`` directive (taken onto the loop by the directives converter)
+become keywords of its call. Where the block is inside a ``try`` with ``except``
+clauses, assigns a ``global``/``nonlocal`` variable, or (a loop) deletes a variable
+it carries, the call says so (``in_try=3``, ``assigns_global='counter'``,
+``deletes='y'``): a staged one refuses, at the user's line
+(``analysis/stageability.py``).
 """
 
 from __future__ import annotations
@@ -47,19 +48,18 @@ import gast
 
 from autograph import templates
 from autograph.analysis import (
+    SCOPES,
     annos,
     annotate_definedness,
     annotate_liveness,
     bound_names,
     local_names,
     modified_names,
+    walk_same_scope,
 )
 from autograph.analysis.stageability import annotate_enclosing_try, deleted_name, outer_write
 from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
-
-_LOOP_OPTIONS = ("maximum_iterations", "checkpoint")
-
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 
@@ -74,7 +74,6 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _ControlFlow(ctx, order, has_delete).visit(node)
 
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
 
 
@@ -85,7 +84,7 @@ def _reject_leftover_jumps(fn, ctx):
     stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
     while stack:
         node, block, loop = stack.pop()
-        if isinstance(node, _SCOPES):
+        if isinstance(node, SCOPES):
             stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
             continue
         jump = (isinstance(node, gast.Return) and block is not None) or (
@@ -186,8 +185,7 @@ class _ControlFlow(Transformer):
     def _return_deleted(self, helper):
         if not self.has_delete:
             return
-        deleted = {target.id for stmt in helper.body
-                   for sub in _walk_same_scope(stmt, into_loops=True)
+        deleted = {target.id for sub in walk_same_scope(helper.body)
                    if isinstance(sub, gast.Delete)
                    for target in sub.targets if isinstance(target, gast.Name)}
         last = helper.body[-1] if helper.body else None
@@ -223,7 +221,7 @@ class _ControlFlow(Transformer):
     def _reject_walrus_test(self, node):
         """``while (n := n - 1) > 0``: the test runs in its own function, where the
         assignment would be lost, so say so rather than loop forever."""
-        for sub in _walk_same_scope(node.test, into_loops=True):
+        for sub in walk_same_scope(node.test):
             if isinstance(sub, gast.NamedExpr):
                 raise ConversionError(
                     "an assignment expression (`:=`) in a `while` condition is not "
@@ -234,11 +232,10 @@ class _ControlFlow(Transformer):
 
     def visit_FunctionDef(self, node):
         declared = ({}, {})
-        for stmt in node.body:
-            for sub in _walk_same_scope(stmt, into_loops=True):
-                if isinstance(sub, (gast.Global, gast.Nonlocal)):
-                    target = declared[isinstance(sub, gast.Nonlocal)]
-                    target.update((n, sub) for n in sub.names)
+        for sub in walk_same_scope(node.body):
+            if isinstance(sub, (gast.Global, gast.Nonlocal)):
+                target = declared[isinstance(sub, gast.Nonlocal)]
+                target.update((n, sub) for n in sub.names)
         self.declared.append(declared)
         self.locals.append(local_names(node))
         try:
@@ -282,8 +279,7 @@ class _ControlFlow(Transformer):
         return new
 
     def visit_While(self, node):
-        options, body = _loop_options(node.body, self.ctx)
-        node.body = body
+        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
         modified = modified_names(node.body)
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
         state = self._sorted(modified & live)
@@ -310,8 +306,7 @@ class _ControlFlow(Transformer):
         return new + node.orelse
 
     def visit_For(self, node):
-        options, body = _loop_options(node.body, self.ctx)
-        node.body = body
+        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
         targets = bound_names(node.target)
         modified = modified_names(node.body) | targets
         live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
@@ -336,7 +331,7 @@ class _ControlFlow(Transformer):
             """,
             ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
             unpack=unpack, state=state, body=node.body,
-            iterable=self._iterable(node.iter), state_in=state_in)
+            iterable=node.iter, state_in=state_in)
         if extra_test is not None:
             test = templates.replace(
                 """
@@ -354,56 +349,8 @@ class _ControlFlow(Transformer):
         self._declare(new)
         return new + node.orelse
 
-    def _iterable(self, iterable):
-        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
-                and iterable.func.id == "range" and self.ctx.is_builtin("range")):
-            iterable.func = templates.replace_expr("ag__.range_", ag__=self.ag)
-            templates.set_location(iterable.func, iterable)
-        return iterable
-
-
-def _loop_options(body, ctx):
-    """Take a leading ``set_loop_options(...)`` directive out of a loop body."""
-    if not body:
-        return [], body
-    first = body[0]
-    if not (isinstance(first, gast.Expr) and isinstance(first.value, gast.Call)):
-        return [], body
-    func = first.value.func
-    name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
-    if name != "set_loop_options":
-        return [], body
-    for keyword in first.value.keywords:
-        if keyword.arg not in _LOOP_OPTIONS:
-            raise ConversionError(
-                f"set_loop_options() got an unknown option {keyword.arg!r}; it takes "
-                f"{', '.join(_LOOP_OPTIONS)}", ctx.filename, first.lineno, first.col_offset)
-    if first.value.args:
-        raise ConversionError("set_loop_options() takes keyword arguments only",
-                              ctx.filename, first.lineno, first.col_offset)
-    rest = body[1:] or [gast.Pass()]
-    return first.value.keywords, rest
-
 
 def _add_keywords(stmt, keywords):
     call = stmt.value
     call.keywords.extend(keywords)
 
-
-def _walk_same_scope(node, into_loops):
-    """Nodes under ``node`` that belong to the same function; loops entered only when
-    ``into_loops`` (their own ``break``/``continue`` are theirs)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in gast.iter_child_nodes(current):
-            if isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                                  gast.ClassDef)):
-                continue
-            if not into_loops and isinstance(child, (gast.For, gast.While)):
-                for stmt in child.body + child.orelse:
-                    stack.extend(s for s in _walk_same_scope(stmt, into_loops=False)
-                                 if isinstance(s, gast.Return))
-                continue
-            stack.append(child)

@@ -39,21 +39,21 @@ def deferred(node, ctx):
         if parts is None:
             return node
         template, values = parts
-        return _call(ctx, "format_", [gast.Constant(value=template, kind=None), *values],
+        return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None), *values],
                      [], node)
     if isinstance(node, gast.Call):
         receiver, args, keywords = _format_call(node, ctx)
         if receiver is not None:
-            return _call(ctx, "format_", [receiver, *args], keywords, node)
+            return _call(ctx, "ag__.format_", [receiver, *args], keywords, node)
         return node
     if (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mod)
             and isinstance(node.left, gast.Constant) and isinstance(node.left.value, str)):
-        return _call(ctx, "percent_format", [node.left, node.right], [], node)
+        return _call(ctx, "ag__.percent_format", [node.left, node.right], [], node)
     return node
 
 
-def _call(ctx, runtime_function, args, keywords, origin):
-    func = templates.replace_expr(f"ag__.{runtime_function}", ag__=ctx.runtime_name)
+def _call(ctx, runtime_attribute, args, keywords, origin):
+    func = templates.replace_expr(runtime_attribute, ag__=ctx.runtime_name)
     new = gast.Call(func=func, args=args, keywords=keywords)
     templates.set_location(new, origin)
     return new

@@ -5,7 +5,7 @@ its operations are rewritten as assignments. Before:
 
     z = []
     autograph.set_element_type(z, jnp.float32)
-    for x in enumerate(xs):
+    for x in xs:
         z.append(x)
         last = z.pop()
 
@@ -13,14 +13,14 @@ After:
 
     z = []
     z = autograph.set_element_type(z, jnp.float32)
-    for x in ag__.enumerate_(xs):
+    for x in xs:
         z = ag__.list_append(z, x)
         z, last = ag__.list_pop(z)
 
 On a Python list the runtime calls mutate it in place and return the same object,
-as the original does. Only statements whose list is a plain name are rewritten;
-``enumerate`` and ``zip`` only when they are Python's builtins, as the iterable of a
-``for``. (``len`` of a staged list is ``ag__.len_``, from the builtins converter.)
+as the original does. Only statements whose list is a plain name are rewritten.
+(``len`` of a staged list is ``ag__.len_``, and ``enumerate``/``zip`` over one are
+``ag__.enumerate_``/``ag__.zip_``: the builtins converter rewrites those.)
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import annos
 from autograph.converters.scoped import ScopedTransformer
 
 NODE_TYPES = (gast.Call,)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
-    """Rewrite list statements, ``len`` and loop iterables in ``node``."""
+    """Rewrite the list statements in ``node``."""
     return _Lists(ctx).visit(node)
 
 
@@ -46,13 +47,6 @@ def _method_call(value, method):
             and not any(isinstance(a, gast.Starred) for a in value.args)):
         return value.func.value.id, value
     return None, None
-
-
-def _is_directive(call, name):
-    if not isinstance(call, gast.Call):
-        return False
-    func = call.func
-    return (func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)) == name
 
 
 class _Lists(ScopedTransformer):
@@ -76,7 +70,7 @@ class _Lists(ScopedTransformer):
                 new = templates.replace("lst, unused = ag__.list_pop(lst, args)", ag__=self.ag,
                                         lst=lst, unused=self.ctx.fresh_name("_"),
                                         args=call.args)
-            elif (_is_directive(value, "set_element_type") and value.args
+            elif (annos.get(value, annos.DIRECTIVE) == "set_element_type" and value.args
                   and isinstance(value.args[0], gast.Name) and self.is_local(value.args[0].id)):
                 new = [gast.Assign(targets=[templates.name(value.args[0].id, gast.Store())],
                                    value=value, type_comment=None)]
@@ -96,12 +90,3 @@ class _Lists(ScopedTransformer):
         templates.set_location(new, node)
         return new
 
-    def visit_For(self, node):
-        node = self.generic_visit(node)
-        iterable = node.iter
-        if (isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name)
-                and iterable.func.id in ("enumerate", "zip")
-                and self.ctx.is_builtin(iterable.func.id)):
-            iterable.func = templates.replace_expr(f"ag__.{iterable.func.id}_", ag__=self.ag)
-            templates.set_location(iterable.func, iterable)
-        return node

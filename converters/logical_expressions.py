@@ -52,8 +52,9 @@ class _LogicalExpressions(Transformer):
 
     def visit_BoolOp(self, node):
         node = self.generic_visit(node)
-        op = "and_" if isinstance(node.op, gast.And) else "or_"
-        new = templates.replace_expr(f"ag__.{op}(operands)", ag__=self.ag,
+        template = ("ag__.and_(operands)" if isinstance(node.op, gast.And)
+                    else "ag__.or_(operands)")
+        new = templates.replace_expr(template, ag__=self.ag,
                                      operands=[_lambda(v) for v in node.values])
         templates.set_location(new, node)
         return new

@@ -62,17 +62,9 @@ class _Returns(Transformer):
         ag = self.ctx.runtime_name
         flag = self.ctx.fresh_name("did_return")
         value = self.ctx.fresh_name("retval")
-        body = list(node.body)
-        docstring = []
-        if (body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant)
-                and isinstance(body[0].value.value, str)):
-            docstring = [body.pop(0)]
+        docstring, body = _split_docstring(node.body)
         if not _always_exits(body):
-            # Falling off the end returns None; it stands on the `def` line.
-            implicit = gast.Return(value=None)
-            implicit.lineno, implicit.col_offset = node.lineno, node.col_offset
-            implicit.end_lineno, implicit.end_col_offset = node.lineno, node.col_offset
-            body.append(implicit)
+            body.append(_implicit_return(node))
 
         final = body[-1] if isinstance(body[-1], gast.Return) else None
 
@@ -97,6 +89,22 @@ class _Returns(Transformer):
         templates.set_location(tail, body[-1])
         node.body = docstring + drop_unread_flag(head + body, flag) + tail
         return node
+
+
+def _split_docstring(body):
+    """``([docstring statement] or [], the other statements)`` of a function body."""
+    if (body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant)
+            and isinstance(body[0].value.value, str)):
+        return [body[0]], list(body[1:])
+    return [], list(body)
+
+
+def _implicit_return(fn):
+    """The ``return None`` of falling off the end of ``fn``, on its ``def`` line."""
+    implicit = gast.Return(value=None)
+    implicit.lineno, implicit.col_offset = fn.lineno, fn.col_offset
+    implicit.end_lineno, implicit.end_col_offset = fn.lineno, fn.col_offset
+    return implicit
 
 
 def _always_exits(stmts) -> bool:

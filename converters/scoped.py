@@ -2,7 +2,8 @@
 
 Rewriting ``lst.append(x)`` as ``lst = ag__.list_append(lst, x)`` rebinds ``lst``:
 that is only right when ``lst`` is already a local of that function. Rebinding a
-global or a closure variable would make it a new, unbound local.
+global or a closure variable would make it a new, unbound local; rebinding a name
+in a class body would make it a class attribute, so nothing is local there.
 """
 
 from __future__ import annotations
@@ -20,11 +21,17 @@ class ScopedTransformer(Transformer):
     def is_local(self, name: str) -> bool:
         return bool(self._scopes) and name in self._scopes[-1]
 
-    def _visit_scope(self, node):
-        self._scopes.append(local_names(node))
+    def _visit_in_scope(self, node, local):
+        self._scopes.append(local)
         try:
             return self.generic_visit(node)
         finally:
             self._scopes.pop()
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_scope
+    def _visit_function(self, node):
+        return self._visit_in_scope(node, local_names(node))
+
+    def visit_ClassDef(self, node):
+        return self._visit_in_scope(node, frozenset())
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function

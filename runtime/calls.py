@@ -16,165 +16,28 @@ lookups and the binding of the converted code to the callee's globals and closur
 
 The operator is made per ``Transpiler`` and per conversion options
 (``make_converted_call``), so the callees of a converted function are converted
-by the transpiler and with the options that converted the caller. ``CallPolicy``
-says which modules count as library code; the user extends it through
-``autograph.do_not_convert_modules`` / ``autograph.convert_modules``.
+by the transpiler and with the options that converted the caller. Which callees
+are library code the transpiler decides at conversion time, by its ``CallPolicy``
+(``autograph/call_policy.py``).
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import site
+import importlib
 import sys
-import sysconfig
-import threading
 import types
 import weakref
 
+from autograph.call_policy import AS_IS, is_marked_do_not_convert
 from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
-
-DO_NOT_CONVERT = "__autograph_do_not_convert__"
-
-# Packages whose functions are never converted, wherever they are installed.
-DEFAULT_LIBRARIES = (
-    "autograph", "jax", "jaxlib", "numpy", "scipy", "gast", "ml_dtypes", "opt_einsum",
-    "flax", "equinox", "optax", "chex", "haiku", "torch", "tensorflow", "pytest",
-    "_pytest", "IPython", "ipykernel",
-)
-
-
-class AsIs:
-    """The decision "call it as it is" (a library function, a builtin, converted code)."""
-
-    def __repr__(self):
-        return "AS_IS"
-
-
-AS_IS = AsIs()
-
-
-class CallPolicy:
-    """Which functions are library code, called as they are, never converted.
-
-    Library code is: functions of the packages in ``never`` (jax, numpy, scipy,
-    autograph... by default), functions whose file lies in the standard library or
-    in an installed package (site-packages), and frozen modules. Packages in
-    ``always`` are the user's code even when installed. Both take dotted module
-    prefixes: ``"mylib"`` covers ``mylib`` and ``mylib.sub``.
-    """
-
-    def __init__(self, never=DEFAULT_LIBRARIES, always=()):
-        self._never = set(never)
-        self._always = set(always)
-        self._lock = threading.Lock()
-        self._listeners = []
-        self._library_dirs = _library_dirs()
-
-    def never_convert(self, *modules: str) -> None:
-        """Treat the functions of ``modules`` (and their submodules) as library code."""
-        with self._lock:
-            self._never.update(modules)
-            self._always.difference_update(modules)
-        self._changed()
-
-    def always_convert(self, *modules: str) -> None:
-        """Convert the functions of ``modules`` even if they are installed packages."""
-        with self._lock:
-            self._always.update(modules)
-            self._never.difference_update(modules)
-        self._changed()
-
-    def on_change(self, callback) -> None:
-        """Call ``callback()`` when the lists change (the transpiler drops its decisions)."""
-        self._listeners.append(callback)
-
-    def _changed(self):
-        for callback in self._listeners:
-            callback()
-
-    def is_library_module(self, module_name: str | None, filename: str | None) -> bool:
-        """Whether code of module ``module_name`` defined in ``filename`` is library code."""
-        if module_name:
-            if _matches(module_name, self._always):
-                return False
-            if _matches(module_name, self._never):
-                return True
-        if not filename:
-            return True          # builtin or extension modules: nothing to convert
-        if filename.startswith("<frozen "):
-            return True
-        return filename.startswith(self._library_dirs)
-
-    def is_library_function(self, fn: types.FunctionType) -> bool:
-        """Whether the Python function ``fn`` is library code."""
-        # The module whose globals the code runs in, not ``__module__``, which
-        # ``functools.wraps`` copies from the wrapped function.
-        return self.is_library_module(fn.__globals__.get("__name__"), fn.__code__.co_filename)
-
-    def is_library_value(self, value) -> bool:
-        """Whether a module-level name bound to ``value`` is a library module, function
-        or class: calls through it need no ``converted_call`` (``jnp.sin(x)``)."""
-        if isinstance(value, types.ModuleType):
-            return self.is_library_module(value.__name__, getattr(value, "__file__", None))
-        if isinstance(value, types.FunctionType):
-            return self.is_library_function(value)
-        if isinstance(value, (types.BuiltinFunctionType, type)):
-            module = getattr(value, "__module__", None)
-            if not module:
-                return False
-            mod = sys.modules.get(module)
-            return self.is_library_module(module, getattr(mod, "__file__", None))
-        return False
-
-
-def _matches(module_name: str, prefixes) -> bool:
-    if module_name in prefixes:
-        return True
-    parts = module_name.split(".")
-    return any(".".join(parts[:i]) in prefixes for i in range(1, len(parts)))
-
-
-@functools.cache
-def _library_dirs() -> tuple:
-    """Where the standard library and installed packages live (fixed per process)."""
-    paths = set()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            paths.add(path)
-    try:
-        paths.update(site.getsitepackages())
-    except AttributeError:       # some virtualenv builds lack it
-        pass
-    user_site = getattr(site, "USER_SITE", None)
-    if user_site:
-        paths.add(user_site)
-    return tuple(os.path.join(os.path.realpath(p), "") for p in paths) + tuple(
-        os.path.join(p, "") for p in paths)
-
-
-def is_marked_do_not_convert(f) -> bool:
-    """Whether ``f`` or a function it wraps (``__wrapped__``) is marked ``do_not_convert``."""
-    seen = 0
-    while f is not None and seen < 100:
-        try:
-            if getattr(f, DO_NOT_CONVERT, False):
-                return True
-            f = getattr(f, "__wrapped__", None)
-        except Exception:        # exotic objects whose attribute access fails
-            return False
-        seen += 1
-    return False
 
 
 @functools.cache
 def _higher_order_ids() -> frozenset:
     """``id`` of each of JAX's higher-order functions (module attributes that live as
     long as the process)."""
-    import importlib
-
     ids = set()
     for module_name, names in HIGHER_ORDER_FUNCTIONS.items():
         module = importlib.import_module(module_name)
@@ -185,13 +48,13 @@ def _higher_order_ids() -> frozenset:
 def make_converted_call(transpiler, options):
     """The ``converted_call`` operator of code converted by ``transpiler`` with ``options``.
 
-    ``transpiler`` provides ``callee_entries(options)`` (a dict from ``id(code)`` to
-    ``(weakref to code, Program or AS_IS)``, read here without a lock),
-    ``callee(fn, options)`` (the slow path that fills it), ``callable_kind`` and
+    ``transpiler`` provides ``known_callees(options)`` and ``known_callable_kinds()``
+    (lock-free lookups of the decisions already taken: the fast path),
+    ``callee(fn, options)`` and ``callable_kind(cls)`` (which take them) and
     ``instantiate(program, fn)``.
     """
-    entries = transpiler.callee_entries(options)
-    type_entries = transpiler.callable_type_entries()
+    known_callee = transpiler.known_callees(options)
+    known_kind = transpiler.known_callable_kinds()
     higher_order = _higher_order_ids()
     converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
     instantiate = transpiler.instantiate
@@ -245,9 +108,8 @@ def make_converted_call(transpiler, options):
         __tracebackhide__ = True  # noqa: F841  (pytest: show the user's frames)
         t = type(f)
         if t is function_type:
-            entry = entries.get(id(f.__code__))
-            if entry is not None and entry[0]() is f.__code__:
-                program = entry[1]
+            program = known_callee(id(f.__code__))
+            if program is not None:
                 if program is AS_IS:
                     if id(f) in higher_order:
                         return call_higher_order(f, args, kwargs)
@@ -258,18 +120,15 @@ def make_converted_call(transpiler, options):
         elif t is method_type:
             func = f.__func__
             if type(func) is function_type:
-                entry = entries.get(id(func.__code__))
-                if entry is not None and entry[0]() is func.__code__:
-                    program = entry[1]
+                program = known_callee(id(func.__code__))
+                if program is not None:
                     if program is AS_IS:
                         return f(*args, **kwargs)
                     if not func.__dict__ or not is_marked_do_not_convert(func):
                         return instantiate(program, func)(f.__self__, *args, **kwargs)
                     return f(*args, **kwargs)
-        else:
-            entry = type_entries.get(id(t))
-            if entry is not None and entry[1] is AS_IS and entry[0]() is t:
-                return f(*args, **kwargs)
+        elif known_kind(id(t)) is AS_IS:
+            return f(*args, **kwargs)
         try:
             target = resolve(f)
         except ConversionError as e:

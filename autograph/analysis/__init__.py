@@ -14,8 +14,10 @@ from autograph.analysis.activity import (
 )
 from autograph.analysis.definedness import annotate_definedness
 from autograph.analysis.liveness import annotate_liveness
+from autograph.analysis.scopes import SCOPES, walk_same_scope
 
 __all__ = [
+    "SCOPES",
     "annos",
     "annotate_definedness",
     "annotate_liveness",
@@ -23,4 +25,5 @@ __all__ = [
     "local_names",
     "modified_names",
     "read_names",
+    "walk_same_scope",
 ]

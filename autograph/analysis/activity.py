@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import gast
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+from autograph.analysis.scopes import SCOPES
+
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
@@ -147,7 +148,7 @@ def _collect_reads(node, names):
         if not isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
         return
-    if isinstance(node, _SCOPES) or isinstance(node, _COMPREHENSIONS):
+    if isinstance(node, SCOPES) or isinstance(node, _COMPREHENSIONS):
         names |= _free_names(node)
         return
     for child in gast.iter_child_nodes(node):

@@ -9,6 +9,8 @@ MAYBE_DEFINED_IN = "maybe_defined_in"  # If/While/For: names bound on some path
 MAYBE_UNDEFINED = "maybe_undefined"    # Name (load): the name may be unbound when read
 EXTRA_TEST = "extra_test"          # For: an expression of the state, true while it may go on
 IN_TRY = "in_try"                  # If/While/For/IfExp: line of the enclosing `try` (or None)
+LOOP_OPTIONS = "loop_options"      # While/For: keywords of its set_loop_options directive
+DIRECTIVE = "directive"            # Call: the name of the directive it calls
 
 _PREFIX = "_ag_"
 

@@ -13,6 +13,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, local_names
+from autograph.analysis.scopes import walk_same_scope
 
 # After `return`, `raise`, `break` or `continue` nothing is reachable: every name
 # counts as bound there (the identity of the intersection at a join).
@@ -171,36 +172,19 @@ def _binds(node) -> frozenset:
         names.add(node.name)
     elif isinstance(node, (gast.Import, gast.ImportFrom)):
         names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    for sub in _walk_here(node):
+    for sub in walk_same_scope(node):
         if isinstance(sub, gast.NamedExpr):
             names |= bound_names(sub.target)
     return frozenset(names)
 
 
-def _walk_here(node):
-    """Nodes of ``node`` evaluated in this scope: not inside nested functions or lambdas."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            stack.extend(current.decorator_list)
-            if not isinstance(current, gast.ClassDef):
-                stack.extend(current.args.defaults)
-            continue
-        if isinstance(current, gast.Lambda):
-            stack.extend(current.args.defaults)
-            continue
-        yield current
-        stack.extend(gast.iter_child_nodes(current))
-
-
 def _reads_here(node):
     """Name loads evaluated in this scope (comprehension variables excluded)."""
     comprehension_vars = set()
-    for sub in _walk_here(node):
+    for sub in walk_same_scope(node):
         if isinstance(sub, gast.comprehension):
             comprehension_vars |= bound_names(sub.target)
-    for sub in _walk_here(node):
+    for sub in walk_same_scope(node):
         if (isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load)
                 and sub.id not in comprehension_vars):
             yield sub

@@ -7,7 +7,9 @@ entry to a block) and ``LIVE_AT_HEAD`` (at the top of each loop iteration).
 
 The answer errs on the side of "live": a name that may be read is live. Names
 that a nested function or lambda reads from this function are live everywhere,
-because a closure reads them whenever it is called.
+because a closure reads them whenever it is called. (A class body is not such a
+closure: it runs where the class is defined, and its reads count there; the
+functions defined in it are.)
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, read_names
+from autograph.analysis.scopes import SCOPES
 
-_NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_CLOSURES = tuple(scope for scope in SCOPES if scope is not gast.ClassDef)
 
 
 @dataclass(frozen=True)
-class _Loop:
+class _JumpTargets:
+    """What is live where the jumps out of the enclosing loop's body land."""
+
     after: frozenset   # live where `break` jumps
     head: frozenset    # live where `continue` jumps
 
@@ -55,11 +60,11 @@ def _immediate_lambdas(fn, runtime_name) -> set:
 
 
 def _closure_reads(fn, immediate=frozenset()) -> frozenset:
-    """Names that nested scopes directly inside ``fn`` read from it."""
+    """Names that the functions and lambdas nested in ``fn`` read from it."""
     names = set()
     for stmt in fn.body:
         for node in gast.walk(stmt):
-            if isinstance(node, _NESTED_SCOPES) and id(node) not in immediate:
+            if isinstance(node, _CLOSURES) and id(node) not in immediate:
                 names |= read_names(node)
     return frozenset(names)
 
@@ -96,7 +101,7 @@ class _Liveness:
         test_reads = frozenset(read_names(node.test))
         head = test_reads | orelse_in
         while True:
-            body_in = self.block(node.body, head, _Loop(live_out, head))
+            body_in = self.block(node.body, head, _JumpTargets(live_out, head))
             new_head = test_reads | body_in | orelse_in
             if new_head == head:
                 break
@@ -114,7 +119,7 @@ class _Liveness:
         test_reads = frozenset(read_names(extra_test)) if extra_test is not None else frozenset()
         head = orelse_in | test_reads
         while True:
-            body_in = self.block(node.body, head, _Loop(live_out, head))
+            body_in = self.block(node.body, head, _JumpTargets(live_out, head))
             new_head = orelse_in | (body_in - target_kills) | target_reads | test_reads
             if new_head == head:
                 break

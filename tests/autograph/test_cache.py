@@ -11,8 +11,9 @@ import jax
 import jax.numpy as jnp
 
 import autograph
+from autograph.call_policy import AS_IS
 from autograph.context import ConversionOptions
-from autograph.transpiler import Transpiler
+from autograph.transpiler import IdentityWeakMap, Transpiler
 from tests.differential import check
 
 _MODULES = itertools.count()
@@ -213,12 +214,46 @@ def test_cache_lets_go_of_dropped_modules(tmp_path):
     options = ConversionOptions()
     module = load_module(tmp_path, HELPERS_SOURCE.format(k=2))
     assert t.convert(module.main)(1) == module.main(1)
-    assert len(t.callee_entries(options)) == 3          # the three helpers
+    assert len(t._callee_map(options)) == 3          # the three helpers
     refs = [weakref.ref(f) for f in (module.main, module.helper_a)]
     code_ref = weakref.ref(module.main.__code__)
     del module
     gc.collect()
     assert all(r() is None for r in refs)
     assert code_ref() is None
-    assert len(t.callee_entries(options)) == 0
+    assert len(t._callee_map(options)) == 0
     assert len(t._programs) == 0
+
+
+def test_identity_map_forgets_a_dead_key_before_its_id_is_reused():
+    # Objects allocated after others die reuse their memory, so their ids: the map
+    # must answer for the live object only, never with a dead one's value.
+    decisions = IdentityWeakMap()
+    for round_ in range(50):
+        keys = [compile(f"x + {round_}", "<test>", "eval") for _ in range(20)]
+        for key in keys:
+            assert decisions.get(key) is None
+            assert decisions.setdefault(key, (round_, id(key))) == (round_, id(key))
+        assert all(decisions.get(k) == (round_, id(k)) for k in keys)
+        assert len(decisions) == len(keys)
+        del keys, key
+        assert len(decisions) == 0
+
+
+def test_the_fast_lookups_see_the_decisions_and_their_clearing():
+    t = Transpiler()
+    options = ConversionOptions()
+    known = t.known_callees(options)
+    assert known(id(clip_twice.__code__)) is None
+    program = t.callee(clip_twice, options)
+    assert known(id(clip_twice.__code__)) is program
+    t.policy.never_convert(__name__)        # the policy changed: decisions dropped
+    assert known(id(clip_twice.__code__)) is None
+    assert t.callee(clip_twice, options) is AS_IS
+    assert known(id(clip_twice.__code__)) is AS_IS
+
+
+def clip_twice(x):
+    if x > 0:
+        x = x * 2
+    return x

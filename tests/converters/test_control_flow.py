@@ -594,3 +594,53 @@ def test_static_range_carry_change_names_variable():
 def test_array_scan_strong_dtype_change_names_variable():
     with pytest.raises(ConversionError, match="'acc'.*int32.*float32"):
         autograph.to_graph(for_array_dtype_change)(jnp.ones(3))
+
+
+def nested_function_declares_global(n):
+    x = 0
+
+    def reset():
+        global x
+        x = 5
+
+    for i in range(n):
+        x += i
+    return x
+
+
+def nested_function_declares_nonlocal(n):
+    total = 0
+
+    def outer():
+        count = 0
+
+        def bump():
+            nonlocal count
+            count += 1
+        return bump
+
+    for i in range(n):
+        total += i
+    return total + (outer() is None)
+
+
+def test_a_nested_functions_declarations_stay_its_own():
+    # `global x` in a nested function is not the enclosing function's: its loop
+    # keeps carrying its own local `x`.
+    check(nested_function_declares_global, 4)
+    check(nested_function_declares_nonlocal, 4)
+
+
+def class_in_a_loop_reads_the_loop_variable(a, n):
+    x = a
+    for i in range(n):
+        class Step:
+            size = i + 1
+        x = x + Step.size
+    return x
+
+
+def test_a_class_body_reads_where_the_class_is_defined():
+    # Unlike a function's, a class body runs at once: `i` is read there, not later,
+    # so the staged loop needs no value of `i` before it.
+    check(class_in_a_loop_reads_the_loop_variable, 1, 3)

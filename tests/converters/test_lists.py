@@ -330,3 +330,20 @@ def test_appends_and_item_assignment_on_non_locals_stay_mutations():
     append = autograph.convert(make_closure_appender())
     append(1)
     assert append(2) == ["first", 2]
+
+
+def class_body_appends(x):
+    lst = []
+
+    class Config:
+        lst.append(x)
+        table = {}
+        table[0] = x
+
+    return lst, hasattr(Config, "lst"), Config.table[0]
+
+
+def test_a_class_body_is_not_the_functions_scope():
+    # Rewriting `lst.append(x)` there as `lst = ...` would make `lst` a class
+    # attribute (and an unbound name in the class body).
+    check(class_body_appends, 3)

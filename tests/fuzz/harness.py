@@ -31,7 +31,7 @@ import numpy as np
 
 import autograph
 from tests.fuzz import jaxpr_eval
-from tests.fuzz.program_generator import ProgramGenerator, validation_source
+from tests.fuzz.program_generator import PRELUDE, ProgramGenerator, validation_source
 
 BATCH = 8
 
@@ -82,11 +82,18 @@ def detect_features() -> frozenset:
         "jumps": "def probe(n):\n    for i in range(n):\n        if i > 2:\n"
                  "            break\n        if i == 1:\n            return i\n    return n\n",
         "logic": "def probe(n):\n    return n > 1 and not n > 3\n",
+        "scopes": "def probe(n):\n    def h():\n        nonlocal n\n        n = 1\n"
+                  "    class K:\n        v = n + 1\n    for i in range(n):\n"
+                  "        n = K.v\n    return n\n",
+        "directives": "def probe(n):\n    while n < 5:\n"
+                      "        set_loop_options(maximum_iterations=9)\n        n += 1\n"
+                      "    return n\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
         for feature, source in probes.items():
-            module = _load_module(Path(tmp) / f"probe_{feature}.py", source)
+            module = _load_module(Path(tmp) / f"probe_{feature}.py",
+                                  _prelude([feature]) + source)
             try:
                 jax.jit(autograph.convert(module.probe))(2)
             except Exception:  # noqa: BLE001 - a missing feature fails in any way
@@ -124,9 +131,9 @@ def inputs_for(seed):
 def is_valid(program: Program, all_inputs) -> bool:
     """Whether the program computes the same in numpy int32/float32 with every
     overflow raising: then int32/float32 under JAX cannot change its results."""
-    namespace = {}
+    namespace = {"set_loop_options": autograph.set_loop_options}
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
-    check = {"_I": np.int32, "_F": np.float32}
+    check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)
     plain, narrow = namespace[program.name], check[program.name]
     for args in all_inputs:
@@ -148,10 +155,15 @@ def is_valid(program: Program, all_inputs) -> bool:
 def load(programs: list[Program], directory) -> None:
     """Write the programs to one module in ``directory`` and bind ``program.fn``."""
     path = Path(directory) / f"fuzz_programs_{programs[0].seed}.py"
-    module = _load_module(path, "\n\n".join(p.source for p in programs))
+    module = _load_module(path, _prelude(PRELUDE) + "\n\n".join(p.source for p in programs))
     for p in programs:
         p.fn = getattr(module, p.name)
     return module
+
+
+def _prelude(features) -> str:
+    """The imports that programs using ``features`` need, as the first lines of a module."""
+    return "".join(PRELUDE[f] + "\n\n\n" for f in features if f in PRELUDE)
 
 
 def _load_module(path: Path, source: str):

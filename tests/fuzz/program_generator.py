@@ -11,7 +11,13 @@ cannot skip it), ``for`` over static ranges, over tuples and over ranges whose
 bounds are arguments, augmented assignment, int and float arithmetic; with the
 feature ``"jumps"`` also ``break``/``continue``/early ``return``, with ``"logic"``
 also ``and``/``or``/``not``, with ``"strings"`` multi-line string literals in a
-function defined indented (see ``string_programs``).
+function defined indented (see ``string_programs``), with ``"directives"`` loops
+whose body starts with ``set_loop_options(...)`` (bounds above any trip count here,
+so the results stay the same; the module must import ``set_loop_options``, see
+``PRELUDE``), with ``"scopes"`` nested scopes among the statements: functions (never
+called, at the top level of the body) that declare a variable ``global`` or
+``nonlocal`` and assign it, and classes whose body computes from the function's
+variables (which makes those closure cells).
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -35,6 +41,13 @@ from tests.fuzz import string_programs
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
 ARGS = ("a", "b", "n")
+# The lines a module of programs starts with, by feature.
+PRELUDE = {"directives": "from autograph import set_loop_options"}
+# No loop whose trip count is traced runs more than 6 times here (counters and
+# ranges are small; static trip counts ignore the bound), so these
+# bounds never cut a loop short.
+LOOP_OPTIONS = ("maximum_iterations=8", "maximum_iterations=20", "checkpoint=True",
+                "maximum_iterations=12, checkpoint=True", "checkpoint=False")
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
 
@@ -52,6 +65,7 @@ class ProgramGenerator:
         r = self.rng
         self._loops = 0
         self._counters = 0
+        self._scopes = 0
         self._budget = r.randint(4, 14)       # statements, roughly
         self.returned = self._return_spec()
         lines = [f"def {name}(a, b, n):"]
@@ -101,6 +115,9 @@ class ProgramGenerator:
                         ("for_tuple", 1)]
         if "strings" in self.features:
             choices += [("string", 3)]
+        if "scopes" in self.features:
+            # (A function defined in a staged block that writes a global is refused.)
+            choices += [("nested_def", 2 if depth == 0 else 0), ("class_body", 1)]
         if "jumps" in self.features:
             if loop is not None:
                 choices += [("break", 1), ("continue", 1)]
@@ -148,6 +165,20 @@ class ProgramGenerator:
         return [f"{var} = {self._int_expr(scope, 1)} if {self._cond(scope)} "
                 f"else {self._int_expr(scope, 1)}"]
 
+    def _stmt_nested_def(self, depth, scope, loop):
+        r = self.rng
+        self._scopes += 1
+        var = r.choice(INT_VARS)
+        declaration = r.choice(["global", "nonlocal"])
+        return [f"def h{self._scopes}():", [f"{declaration} {var}",
+                                            f"{var} = {r.randint(-3, 9)}"]]
+
+    def _stmt_class_body(self, depth, scope, loop):
+        self._scopes += 1
+        name = f"K{self._scopes}"
+        return [f"class {name}:", [f"v = {self._int_expr(scope, depth=2)}"],
+                f"{self.rng.choice(INT_VARS)} = {name}.v"]
+
     def _stmt_if(self, depth, scope, loop):
         r = self.rng
         lines = [f"if {self._cond(scope)}:", self._block(depth + 1, scope, loop)]
@@ -183,7 +214,13 @@ class ProgramGenerator:
 
     def _for_lines(self, var, iterable, depth, scope):
         body = self._block(depth + 1, scope + (var,), loop=var)
-        return [f"for {var} in {iterable}:", body]
+        return [f"for {var} in {iterable}:", self._directive() + body]
+
+    def _directive(self):
+        """Sometimes a ``set_loop_options`` line, to start a loop body with."""
+        if "directives" in self.features and self.rng.random() < 0.4:
+            return [f"set_loop_options({self.rng.choice(LOOP_OPTIONS)})"]
+        return []
 
     def _stmt_while(self, depth, scope, loop):
         r = self.rng
@@ -196,7 +233,7 @@ class ProgramGenerator:
             test = (f"{test} and {extra}" if "logic" in self.features
                     else f"({test}) * ({extra})")
         body = [f"{counter} += 1"] + self._block(depth + 1, scope + (counter,), loop=counter)
-        return [f"{counter} = 0", f"while {test}:", body]
+        return [f"{counter} = 0", f"while {test}:", self._directive() + body]
 
     def _stmt_break(self, depth, scope, loop):
         return self._maybe_guarded("break", scope)

@@ -21,8 +21,8 @@ import pytest
 from jax import lax
 
 import autograph
+from autograph.call_policy import AS_IS
 from autograph.context import ConversionOptions
-from autograph.runtime.calls import AS_IS
 from autograph.transpiler import Transpiler
 from tests.differential import check
 
