@@ -14,13 +14,16 @@ from autograph.analysis.activity import (
 )
 from autograph.analysis.definedness import annotate_definedness
 from autograph.analysis.liveness import annotate_liveness
+from autograph.analysis.python_only import first_yield, stays_python
 
 __all__ = [
     "annos",
     "annotate_definedness",
     "annotate_liveness",
     "bound_names",
+    "first_yield",
     "local_names",
     "modified_names",
     "read_names",
+    "stays_python",
 ]

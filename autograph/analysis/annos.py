@@ -8,6 +8,7 @@ DEFINED_IN = "defined_in"          # If/While/For: names bound on every path to 
 MAYBE_DEFINED_IN = "maybe_defined_in"  # If/While/For: names bound on some path
 MAYBE_UNDEFINED = "maybe_undefined"    # Name (load): the name may be unbound when read
 EXTRA_TEST = "extra_test"          # For: an expression of the state, true while it may go on
+STAYS_PYTHON = "stays_python"      # def/lambda: a generator or coroutine, left unconverted
 
 _PREFIX = "_ag_"
 
