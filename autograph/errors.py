@@ -239,6 +239,13 @@ def _function_name(entry) -> str:
     return entry.tb_frame.f_code.co_name
 
 
+def _is_case_line(entry) -> bool:
+    """Whether the instruction that raised is on a ``case`` line of a ``match``."""
+    lineno, _, _ = _position(entry)
+    line = linecache.getline(entry.tb_frame.f_code.co_filename, lineno)
+    return line.lstrip().startswith("case ")
+
+
 def _is_raise(entry) -> bool:
     import dis
     for instruction in dis.get_instructions(entry.tb_frame.f_code):
@@ -294,6 +301,19 @@ def _explain_concrete(error, entry, region, is_converted) -> str:
                        "all": "use `jnp.all`"}[name]
         what = (f"Python's `{name}()` needs the truth value of a traced array, which "
                 f"only exists when the program runs; {alternative}.")
+    elif (isinstance(error, jax.errors.TracerBoolConversionError) and not converted
+          and not linecache.getlines(entry.tb_frame.f_code.co_filename)):
+        what = (f"`{_function_name(entry)}` could not be converted by autograph because its "
+                "source is unavailable (it was made by exec or eval, or typed at a prompt "
+                "that keeps no source), so it runs as it is and its `if`/`while`/`and`/`or` "
+                "on a traced value cannot be staged. Define it in a .py file or a notebook "
+                "cell, or write that condition with jnp.where / lax.cond.")
+    elif isinstance(error, jax.errors.TracerBoolConversionError) and _is_case_line(entry):
+        what = ("A `match` statement compares its subject with each `case` pattern (and "
+                "tests its guard) in Python, which needs a concrete value; here it is traced. "
+                "autograph stages `if`/`elif`, not `match`: write these cases as an "
+                "`if`/`elif` chain on the traced value (staged with lax.cond), or use "
+                "lax.switch, or match on a static value.")
     elif isinstance(error, jax.errors.TracerBoolConversionError) and not converted:
         what = (f"`{_function_name(entry)}` is not converted by autograph (it is marked "
                 "do_not_convert, is called from a function converted with "

@@ -35,7 +35,7 @@ import gast
 
 from autograph import parsing
 from autograph import runtime as runtime_module
-from autograph.analysis import local_names
+from autograph.analysis import first_yield, local_names
 from autograph.context import ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
@@ -223,7 +223,9 @@ class Transpiler:
 
     def callee(self, fn, options):
         """For the Python function ``fn`` called from converted code: its ``Program``,
-        or ``AS_IS`` when it is library code or already converted. Cached per code."""
+        or ``AS_IS`` when it is library code, already converted, a generator or
+        coroutine, or has no source to read (made by ``exec``): those run as they
+        are, as Python would run them. Cached per code."""
         decisions = self._callee_map(options)
         code = fn.__code__
         decision = decisions.get(code)
@@ -232,7 +234,7 @@ class Transpiler:
         if (self._converted_codes.get(code) is not None
                 or code.co_flags & _NOT_CONVERTIBLE_FLAGS
                 or self.policy.is_library_function(fn)
-                or (_is_dunder(fn.__name__) and not parsing.has_source(fn))):
+                or not parsing.has_source(fn)):   # (defined by exec: run as it is)
             decision = AS_IS
         else:
             decision = self.program(fn, options)
@@ -375,10 +377,6 @@ def _class_attr(cls, name):
     return None
 
 
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
-
-
 def _code_objects(code):
     stack = [code]
     while stack:
@@ -403,26 +401,13 @@ def _reject_unsupported_function(node, filename):
             "async functions cannot be converted: JAX traces ordinary functions. Call "
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
-    for stmt in node.body:
-        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            continue   # a nested generator does not make this function one
-        for sub in _same_scope(stmt):
-            if isinstance(sub, (gast.Yield, gast.YieldFrom)):
-                raise ConversionError(
-                    f"'{node.name}' is a generator (it uses `yield`), which cannot be "
-                    "converted: a staged computation returns all its results at once. "
-                    "Collect the values in a list and return it, or mark the generator "
-                    "with autograph.do_not_convert.", filename, sub.lineno, sub.col_offset)
-
-
-def _same_scope(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child for child in gast.iter_child_nodes(current)
-                     if not isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                               gast.Lambda, gast.ClassDef)))
+    found = first_yield(node)   # (a nested generator does not make this function one)
+    if found is not None:
+        raise ConversionError(
+            f"'{node.name}' is a generator (it uses `yield`), which cannot be "
+            "converted: a staged computation returns all its results at once. "
+            "Collect the values in a list and return it, or mark the generator "
+            "with autograph.do_not_convert.", filename, found.lineno, found.col_offset)
 
 
 def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
