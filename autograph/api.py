@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 
 import jax
@@ -65,11 +66,15 @@ def convert(func=None, *, recursive: bool = True):
             return converted[0](*args, **kwargs)
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
             at_boundary(error, _TRANSPILER.is_converted_code)
+            tb = error.__traceback__
+            if tb is not None and tb.tb_frame is sys._getframe():
+                error.__traceback__ = tb.tb_next   # the traceback the original would have
             raise  # autograph: the error of the converted code below, unchanged in type
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)
     return wrapper
+
 
 
 def to_graph(func, **jit_kwargs):
