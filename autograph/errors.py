@@ -304,10 +304,11 @@ def _explain_concrete(error, entry, region, is_converted) -> str:
     elif (isinstance(error, jax.errors.TracerBoolConversionError) and not converted
           and not linecache.getlines(entry.tb_frame.f_code.co_filename)):
         what = (f"`{_function_name(entry)}` could not be converted by autograph because its "
-                "source is unavailable (it was made by exec or eval, or typed at a prompt "
-                "that keeps no source), so it runs as it is and its `if`/`while`/`and`/`or` "
-                "on a traced value cannot be staged. Define it in a .py file or a notebook "
-                "cell, or write that condition with jnp.where / lax.cond.")
+                "source is unavailable (it was made by exec or eval, typed at a prompt that "
+                "keeps no source, or its file can no longer be read), so it runs as it is and "
+                "its `if`/`while`/`and`/`or` on a traced value cannot be staged. Define it in "
+                "a .py file or a notebook cell, or write that condition with jnp.where / "
+                "lax.cond.")
     elif isinstance(error, jax.errors.TracerBoolConversionError) and _is_case_line(entry):
         what = ("A `match` statement compares its subject with each `case` pattern (and "
                 "tests its guard) in Python, which needs a concrete value; here it is traced. "
