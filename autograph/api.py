@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
@@ -117,6 +118,9 @@ def convert(func=None, *, recursive=True, prints=None, asserts=None):
                 return converted[0](*args, **kwargs)
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
             at_boundary(error, _TRANSPILER.is_converted_code)
+            tb = error.__traceback__
+            if tb is not None and tb.tb_frame is sys._getframe():
+                error.__traceback__ = tb.tb_next   # the traceback the original would have
             raise  # autograph: the error of the converted code below, unchanged in type
 
     setattr(wrapper, _ORIGINAL, original)

@@ -212,6 +212,13 @@ def _expression_shape(segment: str):
 
 # -- the notes ---------------------------------------------------------------------------
 
+def _is_case_line(entry) -> bool:
+    """Whether the instruction that raised is on a ``case`` line of a ``match``."""
+    lineno, _, _ = _position(entry)
+    line = linecache.getline(entry.tb_frame.f_code.co_filename, lineno)
+    return line.lstrip().startswith("case ")
+
+
 def _region_text(region) -> str:
     construct, where = region.construct, region.where
     return (f"It runs inside the {construct} at {where}, which autograph staged with "
@@ -256,6 +263,20 @@ def _explain_concrete(error, entries, user, region, is_converted) -> str:
                        "all": "use `jnp.all`"}[called]
         what = (f"Python's `{called}()` needs the truth value of a traced array, which "
                 f"only exists when the program runs; {alternative}.")
+    elif (isinstance(error, jax.errors.TracerBoolConversionError) and not converted
+          and not linecache.getlines(entry.tb_frame.f_code.co_filename)):
+        what = (f"`{_function_name(entry)}` could not be converted by autograph because its "
+                "source is unavailable (it was made by exec or eval, typed at a prompt that "
+                "keeps no source, or its file can no longer be read), so it runs as it is and "
+                "its `if`/`while`/`and`/`or` on a traced value cannot be staged. Define it in "
+                "a .py file or a notebook cell, or write that condition with jnp.where / "
+                "lax.cond.")
+    elif isinstance(error, jax.errors.TracerBoolConversionError) and _is_case_line(entry):
+        what = ("A `match` statement compares its subject with each `case` pattern (and "
+                "tests its guard) in Python, which needs a concrete value; here it is traced. "
+                "autograph stages `if`/`elif`, not `match`: write these cases as an "
+                "`if`/`elif` chain on the traced value (staged with lax.cond), or use "
+                "lax.switch, or match on a static value.")
     elif isinstance(error, jax.errors.TracerBoolConversionError) and not converted:
         what = (f"`{_function_name(entry)}` is not converted by autograph (it is marked "
                 "do_not_convert, is called from a function converted with "

@@ -37,7 +37,7 @@ import gast
 
 from autograph import parsing
 from autograph import runtime as runtime_module
-from autograph.analysis import local_names, walk_same_scope
+from autograph.analysis import first_yield, local_names
 from autograph.call_policy import AS_IS, CallPolicy
 from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
@@ -238,7 +238,9 @@ class Transpiler:
 
     def callee(self, fn, options):
         """For the Python function ``fn`` called from converted code: its ``Program``,
-        or ``AS_IS`` when it is library code or already converted. Cached per code."""
+        or ``AS_IS`` when it is library code, already converted, a generator or
+        coroutine, or has no source to read (made by ``exec``): those run as they
+        are, as Python would run them. Cached per code."""
         decisions = self._callee_map(options)
         code = fn.__code__
         decision = decisions.get(code)
@@ -247,7 +249,7 @@ class Transpiler:
         if (self._converted_codes.get(code) is not None
                 or code.co_flags & _NOT_CONVERTIBLE_FLAGS
                 or self.policy.is_library_function(fn)
-                or (_is_dunder(fn.__name__) and not parsing.has_source(fn))):
+                or not parsing.has_source(fn)):   # (defined by exec: run as it is)
             decision = AS_IS
         else:
             decision = self.program(fn, options)
@@ -411,10 +413,6 @@ def _class_attr(cls, name):
     return None
 
 
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
-
-
 def _code_objects(code):
     stack = [code]
     while stack:
@@ -439,13 +437,13 @@ def _reject_unsupported_function(node, filename):
             "async functions cannot be converted: JAX traces ordinary functions. Call "
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
-    for sub in walk_same_scope(node.body):   # a nested generator does not make it one
-        if isinstance(sub, (gast.Yield, gast.YieldFrom)):
-            raise ConversionError(
-                f"'{node.name}' is a generator (it uses `yield`), which cannot be "
-                "converted: a staged computation returns all its results at once. "
-                "Collect the values in a list and return it, or mark the generator "
-                "with autograph.do_not_convert.", filename, sub.lineno, sub.col_offset)
+    found = first_yield(node)   # (a nested generator does not make this function one)
+    if found is not None:
+        raise ConversionError(
+            f"'{node.name}' is a generator (it uses `yield`), which cannot be "
+            "converted: a staged computation returns all its results at once. "
+            "Collect the values in a list and return it, or mark the generator "
+            "with autograph.do_not_convert.", filename, found.lineno, found.col_offset)
 
 
 def _compile(node, filename, runtime_name, original_code) -> types.CodeType:

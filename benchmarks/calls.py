@@ -7,7 +7,7 @@ Cold: a module with ``main`` calling three helpers (an ``if``, a ``while``, a
 new; the first call of ``autograph.convert(main)`` converts ``main`` and, through
 ``converted_call``, the three helpers. Reported per function (the total / 4).
 
-Warm: once converted, the cost of ``ag__.converted_call(helper, x)`` over calling
+Warm: once converted, the cost of ``ag__.converted_call(helper)(x)`` over calling
 ``helper(x)`` directly, of a cached ``Transpiler.convert`` (the per-code lookup and
 the binding to the function's globals and closure), and of a whole converted
 ``main`` call against the original.
@@ -94,7 +94,7 @@ def main(reps: int = 40):
     direct = per_call("helper(3)", n, helper=helper)
     converted_helper = transpiler.convert(helper)
     direct_converted = per_call("helper(3)", n, helper=converted_helper)
-    through = per_call("cc(helper, 3)", n, cc=runtime.converted_call, helper=helper)
+    through = per_call("cc(helper)(3)", n, cc=runtime.converted_call, helper=helper)
     convert_cached = per_call("convert(helper)", n, convert=transpiler.convert, helper=helper)
     main_original = per_call("f(5)", n // 4, f=module.main)
     main_converted = per_call("f(5)", n // 4, f=converted)
@@ -104,7 +104,7 @@ def main(reps: int = 40):
     print(f"cold conversion, main + 3 helpers: median {statistics.median(cold) * 1e3:.2f} ms "
           f"total, {statistics.median(cold) / 4 * 1e3:.2f} ms per function (target <= 4 ms); "
           f"CPU time {statistics.median(cold_cpu) / 4 * 1e3:.2f} ms per function")
-    print(f"converted_call(helper, 3), cached: {through * us:.2f} us; the converted helper "
+    print(f"converted_call(helper)(3), cached: {through * us:.2f} us; the converted helper "
           f"called directly {direct_converted * us:.2f} us, so the call path costs "
           f"{(through - direct_converted) * us:.2f} us (target <= 20 us); "
           f"the original helper(3) {direct * us:.2f} us")

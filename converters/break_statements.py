@@ -136,7 +136,7 @@ def guard_after_jumps(stmts, kind, flag, ag, into_loops, on_jump=None, on_loop=N
             if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
                 setattr(stmt, field, guard_after_jumps(block, kind, flag, ag, into_loops,
                                                        on_jump, on_loop))
-        for handler in getattr(stmt, "handlers", []):
+        for handler in _handlers_and_cases(stmt):
             handler.body = guard_after_jumps(handler.body, kind, flag, ag, into_loops,
                                              on_jump, on_loop)
         if isinstance(stmt, _LOOPS) and on_loop is not None:
@@ -175,10 +175,16 @@ def _without_assignments(stmts, flag):
             if (not isinstance(stmt, SCOPES) and isinstance(block, list) and block
                     and isinstance(block[0], gast.stmt)):
                 setattr(stmt, field, _without_assignments(block, flag) or [gast.Pass()])
-        for handler in getattr(stmt, "handlers", []):
+        for handler in _handlers_and_cases(stmt):
             handler.body = _without_assignments(handler.body, flag) or [gast.Pass()]
         out.append(stmt)
     return out
+
+
+def _handlers_and_cases(stmt):
+    """The ``except`` handlers of a ``try``, the cases of a ``match``: blocks of the
+    statement, each in a ``body``."""
+    return getattr(stmt, "handlers", None) or getattr(stmt, "cases", None) or []
 
 
 def _ends_in_jump(block):

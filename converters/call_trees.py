@@ -9,15 +9,16 @@ Before:
 After:
 
     def loss(params, x):
-        y = ag__.converted_call(model, params, x)
-        return jnp.sum(ag__.converted_call(helper, y) ** 2) + len(x)
+        y = ag__.converted_call(model)(params, x)
+        return jnp.sum(ag__.converted_call(helper)(y) ** 2) + len(x)
 
-At run time ``converted_call`` converts the callee if it is the user's function
-and calls it as it is otherwise. Calls that cannot reach user code stay as
-written: builtins (``len``, ``range``, ``print``: other converters handle those
-they stage), attributes of library modules bound at module level (``jnp.sum``,
-``np.``, ``jax.``, ``lax.``, ``math.``), library functions imported by name
-(``from math import sqrt``), the runtime itself and lambdas written in place.
+At run time ``converted_call`` gives the callee converted if it is the user's
+function, and as it is otherwise; the call stays in the user's frame. Calls that
+cannot reach user code stay as written: builtins (``len``, ``range``, ``print``:
+other converters handle those they stage), attributes of library modules bound at
+module level (``jnp.sum``, ``np.``, ``jax.``, ``lax.``, ``math.``), library
+functions imported by name (``from math import sqrt``), the runtime itself and
+lambdas written in place.
 
 A zero-argument ``super()`` becomes ``super(__class__, self)``: the body may end
 up inside generated helper functions whose first parameter is not ``self``.
@@ -74,12 +75,10 @@ class _CallTrees(Transformer):
         node = self.generic_visit(node)
         if self._stays(node.func):
             return node
-        new = templates.replace_expr(
-            "ag__.converted_call(func, args)", ag__=self.ag, func=node.func,
-            args=list(node.args))
-        new.keywords = node.keywords
-        templates.set_location(new, node)
-        return new
+        node.func = templates.replace_expr("ag__.converted_call(func)", ag__=self.ag,
+                                           func=node.func)
+        templates.set_location(node.func, node)
+        return node
 
 
 class _ExplicitSuper(Transformer):

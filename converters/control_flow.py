@@ -55,6 +55,7 @@ from autograph.analysis import (
     bound_names,
     local_names,
     modified_names,
+    stays_python,
     walk_same_scope,
 )
 from autograph.analysis.stageability import annotate_enclosing_try, deleted_name, outer_write
@@ -80,10 +81,12 @@ _CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
 def _reject_leftover_jumps(fn, ctx):
     """The jump converters ran before: a ``return`` left inside a block, or a
     ``break``/``continue`` left inside a loop, is one they could not handle (a
-    converted block runs to its end)."""
+    converted block runs to its end). Nested generators and coroutines stay Python."""
     stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
     while stack:
         node, block, loop = stack.pop()
+        if stays_python(node):
+            continue
         if isinstance(node, SCOPES):
             stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
             continue

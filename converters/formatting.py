@@ -61,10 +61,11 @@ def _call(ctx, runtime_attribute, args, keywords, origin):
 
 def _format_call(node, ctx):
     """``(receiver, args, keywords)`` of ``receiver.format(...)``, also when the call
-    converter has routed it (``ag__.converted_call(receiver.format, ...)``)."""
+    converter has routed it (``ag__.converted_call(receiver.format)(...)``)."""
     func, args = node.func, node.args
-    if _is_runtime_attribute(func, "converted_call", ctx) and args:
-        func, args = args[0], args[1:]
+    if (isinstance(func, gast.Call) and _is_runtime_attribute(func.func, "converted_call", ctx)
+            and len(func.args) == 1):
+        func = func.args[0]
     if (isinstance(func, gast.Attribute) and func.attr == "format"
             and not any(isinstance(a, gast.Starred) for a in args)
             and not any(k.arg is None for k in node.keywords)):

@@ -1,15 +1,19 @@
 """``converted_call``: the call operator of generated code.
 
-The calls converter turns ``helper(x, k=1)`` into ``ag__.converted_call(helper, x, k=1)``
+The calls converter turns ``helper(x, k=1)`` into ``ag__.converted_call(helper)(x, k=1)``
 wherever the callee could be the user's own code. At call time this operator
-decides: the user's Python functions (plain, nested, closures, lambdas, methods,
+decides what to call: the user's Python functions (plain, nested, closures, lambdas, methods,
 static and class methods, ``functools.partial``, objects with ``__call__``, wrappers
 made with ``functools.wraps``) run converted; builtins, compiled functions, library
 code (jax, numpy, scipy, the standard library, installed packages) and anything
 marked ``do_not_convert`` run as they are. As plain Python:
 
-    def converted_call(f, /, *args, **kwargs):
-        return convert(f)(*args, **kwargs) if is_users_code(f) else f(*args, **kwargs)
+    def converted_call(f, /):
+        return convert(f) if is_users_code(f) else f
+
+The call itself happens in the caller's frame, so the stack holds the user's frames
+only, as the original's does (``traceback.extract_stack()``, ``sys._getframe(1)``,
+``warnings.warn(stacklevel=2)`` see the user's caller).
 
 Conversion is cached per code object; a cached callee costs two dictionary
 lookups and the binding of the converted code to the callee's globals and closure.
@@ -99,36 +103,38 @@ def make_converted_call(transpiler, options):
             return resolve(value)
         return value
 
-    def call_higher_order(f, args, kwargs):
+    def call_higher_order(f, /, *args, **kwargs):
         return f(*[convert_argument(a) for a in args],
                  **{k: convert_argument(v) for k, v in kwargs.items()})
 
-    def converted_call(f, /, *args, **kwargs):
-        """Call ``f(*args, **kwargs)``, converting ``f`` first if it is the user's code."""
-        __tracebackhide__ = True  # noqa: F841  (pytest: show the user's frames)
+    def converted_call(f, /):
+        """What converted code calls in place of ``f``: ``f`` converted if it is the
+        user's code, else ``f`` itself (a JAX higher-order function converts its
+        function arguments). The call itself, ``ag__.converted_call(f)(*args)``,
+        runs in the caller's frame: no frame of ours stands between the user's."""
         t = type(f)
         if t is function_type:
             program = known_callee(id(f.__code__))
             if program is not None:
                 if program is AS_IS:
                     if id(f) in higher_order:
-                        return call_higher_order(f, args, kwargs)
-                    return f(*args, **kwargs)
+                        return functools.partial(call_higher_order, f)
+                    return f
                 if not f.__dict__ or not is_marked_do_not_convert(f):
-                    return instantiate(program, f)(*args, **kwargs)
-                return f(*args, **kwargs)
+                    return instantiate(program, f)
+                return f
         elif t is method_type:
             func = f.__func__
             if type(func) is function_type:
                 program = known_callee(id(func.__code__))
                 if program is not None:
                     if program is AS_IS:
-                        return f(*args, **kwargs)
+                        return f
                     if not func.__dict__ or not is_marked_do_not_convert(func):
-                        return instantiate(program, func)(f.__self__, *args, **kwargs)
-                    return f(*args, **kwargs)
+                        return method_type(instantiate(program, func), f.__self__)
+                    return f
         elif known_kind(id(t)) is AS_IS:
-            return f(*args, **kwargs)
+            return f
         try:
             target = resolve(f)
         except ConversionError as e:
@@ -139,8 +145,8 @@ def make_converted_call(transpiler, options):
                 f"{e.raw_message} (called from converted code here)",
                 caller.f_code.co_filename, caller.f_lineno) from None
         if target is f and id(f) in higher_order:
-            return call_higher_order(f, args, kwargs)
-        return target(*args, **kwargs)
+            return functools.partial(call_higher_order, f)
+        return target
 
     converted_call.__qualname__ = "converted_call"
     return converted_call

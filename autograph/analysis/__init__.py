@@ -14,6 +14,7 @@ from autograph.analysis.activity import (
 )
 from autograph.analysis.definedness import annotate_definedness
 from autograph.analysis.liveness import annotate_liveness
+from autograph.analysis.python_only import first_yield, stays_python
 from autograph.analysis.scopes import SCOPES, walk_same_scope
 
 __all__ = [
@@ -22,8 +23,10 @@ __all__ = [
     "annotate_definedness",
     "annotate_liveness",
     "bound_names",
+    "first_yield",
     "local_names",
     "modified_names",
     "read_names",
     "walk_same_scope",
+    "stays_python",
 ]

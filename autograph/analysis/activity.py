@@ -35,6 +35,17 @@ def _base_name(target):
     return target.id if isinstance(target, gast.Name) else None
 
 
+def pattern_captures(pattern) -> frozenset:
+    """Names a ``case`` pattern binds when it matches (``x``, ``[a, *rest]``, ``{**kw}``)."""
+    names = set()
+    for node in gast.walk(pattern):
+        for field in ("name", "rest"):
+            value = getattr(node, field, None)
+            if isinstance(value, str):
+                names.add(value)
+    return frozenset(names)
+
+
 def modified_names(stmts) -> set[str]:
     """Names that ``stmts`` rebind or mutate through item or attribute assignment.
 
@@ -106,6 +117,13 @@ class _ModifiedNames(gast.NodeVisitor):
     def visit_NamedExpr(self, node):
         self._target(node.target)
         self.visit(node.value)
+
+    def visit_match_case(self, node):
+        self.names |= pattern_captures(node.pattern)
+        if node.guard is not None:
+            self.visit(node.guard)
+        for stmt in node.body:
+            self.visit(stmt)
 
     def visit_Import(self, node):
         for alias in node.names:

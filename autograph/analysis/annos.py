@@ -11,6 +11,7 @@ EXTRA_TEST = "extra_test"          # For: an expression of the state, true while
 IN_TRY = "in_try"                  # If/While/For/IfExp: line of the enclosing `try` (or None)
 LOOP_OPTIONS = "loop_options"      # While/For: keywords of its set_loop_options directive
 DIRECTIVE = "directive"            # Call: the name of the directive it calls
+STAYS_PYTHON = "stays_python"      # def/lambda: a generator or coroutine, left unconverted
 
 _PREFIX = "_ag_"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gast
 
 from autograph.analysis import annos
-from autograph.analysis.activity import bound_names, local_names
+from autograph.analysis.activity import bound_names, local_names, pattern_captures
 from autograph.analysis.scopes import walk_same_scope
 
 # After `return`, `raise`, `break` or `continue` nothing is reachable: every name
@@ -140,21 +140,13 @@ class _Definedness:
         self.mark_reads(node.subject, defined)
         d_out, m_out = defined, maybe  # no case may match
         for case in node.cases:
-            bound = frozenset(n for n in _pattern_names(case.pattern))
+            bound = pattern_captures(case.pattern)
             start = defined | bound if defined is not _UNREACHABLE else defined
             if case.guard is not None:
                 self.mark_reads(case.guard, start)
             d_c, m_c = self.block(case.body, start, maybe | bound)
             d_out, m_out = _meet(d_out, d_c), m_out | m_c
         return d_out, m_out
-
-
-def _pattern_names(pattern):
-    for node in gast.walk(pattern):
-        for field in ("name", "rest"):
-            value = getattr(node, field, None)
-            if isinstance(value, str):
-                yield value
 
 
 def _binds(node) -> frozenset:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import gast
 
 from autograph.analysis import annos
-from autograph.analysis.activity import bound_names, read_names
+from autograph.analysis.activity import bound_names, pattern_captures, read_names
 from autograph.analysis.scopes import SCOPES
 
 _CLOSURES = tuple(scope for scope in SCOPES if scope is not gast.ClassDef)
@@ -168,11 +168,13 @@ class _Liveness:
     stmt_TryStar = stmt_Try
 
     def stmt_Match(self, node, live_out, loop):
-        live = frozenset(live_out)
+        live = frozenset(live_out)   # no case may match
         for case in node.cases:
-            live |= self.block(case.body, live_out, loop) | read_names(case.pattern)
+            # The guard and the body run after the pattern bound its captures.
+            after_pattern = self.block(case.body, live_out, loop)
             if case.guard is not None:
-                live |= read_names(case.guard)
+                after_pattern |= read_names(case.guard)
+            live |= (after_pattern - pattern_captures(case.pattern)) | read_names(case.pattern)
         return live | read_names(node.subject)
 
 

@@ -28,11 +28,11 @@ def test_golden_mixed_calls():
     assert autograph.to_code(mixed_calls) == (
         "def mixed_calls(x, fns, kw):\n"
         "    a = jnp.sin(x) + np.float32(2) + lax.abs(x) + jax.nn.relu(x) + math.pi\n"
-        "    b = ag__.converted_call(helper, x) + ag__.converted_call(fns[0], x, k=2)"
+        "    b = ag__.converted_call(helper)(x) + ag__.converted_call(fns[0])(x, k=2)"
         " + sqrt(4.0) + ag__.len_(fns)\n"
-        "    c = ag__.converted_call(x.sum) + ag__.converted_call(helper, "
-        "ag__.converted_call(helper, x))\n"
-        "    return a + b + c + ag__.converted_call(helper, *fns[1:], **kw)\n")
+        "    c = ag__.converted_call(x.sum)() + ag__.converted_call(helper)("
+        "ag__.converted_call(helper)(x))\n"
+        "    return a + b + c + ag__.converted_call(helper)(*fns[1:], **kw)\n")
 
 
 def shadowed_library_names(x, np):
@@ -45,9 +45,9 @@ def shadowed_library_names(x, np):
 
 def test_locally_bound_library_names_are_user_values():
     code = autograph.to_code(shadowed_library_names)
-    assert "ag__.converted_call(jnp.sin, x)" in code
-    assert "ag__.converted_call(np.cos, x)" in code
-    assert "ag__.converted_call(math.floor, x)" in code
+    assert "ag__.converted_call(jnp.sin)(x)" in code
+    assert "ag__.converted_call(np.cos)(x)" in code
+    assert "ag__.converted_call(math.floor)(x)" in code
 
 
 def print_is_a_builtin(x):
@@ -87,11 +87,11 @@ def calls_in_lambda_and_nested(x):
 def test_golden_nested_and_lambdas():
     assert autograph.to_code(calls_in_lambda_and_nested) == """\
 def calls_in_lambda_and_nested(x):
-    f = lambda v: ag__.converted_call(helper, v)
+    f = lambda v: ag__.converted_call(helper)(v)
 
     def g(v):
-        return ag__.converted_call(helper, v)
-    return ag__.converted_call(f, x) + ag__.converted_call(g, x) + (lambda w: w)(x)
+        return ag__.converted_call(helper)(v)
+    return ag__.converted_call(f)(x) + ag__.converted_call(g)(x) + (lambda w: w)(x)
 """
 
 
@@ -114,6 +114,6 @@ class Child(Base):
 
 def test_zero_argument_super_names_class_and_self():
     code = autograph.to_code(Child.f)
-    assert "ag__.converted_call(super(__class__, self).f, x)" in code
+    assert "ag__.converted_call(super(__class__, self).f)(x)" in code
     assert jax.jit(autograph.convert(Child().f))(2.0) == 3.0
     assert autograph.convert(Child().f)(-2.0) == -2.0

@@ -171,7 +171,7 @@ def test_generated_code():
         "lambda: z == 0)\n")
     assert autograph.to_code(chain_with_call) == (
         "def chain_with_call(x):\n"
-        "    return ag__.compare_chain(0, '<', lambda: ag__.converted_call(recorded, x), '<', "
+        "    return ag__.compare_chain(0, '<', lambda: ag__.converted_call(recorded)(x), '<', "
         "lambda: 10)\n")
     assert autograph.to_code(negate) == "def negate(x):\n    return ag__.not_(x > 0)\n"
 

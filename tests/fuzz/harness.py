@@ -77,7 +77,8 @@ class Mismatch:
 
 
 def detect_features() -> frozenset:
-    """The syntax the converters on this checkout handle (break/return, and/or)."""
+    """The syntax the converters on this checkout handle (break/return, and/or, nested
+    generators and coroutines, match statements)."""
     probes = {
         "jumps": "def probe(n):\n    for i in range(n):\n        if i > 2:\n"
                  "            break\n        if i == 1:\n            return i\n    return n\n",
@@ -88,6 +89,10 @@ def detect_features() -> frozenset:
         "directives": "def probe(n):\n    while n < 5:\n"
                       "        set_loop_options(maximum_iterations=9)\n        n += 1\n"
                       "    return n\n",
+        "generators": "def probe(n):\n    def gen(k):\n        for i in range(k):\n"
+                      "            yield i * n\n    return sum(gen(3))\n",
+        "match": "def probe(n):\n    m = 2\n    match m:\n        case 2:\n"
+                 "            if n > 1:\n                return n\n    return -n\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:

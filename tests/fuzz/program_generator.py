@@ -17,7 +17,9 @@ so the results stay the same; the module must import ``set_loop_options``, see
 ``PRELUDE``), with ``"scopes"`` nested scopes among the statements: functions (never
 called, at the top level of the body) that declare a variable ``global`` or
 ``nonlocal`` and assign it, and classes whose body computes from the function's
-variables (which makes those closure cells).
+variables (which makes those closure cells), with ``"generators"`` nested generator
+functions and coroutines (called, iterated, driven with ``send``), with ``"match"``
+``match`` statements on Python-valued subjects whose cases assign, branch and return.
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -66,6 +68,8 @@ class ProgramGenerator:
         self._loops = 0
         self._counters = 0
         self._scopes = 0
+        self._nested = 0                      # nested generators, coroutines, matches
+        self._static = ()                     # loop variables that hold Python ints
         self._budget = r.randint(4, 14)       # statements, roughly
         self.returned = self._return_spec()
         lines = [f"def {name}(a, b, n):"]
@@ -122,6 +126,10 @@ class ProgramGenerator:
             if loop is not None:
                 choices += [("break", 1), ("continue", 1)]
             choices += [("return", 1)]
+        if "generators" in self.features and self._budget > 0:
+            choices += [("generator", 2), ("coroutine", 1)]
+        if "match" in self.features and depth < self.max_depth and self._budget > 0:
+            choices += [("match", 3)]
         kind = _weighted(r, choices)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)
 
@@ -210,7 +218,95 @@ class ProgramGenerator:
     def _stmt_for_tuple(self, depth, scope, loop):
         var = self._loop_var()
         items = ", ".join(str(self.rng.randint(-3, 6)) for _ in range(self.rng.randint(1, 3)))
-        return self._for_lines(var, f"({items},)", depth, scope)
+        static, self._static = self._static, self._static + (var,)
+        try:
+            return self._for_lines(var, f"({items},)", depth, scope)
+        finally:
+            self._static = static
+
+    # -- nested generators and coroutines (stay Python inside converted code) ----------
+
+    def _stmt_generator(self, depth, scope, loop):
+        """A nested generator over a static range, consumed by ``sum``, by a ``for``
+        loop or by ``next``. It reads the function's arguments as a closure (never
+        reassigned: a closure over a reassigned variable is issue 15's family)."""
+        r = self.rng
+        self._nested += 1
+        k = self._nested
+        name, item = f"gen{k}", f"j{k}"
+        target = r.choice(INT_VARS)
+        loop_body = [f"yield (v{k} + {item} * {r.choice(ARGS)}) % {r.randint(5, 23)}"]
+        if r.random() < 0.3:
+            loop_body.insert(0, f"if {item} == {r.randint(0, 3)}:")
+            loop_body.insert(1, ["continue"])
+        body = [f"v{k} = v{k} % {r.randint(3, 9)}",
+                f"for {item} in range({r.randint(1, 4)}):", loop_body]
+        if r.random() < 0.3:
+            body.append(f"yield from range({r.randint(0, 3)})")
+        lines = [f"def {name}(v{k}):", body]
+        use = r.randint(0, 2)
+        arg = self._int_atom(scope)
+        if use == 0:
+            lines.append(f"{target} = ({target} + sum({name}({arg}))) % {r.randint(50, 99)}")
+        elif use == 1:
+            var = f"t{k}"
+            lines += [f"for {var} in {name}({arg}):",
+                      [f"{target} = ({target} + {var}) % {r.randint(50, 99)}"]]
+        else:
+            lines += [f"it{k} = {name}({arg})",
+                      f"{target} = {target} + next(it{k}, -1) - next(it{k}, 0)"]
+        return lines
+
+    def _stmt_coroutine(self, depth, scope, loop):
+        """A coroutine awaiting a nested one, driven to completion by ``send`` in a
+        nested driver function."""
+        r = self.rng
+        self._nested += 1
+        k = self._nested
+        target = r.choice(INT_VARS)
+        drive = [f"def drive{k}(c):",
+                 ["try:", ["c.send(None)"],
+                  "except StopIteration as done:", ["return done.value"],
+                  "return None"]]
+        coroutine = [f"async def co{k}(u):",
+                     ["async def inc(w):", [f"return w + {r.choice(ARGS)}"],
+                      f"for s in range({r.randint(1, 3)}):",
+                      [f"if s == {r.randint(1, 3)}:", [f"return u * {r.randint(-2, 3)}"],
+                       f"u = await inc(u) % {r.randint(20, 60)}"],
+                      "return u"]]
+        call = f"{target} = drive{k}(co{k}({self._int_atom(scope)}))"
+        return drive + coroutine + [call]
+
+    # -- match statements on Python values -------------------------------------------
+
+    def _stmt_match(self, depth, scope, loop):
+        r = self.rng
+        self._nested += 1
+        k = self._nested
+        subject = f"m{k}"
+        if self._static and r.random() < 0.6:
+            head = [f"{subject} = {r.choice(self._static)}"]
+        else:
+            head = [f"{subject} = {r.randint(-1, 5)}"]
+        cases = [f"case {r.randint(-1, 2)} | {r.randint(3, 4)}:",
+                 f"case {r.randint(0, 5)}:",
+                 f"case c{k} if c{k} > {r.randint(0, 4)}:",
+                 "case _:"]
+        chosen = [c for c in cases[:3] if r.random() < 0.7] + (
+            [cases[3]] if r.random() < 0.7 else [])
+        if not chosen:
+            chosen = [cases[3]]
+        returning = r.randrange(len(chosen)) if r.random() < 0.6 else None
+        lines = [*head, f"match {subject}:"]
+        body = []
+        for i, case in enumerate(chosen):
+            block = self._block(depth + 1, scope, loop)
+            if i == returning and not _ends_in_return(block):
+                block = [*block, *self._maybe_guarded(f"return {self._return_expr()}",
+                                                      scope)]
+            body += [case, block]
+        lines.append(body)
+        return lines
 
     def _for_lines(self, var, iterable, depth, scope):
         body = self._block(depth + 1, scope + (var,), loop=var)
@@ -305,6 +401,11 @@ def _weighted(rng, choices):
     return choices[-1][0]
 
 
+def _flat(lines):
+    """``lines`` with empty nested blocks dropped."""
+    return [line for line in lines if line != []]
+
+
 def _ends_in_return(lines):
     return bool(lines) and isinstance(lines[-1], str) and lines[-1].startswith("return")
 
@@ -330,6 +431,13 @@ class _NumpyScalars(ast.NodeTransformer):
         return ast.copy_location(
             ast.Call(func=ast.Name(id=wrapper, ctx=ast.Load()), args=[node], keywords=[]),
             node)
+
+    def visit_match_case(self, node):
+        # A pattern holds literals, not expressions: it stays as written.
+        if node.guard is not None:
+            node.guard = self.visit(node.guard)
+        node.body = [self.visit(stmt) for stmt in node.body]
+        return node
 
 
 def validation_source(source: str) -> str:

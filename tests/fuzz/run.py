@@ -21,7 +21,7 @@ def main(argv=None) -> int:
     parser.add_argument("--compile-every", type=int, default=10,
                         help="compile every N-th program whole with XLA (0: never)")
     parser.add_argument("--features", default=None,
-                        help="comma-separated (jumps,logic); default: detected")
+                        help="comma-separated (jumps,logic,generators,match); default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
     args = parser.parse_args(argv)
