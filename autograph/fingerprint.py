@@ -97,6 +97,10 @@ _NAME_OPS = frozenset({
     "DELETE_ATTR", "LOAD_METHOD", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
     "LOAD_SUPER_ATTR", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"})
 
+# Names a class body loads and stores where the compiler likes (its cell for
+# ``super()``/``__class__``, its module and qualified name).
+_CLASS_BODY_NAMES = frozenset({"__class__", "__classcell__", "__module__", "__qualname__"})
+
 # Fields of AST nodes holding names (not string constants, not type comments).
 _NOT_NAMES = frozenset({"value", "kind", "type_comment"})
 
@@ -210,6 +214,8 @@ class _SourceFacts:
             if instruction.opname.startswith(("STORE", "DELETE")) and (
                     name in self.implicit_stores):
                 return None     # ``e = None; del e`` after ``except ... as e``, captures
+            if name in _CLASS_BODY_NAMES:
+                return None     # a class body's own bookkeeping, placed at its last line
             if held is not None and isinstance(name, str) and not _same_name(name, held):
                 return (f"the running code uses '{name}' at line {span[0]}, column "
                         f"{span[1] + 1}, where the source has '{held}'")

@@ -132,7 +132,7 @@ def _mangle_private_names(node, code):
     prefix = _private_name_prefix(code)
     if prefix is None:
         return
-    for sub in gast.walk(node):
+    for sub in _outside_nested_class_bodies(node):
         for field in ("id", "attr", "arg", "name", "rest"):
             value = getattr(sub, field, None)
             if (isinstance(value, str) and sub is not node
@@ -142,6 +142,19 @@ def _mangle_private_names(node, code):
             value = getattr(sub, field, None)
             if isinstance(value, list) and value and isinstance(value[0], str):
                 setattr(sub, field, [_mangled(name, prefix) for name in value])
+
+
+def _outside_nested_class_bodies(node):
+    """The nodes of ``node`` except those in the bodies of classes defined in it,
+    whose private names the compiler mangles with their own class's name."""
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        yield sub
+        if isinstance(sub, gast.ClassDef) and sub is not node:
+            stack.extend([*sub.bases, *sub.keywords, *sub.decorator_list])
+            continue
+        stack.extend(gast.iter_child_nodes(sub))
 
 
 def _private_name_prefix(code):

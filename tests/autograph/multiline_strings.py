@@ -152,3 +152,31 @@ class _Private:
         return __inner(__local)
 
     double = staticmethod(lambda x, __k=2: x * __k)
+
+    def nested_class(self, x):
+        """A class defined in a method mangles its own private names, with its name."""
+        class Inner:
+            __factor = x
+
+            def get(self):
+                return self.__factor
+
+            def __class_getitem__(cls, item):   # a dunder: never mangled
+                return item
+
+        Inner._Inner__bonus = 1
+        return Inner().get() + Inner._Inner__bonus + self.__scale
+
+    def uses_class_cell(self, x):
+        """A class body whose methods use ``super()``: the compiler stores its cell
+        (``__classcell__``) at the body's last line."""
+        class Base:
+            def value(self):
+                return x
+
+        class Child(Base):
+            def value(self):
+                return super().value() + 1
+            alias = value
+
+        return Child().alias()

@@ -129,3 +129,18 @@ def test_private_names_are_mangled_as_in_their_class():
         assert autograph.to_graph(obj.apply)(x) == obj.apply(x)
     assert autograph.convert(_Private.double)(7) == 14
     assert "self._Private__scale" in autograph.to_code(_Private.apply)
+
+
+def test_a_class_nested_in_a_method_mangles_with_its_own_name():
+    from tests.autograph.multiline_strings import _Private
+
+    obj = _Private(4)
+    assert autograph.convert(obj.nested_class)(3) == obj.nested_class(3) == 8
+    assert "self.__factor" in autograph.to_code(_Private.nested_class)
+
+
+def test_a_class_body_s_implicit_cell_is_not_taken_for_a_changed_source():
+    from tests.autograph.multiline_strings import _Private
+
+    obj = _Private(4)
+    assert autograph.convert(obj.uses_class_cell)(5) == obj.uses_class_cell(5) == 6
