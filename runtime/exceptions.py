@@ -116,6 +116,8 @@ def assert_stmt(cond, message=None):
                 raise AssertionError
             raise AssertionError(message())
         return
+    if paths.is_replaying():
+        return
     where = caller_location()
     if jnp.shape(cond) != ():
         raise ConversionError(

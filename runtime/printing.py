@@ -32,6 +32,8 @@ def print_(*args, **kwargs):
     """``print(*args, **kwargs)``; traced arguments are printed when the program runs."""
     if not has_tracer((args, kwargs)) and not _staging():
         return builtins.print(*args, **kwargs)
+    if paths.is_replaying():
+        return None
     sep, end, file, flush = _options(**kwargs)
     leaves, treedef = tree_util.tree_flatten(args)
     traced = [i for i, leaf in enumerate(leaves) if has_tracer(leaf)]
