@@ -46,7 +46,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists, paths, returns
+from autograph.runtime import bounded_loops, lists, paths, returns
 from autograph.runtime import state as st
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -187,24 +187,17 @@ def _staged_while_carried(loop_test, loop_body, state, names, where, maximum_ite
 
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
-    """At most ``maximum_iterations`` iterations as a scan whose iterations after the
-    condition fails leave the state unchanged (reverse-differentiable).
+    """At most ``maximum_iterations`` iterations of ``lax.while_loop(cond_fun,
+    body_fun, state)``, reverse-differentiable, costing the iterations it takes
+    (``runtime/bounded_loops.py``: a ``while_loop`` when evaluated, replayed as
+    nested skippable scans in reverse mode).
 
-    The body sits in a ``lax.cond`` on the loop condition, so finished iterations
-    cost one predicate, not a body (under ``vmap`` the cond becomes a select: each
-    example keeps its own trip count). No "still running" flag is carried: once
-    the condition fails the state stops changing, so the condition keeps failing.
-    (A flag starting as a constant ``True`` would also change type inside
-    ``shard_map``, where the condition varies per device.) Reverse mode stores the
-    state per iteration, plus the body's intermediates unless it is checkpointed."""
-
-    def step(values, _):
-        return lax.cond(cond_fun(values), body_fun, lambda v: v, values), None
-
-    if maximum_iterations == 0:
-        return state
-    out, _ = lax.scan(step, state, None, length=maximum_iterations)
-    return out
+    Under ``vmap`` each example keeps its own trip count (the loop stops when every
+    example has stopped; the replay masks each step per example). No "still
+    running" flag is carried: once the condition fails the state stops changing
+    (a flag starting as a constant ``True`` would also change type inside
+    ``shard_map``, where the condition varies per device)."""
+    return bounded_loops.bounded_while(cond_fun, body_fun, state, maximum_iterations)
 
 
 def _bound(maximum_iterations, where) -> int:
@@ -405,17 +398,8 @@ def _below(index, upper):
 
 def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
     """``fori_loop(lower, upper, body_fun, state)`` for at most ``maximum_iterations``
-    iterations, as a masked scan (reverse-differentiable)."""
-
-    def step(carry, k):
-        index = lower + k
-        carry = lax.cond(index < upper, lambda c: body_fun(index, c), lambda c: c, carry)
-        return carry, None
-
-    if maximum_iterations == 0:
-        return state
-    out, _ = lax.scan(step, state, jnp.arange(maximum_iterations))
-    return out
+    iterations, reverse-differentiable, costing the iterations it takes."""
+    return bounded_loops.bounded_range(lower, upper, body_fun, state, maximum_iterations)
 
 
 def _staged_range_until(rng, loop_body, state, names, where, extra_test,
