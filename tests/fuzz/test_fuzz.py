@@ -47,6 +47,31 @@ def test_long_profile(features, request):
     assert not silent, _report(silent)
 
 
+BOUNDED_COUNT = int(os.environ.get("AUTOGRAPH_FUZZ_BOUNDED_COUNT", "2"))
+
+
+def test_bounded_loops_under_grad():
+    """Bounded loops differentiated by grad agree with the masked-scan reference
+    (a few programs here: each compiles four ways; ``python -m tests.fuzz.run
+    --kind bounded_grad`` runs many)."""
+    from tests.fuzz import bounded_grad
+
+    programs, mismatches = bounded_grad.fuzz(0, BOUNDED_COUNT, jacfwd_every=2)
+    assert len(programs) == BOUNDED_COUNT
+    assert not mismatches, _report(mismatches)
+
+
+@pytest.mark.slow
+def test_bounded_loops_under_grad_long(request):
+    if "slow" not in (request.config.getoption("-m") or ""):
+        pytest.skip("the long profile runs with -m slow (or python -m tests.fuzz.run)")
+    from tests.fuzz import bounded_grad
+
+    count = int(os.environ.get("AUTOGRAPH_FUZZ_BOUNDED_COUNT", "100"))
+    _, mismatches = bounded_grad.fuzz(1000, count)
+    assert not mismatches, _report(mismatches)
+
+
 def test_generator_is_deterministic():
     from tests.fuzz.program_generator import ProgramGenerator
 
