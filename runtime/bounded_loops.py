@@ -20,7 +20,7 @@ What it costs depends on how it is used, not on ``N``:
   ``while_loop`` and keeps only the loop's input and its trip count ``k``. The
   backward pass replays the ``k`` iterations as nested, skippable ``scan``s and
   differentiates those (below): about the iterations taken times a small factor,
-  in memory that grows with ``log N``, not with ``N``.
+  in memory that grows like ``N ** (1/4)``, not like ``N``.
 
 **How the form is picked per use.** The loop is a ``jax.custom_jvp`` function whose
 primal is the ``while_loop`` and whose tangent is ``bounded_tangent_p``, a primitive
@@ -52,14 +52,18 @@ its non-linear inputs, which second derivatives need; the experimental
 ``t < k``, in stages: stage 0 is a ``scan`` over steps ``0 .. b-1``; stage ``j``
 covers steps ``b^j .. b^(j+1)-1`` as a ``scan`` over ``b - 1`` blocks of ``b^j``
 steps, each block a ``scan`` over ``b`` blocks of ``b^(j-1)`` steps, and so on down
-to single steps (``b = BASE``). Each stage and block sits in a ``lax.cond`` on
+to single steps. ``b`` is ``BASE`` (16) up to ``N = 16^4``; past it, the least ``b``
+with ``b^STAGES >= N``, so there are at most ``STAGES`` (4) stages: the program
+reverse mode compiles grows with the number of stages squared, not with ``N``.
+Each stage and block sits in a ``lax.cond`` on
 whether it starts before ``k``, so the blocks past the stopping point cost one
 predicate each, and whole stages past it one predicate. Every block of more than one
 step is under ``jax.checkpoint``: reverse mode keeps each block's input and replays
-the block when the backward pass reaches it (treeverse-style recomputation). Steps
-in stage ``j`` are computed ``j + 1`` times in the forward direction, so reverse
-mode costs about ``k * (log_b(k) + 2)`` body evaluations whatever ``N``, and keeps
-``b`` states per level plus one block's body intermediates. ``checkpoint=True``
+the block when the backward pass reaches it (treeverse-style recomputation). A step
+in stage ``j`` is computed ``j + 1`` times in the replay (once more in the forward
+``while_loop``), so reverse mode costs about ``k * (log_b(k) + 2)`` body evaluations
+and one backward pass of ``k`` steps, whatever ``N``, and keeps ``b`` states per
+level plus the body intermediates of one block of ``b`` steps. ``checkpoint=True``
 (a body under ``jax.checkpoint``) keeps states instead of those intermediates too.
 
 Under ``vmap`` the stage and block predicates ask whether *any* example still runs
