@@ -15,7 +15,7 @@ Each program is compiled and run two ways, with ``runtime/bounded_loops.py`` and
 with the masked scans the runtime used before (``tests/bounded_reference.py``):
 its value, ``jax.grad`` with respect to ``x`` and ``w``, and ``jax.vmap`` of that
 gradient over a batch of ``x`` must agree; every ``jacfwd_every``-th program also
-compares forward mode (``jax.jacfwd``) with the reference gradient.
+compares forward mode (``jax.jacfwd``), with the reference's forward mode.
 """
 
 from __future__ import annotations
@@ -149,36 +149,38 @@ def load(programs: list[Program], directory):
     return module
 
 
-def _both(fn, transform, *args):
-    """``transform(convert(fn))(*args)``: ours, then with masked scans."""
-    ours = jax.block_until_ready(transform(autograph.convert(fn))(*args))
-    with masked_scan_reference():
-        reference = jax.block_until_ready(transform(autograph.convert(fn))(*args))
-    return ours, reference
+def _both(fn, transform):
+    """``transform(convert(fn))``: ours, and one staging bounded loops as masked scans
+    (each traced when first called)."""
+    ours = transform(autograph.convert(fn))
+    reference = transform(autograph.convert(fn))
+
+    def run(*args):
+        got = jax.block_until_ready(ours(*args))
+        with masked_scan_reference():
+            expected = jax.block_until_ready(reference(*args))
+        return got, expected
+
+    return run
 
 
 def check_program(p: Program, jacfwd: bool = False) -> list[Mismatch]:
     """Value, ``grad`` and ``vmap(grad)`` agree with the masked-scan reference."""
     triples, batch = inputs_for(p.seed)
-    grad = lambda f: jax.jit(jax.grad(f, (0, 1)))   # noqa: E731
+    checks = {"value": _both(p.fn, jax.jit),
+              "grad": _both(p.fn, lambda f: jax.jit(jax.grad(f, (0, 1))))}
+    if jacfwd:
+        checks["jacfwd"] = _both(p.fn, lambda f: jax.jit(jax.jacfwd(f, (0, 1))))
     out = []
     try:
         for args in triples:
-            for mode, transform in (("value", jax.jit), ("grad", grad)):
-                ours, reference = _both(p.fn, transform, *args)
-                problem = _differ(reference, ours)
+            for mode, run in checks.items():
+                problem = _differ(*reversed(run(*args)))
                 if problem:
                     out.append(Mismatch(p, mode, args, problem))
-            if jacfwd:
-                ours, _ = _both(p.fn, lambda f: jax.jit(jax.jacfwd(f, (0, 1))), *args)
-                _, reference = _both(p.fn, grad, *args)
-                problem = _differ(reference, ours)
-                if problem:
-                    out.append(Mismatch(p, "jacfwd", args, problem))
         _, w, n = triples[0]
-        ours, reference = _both(
-            p.fn, lambda f: jax.jit(jax.vmap(jax.grad(f), (0, None, None))), batch, w, n)
-        problem = _differ(reference, ours)
+        batched = _both(p.fn, lambda f: jax.jit(jax.vmap(jax.grad(f), (0, None, None))))
+        problem = _differ(*reversed(batched(batch, w, n)))
         if problem:
             out.append(Mismatch(p, "vmap grad", (batch, w, n), problem))
     except Exception:  # noqa: BLE001 - an error is a mismatch, with its traceback
