@@ -14,7 +14,9 @@ bound, and after zero iterations.
 Each program is compiled and run two ways, with ``runtime/bounded_loops.py`` and
 with the masked scans the runtime used before (``tests/bounded_reference.py``):
 its value, ``jax.grad`` with respect to ``x`` and ``w``, and ``jax.vmap`` of that
-gradient over a batch of ``x`` must agree; every ``jacfwd_every``-th program also
+gradient over a batch of ``x`` must agree (a program both forms refuse with a
+``ConversionError`` is counted apart, as "rejected": loud, and no question of how
+the loop is staged); every ``jacfwd_every``-th program also
 compares forward mode (``jax.jacfwd``), with the reference's forward mode.
 """
 
@@ -156,12 +158,25 @@ def _both(fn, transform):
     reference = transform(autograph.convert(fn))
 
     def run(*args):
-        got = jax.block_until_ready(ours(*args))
+        try:
+            got = jax.block_until_ready(ours(*args))
+        except autograph.ConversionError as refusal:
+            with masked_scan_reference():
+                try:
+                    reference(*args)
+                except autograph.ConversionError:
+                    raise _Refused(refusal) from None
+            raise
         with masked_scan_reference():
             expected = jax.block_until_ready(reference(*args))
         return got, expected
 
     return run
+
+
+class _Refused(Exception):
+    """Both forms refuse the program with the same kind of ``ConversionError``: loud,
+    and not a question of how the bounded loop is staged."""
 
 
 def check_program(p: Program, jacfwd: bool = False) -> list[Mismatch]:
@@ -183,6 +198,8 @@ def check_program(p: Program, jacfwd: bool = False) -> list[Mismatch]:
         problem = _differ(*reversed(batched(batch, w, n)))
         if problem:
             out.append(Mismatch(p, "vmap grad", (batch, w, n), problem))
+    except _Refused as refused:
+        out.append(Mismatch(p, "rejected by both forms", (), str(refused.args[0])))
     except Exception:  # noqa: BLE001 - an error is a mismatch, with its traceback
         lines = traceback.format_exc().strip().splitlines()
         out.append(Mismatch(p, "error", (), "\n".join(lines[-8:])))

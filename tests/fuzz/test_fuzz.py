@@ -58,7 +58,8 @@ def test_bounded_loops_under_grad():
 
     programs, mismatches = bounded_grad.fuzz(0, BOUNDED_COUNT, jacfwd_every=1)
     assert len(programs) == BOUNDED_COUNT
-    assert not mismatches, _report(mismatches)
+    silent = [m for m in mismatches if m.silent]
+    assert not silent, _report(silent)
 
 
 @pytest.mark.slow
@@ -69,7 +70,8 @@ def test_bounded_loops_under_grad_long(request):
 
     count = int(os.environ.get("AUTOGRAPH_FUZZ_BOUNDED_COUNT", "100"))
     _, mismatches = bounded_grad.fuzz(1000, count)
-    assert not mismatches, _report(mismatches)
+    silent = [m for m in mismatches if m.silent]
+    assert not silent, _report(silent)
 
 
 def test_generator_is_deterministic():
