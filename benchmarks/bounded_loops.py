@@ -15,7 +15,8 @@ The first-call table gives each compiled implementation's temporary memory
 (XLA's compiled memory analysis, exact and noise-free): that of the reverse pass
 with and without ``checkpoint=True`` stays flat as the bound grows.
 
-    python -m benchmarks.bounded_loops     # the three kinds at each bound, one table
+    python -m benchmarks.bounded_loops     # just these rows: time and first-call tables
+    autograph bench --only bounded_while_grad_1000x ...
 """
 
 from __future__ import annotations
@@ -131,3 +132,19 @@ def workloads() -> list[Workload]:
     rows += [_reverse(f, checkpoint=False) for f in FACTORS]
     rows += [_reverse(f, checkpoint=True) for f in FACTORS]
     return rows
+
+
+def main() -> None:
+    """Run these rows alone (full timing plan) and print the suite's two tables."""
+    from .report import first_call_table, per_call_table
+    from .suite import SuiteConfig, run_suite
+
+    config = SuiteConfig.full_preset(only=[w.name for w in workloads()], scaling=False)
+    results = run_suite(config, progress=print)
+    print(per_call_table(results))
+    print()
+    print(first_call_table(results))
+
+
+if __name__ == "__main__":
+    main()
