@@ -94,5 +94,8 @@ batching.primitive_batchers[_guard_p] = _guard_batch
 
 def checkpointed(body_fun, enabled: bool):
     """``body_fun`` under ``jax.checkpoint`` when ``enabled``: reverse mode then
-    recomputes the body's intermediates instead of storing them per iteration."""
+    recomputes the body's intermediates instead of storing them per iteration. A
+    bounded loop (``bounded_loops.py``) traces this body into its replay, whose
+    blocks are checkpointed already: there it keeps, for the block being
+    differentiated, one state per step instead of the body's intermediates."""
     return jax.checkpoint(body_fun) if enabled else body_fun
