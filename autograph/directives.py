@@ -41,18 +41,23 @@ def set_loop_options(*, maximum_iterations=None, checkpoint=False):
     """Directive, the first statement of a loop body: options for the staged loop.
 
     ``maximum_iterations=N`` (a Python int) bounds a staged ``while`` loop (or a
-    ``for`` over a range with a traced bound) to N iterations and lowers it to a
-    masked ``scan``, which reverse-mode ``jax.grad`` can differentiate; iterations
-    after the condition fails leave the variables unchanged, and a loop that would
-    run longer stops after N. Without it, reverse-mode differentiation of such a
-    loop raises a ``ConversionError`` naming the loop (forward mode works either
-    way). Loops with a static trip count (``for`` over a Python ``range`` or an
-    array) are always reverse-differentiable and ignore the bound.
+    ``for`` over a range with a traced bound) to N iterations and makes it
+    reverse-differentiable: ``jax.grad`` goes through it. A loop that would run
+    longer stops after N. The bound is not a cost: evaluated (or under ``jvp``,
+    ``jacfwd``, ``vmap``) the loop is a ``lax.while_loop`` that stops at its
+    condition or at N; in reverse mode the backward pass replays the iterations
+    taken as nested scans that skip whole blocks past the stopping point, in
+    memory that grows like ``N ** 0.25``, not ``N`` (``runtime/bounded_loops.py``).
+    So set it generously. Without it, reverse-mode differentiation of such a loop
+    raises a ``ConversionError`` naming the loop (forward mode works either way).
+    Loops with a static trip count (``for`` over a Python ``range`` or an array)
+    are always reverse-differentiable and ignore the bound.
 
     ``checkpoint=True`` wraps the loop body in ``jax.checkpoint``: reverse mode then
-    keeps only the loop variables of each iteration and recomputes the body's
-    intermediates in the backward pass (less memory, about one more forward pass of
-    compute). It changes nothing when the loop is not differentiated.
+    keeps only the loop variables of each iteration (of each block, for a bounded
+    loop) and recomputes the body's intermediates in the backward pass (less
+    memory, about one more forward pass of compute). It changes nothing when the
+    loop is not differentiated.
 
         while err > tol:
             autograph.set_loop_options(maximum_iterations=100, checkpoint=True)

@@ -152,22 +152,25 @@ def _sub_jaxprs(values):
 def aot_split(jitted, args: tuple) -> dict[str, Any]:
     """First-call cost of a ``jax.jit`` object, split into its AOT stages.
 
-    Returns the seconds spent in ``trace``, ``lower`` and ``compile`` and the
-    jaxpr equation counts. ``jitted`` should be fresh (never called) so that no
-    stage hits a cache.
+    Returns the seconds spent in ``trace``, ``lower`` and ``compile``, the jaxpr
+    equation counts, and the bytes of temporary memory the compiled program
+    allocates at its peak (XLA's memory analysis; None where the backend gives
+    none). ``jitted`` should be fresh (never called) so that no stage hits a cache.
     """
     start = time.perf_counter()
     traced = jitted.trace(*args)
     t_trace = time.perf_counter()
     lowered = traced.lower()
     t_lower = time.perf_counter()
-    lowered.compile()
+    compiled = lowered.compile()
     t_compile = time.perf_counter()
+    memory = compiled.memory_analysis()
     return {
         "trace_s": t_trace - start,
         "lower_s": t_lower - t_trace,
         "compile_s": t_compile - t_lower,
         "eqns": count_eqns(traced.jaxpr),
+        "temp_bytes": getattr(memory, "temp_size_in_bytes", None),
     }
 
 

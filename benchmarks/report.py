@@ -57,7 +57,8 @@ def _ratio(result: dict, key: str) -> str:
 
 
 def first_call_table(results: dict, markdown: bool = False) -> str:
-    """First-call cost of the compiled implementations, split into stages, and jaxpr sizes."""
+    """First-call cost of the compiled implementations, split into stages, jaxpr sizes,
+    and the compiled program's temporary memory."""
     rows = []
     for w in results["workloads"]:
         for kind in (AUTOGRAPH, HAND_LAX, UNROLLED):
@@ -67,9 +68,21 @@ def first_call_table(results: dict, markdown: bool = False) -> str:
             rows.append([w["name"], kind, format_seconds(e.get("convert_s", 0.0)),
                          format_seconds(e["trace_s"]), format_seconds(e["lower_s"]),
                          format_seconds(e["compile_s"]), format_seconds(e["first_call_s"]),
-                         f"{e['eqns']['top']}", f"{e['eqns']['total']}"])
+                         f"{e['eqns']['top']}", f"{e['eqns']['total']}",
+                         format_bytes(e.get("temp_bytes"))])
     return _table(["workload", "impl", "convert", "trace", "lower", "compile", "first call",
-                   "eqns (top)", "eqns (all)"], rows, markdown)
+                   "eqns (top)", "eqns (all)", "temp memory"], rows, markdown)
+
+
+def format_bytes(count: int | None) -> str:
+    """A short reading of a byte count: 512 B, 12.3 KiB, 4.56 MiB ("-" when unknown)."""
+    if count is None:
+        return "-"
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 ** 2:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count / 1024 ** 2:.2f} MiB"
 
 
 def errors_table(results: dict, markdown: bool = False) -> str:

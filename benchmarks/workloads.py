@@ -252,7 +252,13 @@ def all_workloads() -> list[Workload]:
                       **_compiled(p.collatz, p.collatz_lax, unroll=False, vmap=True)},
             notes={EAGER: "Python loop over the starts as Python ints"},
         ),
+        *_bounded_loops(),
     ]
+
+
+def _bounded_loops() -> list[Workload]:
+    from .bounded_loops import workloads  # it builds on this module
+    return workloads()
 
 
 def get_workloads(names: list[str] | None = None) -> list[Workload]:

@@ -55,9 +55,9 @@ class _GuardedLoop:
             f"this {self.construct} has no bound on its number of iterations, so it "
             "cannot be differentiated in reverse mode (jax.grad, vjp, jacrev). Add "
             "`autograph.set_loop_options(maximum_iterations=N)` as the first statement "
-            "of the loop body: the loop then runs at most N iterations as a masked scan, "
-            "which reverse mode goes through. Forward mode (jax.jvp, jacfwd) works "
-            "without a bound.", self.filename, self.lineno)
+            "of the loop body: the loop then stops after at most N iterations and reverse "
+            "mode goes through it (it still costs only the iterations it takes). Forward "
+            "mode (jax.jvp, jacfwd) works without a bound.", self.filename, self.lineno)
 
 
 def _is_inexact(leaf) -> bool:
@@ -95,5 +95,8 @@ batching.primitive_batchers[_guard_p] = _guard_batch
 
 def checkpointed(body_fun, enabled: bool):
     """``body_fun`` under ``jax.checkpoint`` when ``enabled``: reverse mode then
-    recomputes the body's intermediates instead of storing them per iteration."""
+    recomputes the body's intermediates instead of storing them per iteration. A
+    bounded loop (``bounded_loops.py``) traces this body into its replay, whose
+    blocks are checkpointed already: there it keeps, for the block being
+    differentiated, one state per step instead of the body's intermediates."""
     return jax.checkpoint(body_fun) if enabled else body_fun

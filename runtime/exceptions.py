@@ -102,6 +102,8 @@ def assert_stmt(cond, message=None):
                 raise AssertionError
             raise AssertionError(message_text(message()))
         return
+    if paths.is_replaying():
+        return
     where = caller_location()
     if jnp.shape(cond) != ():
         raise ConversionError(

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists, paths, regions, returns
+from autograph.runtime import bounded_loops, lists, paths, regions, returns
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -202,8 +202,9 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
     a traced range becomes a ``fori_loop``, and a Python range runs as Python until
     the loop variables hold traced values, then as one staged loop. A traced range
-    with ``maximum_iterations`` becomes a masked scan of that length (reverse-mode
-    differentiable); other loops have a static trip count and ignore the bound.
+    with ``maximum_iterations`` becomes a bounded loop (``runtime/bounded_loops.py``:
+    reverse-mode differentiable, costing the iterations taken); other loops have a
+    static trip count and ignore the bound.
     ``checkpoint=True`` rematerialises the body in the backward pass.
 
     ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
@@ -321,8 +322,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
 
 
 def _staged_while(loop_test, loop_body, state, spec):
-    """The loop as one ``lax.while_loop``, or with ``maximum_iterations`` a bounded,
-    masked scan."""
+    """The loop as one ``lax.while_loop``, or with ``maximum_iterations`` a bounded
+    loop (``runtime/bounded_loops.py``)."""
     count = len(state)
 
     def cond_fun(carry):
@@ -345,29 +346,22 @@ def _staged_while(loop_test, loop_body, state, spec):
 
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):
-    """At most ``maximum_iterations`` iterations as a scan whose iterations after the
-    condition fails leave the state unchanged (reverse-differentiable).
+    """At most ``maximum_iterations`` iterations of ``lax.while_loop(cond_fun,
+    body_fun, state)``, reverse-differentiable, costing the iterations it takes
+    (``runtime/bounded_loops.py``: a ``while_loop`` when evaluated, replayed as
+    nested skippable scans in reverse mode).
 
-    The body sits in a ``lax.cond`` on the loop condition, so finished iterations
-    cost one predicate, not a body (under ``vmap`` the cond becomes a select: each
-    example keeps its own trip count). No "still running" flag is carried: once
-    the condition fails the state stops changing, so the condition keeps failing.
-    (A flag starting as a constant ``True`` would also change type inside
-    ``shard_map``, where the condition varies per device.) Reverse mode stores the
-    state per iteration, plus the body's intermediates unless it is checkpointed."""
-
-    def step(values, _):
-        return lax.cond(cond_fun(values), body_fun, lambda v: v, values), None
-
-    if maximum_iterations == 0:
-        return state
-    out, _ = lax.scan(step, state, None, length=maximum_iterations)
-    return out
+    Under ``vmap`` each example keeps its own trip count (the loop stops when every
+    example has stopped; the replay masks each step per example). No "still
+    running" flag is carried: once the condition fails the state stops changing
+    (a flag starting as a constant ``True`` would also change type inside
+    ``shard_map``, where the condition varies per device)."""
+    return bounded_loops.bounded_while(cond_fun, body_fun, state, maximum_iterations)
 
 
 def _staged_range(rng, loop_body, state, spec):
     """A ``for`` over a Python range (one ``fori_loop``, a scan) or a traced range
-    (a ``fori_loop``; with ``maximum_iterations`` a masked scan; with an exit, a
+    (a ``fori_loop``; with ``maximum_iterations`` a bounded loop; with an exit, a
     ``while_loop`` that stops at it)."""
     count = len(state)
     static = isinstance(rng, range)
@@ -406,7 +400,7 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
     def run(state):
         if static:  # static trip count: fori_loop lowers to a scan
             return lax.fori_loop(lower, upper, body_fun, state)
-        if trip_count is not None:  # maximum_iterations: a masked scan
+        if trip_count is not None:  # maximum_iterations: a bounded loop
             return _bounded_range(lower, upper, body_fun, state, trip_count)
         return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), spec.where,
                              "for loop over a traced range")
@@ -425,22 +419,13 @@ def _below(index, upper):
 
 def _bounded_range(lower, upper, body_fun, state, maximum_iterations):
     """``fori_loop(lower, upper, body_fun, state)`` for at most ``maximum_iterations``
-    iterations, as a masked scan (reverse-differentiable)."""
-
-    def step(carry, k):
-        index = lower + k
-        carry = lax.cond(index < upper, lambda c: body_fun(index, c), lambda c: c, carry)
-        return carry, None
-
-    if maximum_iterations == 0:
-        return state
-    out, _ = lax.scan(step, state, jnp.arange(maximum_iterations))
-    return out
+    iterations, reverse-differentiable, costing the iterations it takes."""
+    return bounded_loops.bounded_range(lower, upper, body_fun, state, maximum_iterations)
 
 
 def _traced_range_until_exit(rng, loop_body, count, spec) -> _Lowering:
     """A traced range with an exit: a ``while_loop`` that stops at the exit, or with
-    ``maximum_iterations`` a masked scan of that length (reverse-differentiable)."""
+    ``maximum_iterations`` a bounded loop (reverse-differentiable)."""
     trips = rng.trip_count()
 
     def cond_fun(carry):

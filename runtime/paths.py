@@ -9,6 +9,10 @@ condition of being there (lazily, as a function: it is computed only if a
 
 Without ``vmap`` the condition is true wherever the code runs; it then only
 costs a few scalar operations next to each staged ``print``/``assert``.
+
+A bounded loop's body is traced a second time for its derivatives (see
+``bounded_loops.py``); while ``replaying()``, a ``print`` or ``assert`` stages
+nothing: it acts once per iteration, when the loop runs forward.
 """
 
 from __future__ import annotations
@@ -43,6 +47,23 @@ def condition():
         value = make()
         result = value if result is None else jnp.logical_and(result, value)
     return result
+
+
+@contextlib.contextmanager
+def replaying():
+    """While tracing a loop body again to differentiate it, staged prints and
+    asserts are left out (they acted when the loop ran forward)."""
+    depth = getattr(_LOCAL, "replay", 0)
+    _LOCAL.replay = depth + 1
+    try:
+        yield
+    finally:
+        _LOCAL.replay = depth
+
+
+def is_replaying() -> bool:
+    """Whether a loop body is being traced again to differentiate it."""
+    return bool(getattr(_LOCAL, "replay", 0))
 
 
 def _stack() -> list:

@@ -45,6 +45,8 @@ def print_(*args, **kwargs):
     traced = has_tracer((args, kwargs))
     if not traced and not _staging():
         return builtins.print(*args, **kwargs)
+    if paths.is_replaying():
+        return None
     sep, end, file, flush = _options(**kwargs)
     if effects.current().prints == "drop":
         return None

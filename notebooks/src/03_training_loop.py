@@ -111,7 +111,8 @@ plt.show()
 #
 # `jax.grad` differentiates the staged loops and branches. `damped` runs a data-dependent
 # number of `while` iterations; `set_loop_options(maximum_iterations=...)` bounds the loop,
-# which lowers it to a masked `scan` that reverse mode can differentiate. We check the
+# which makes it reverse-differentiable: the backward pass replays the iterations the loop
+# took (not the bound) as scans that reverse mode goes through. We check the
 # gradient against central finite differences, in float64 so that the check is precise
 # (the finite differences come from running the same function on Python floats, the loop
 # exactly as written).

@@ -26,8 +26,9 @@ def test_count_eqns_counts_top_level_and_nested():
 
 def test_aot_split_reports_each_stage():
     split = aot_split(jax.jit(lambda x: x + 1), (jnp.float32(1),))
-    assert set(split) == {"trace_s", "lower_s", "compile_s", "eqns"}
+    assert set(split) == {"trace_s", "lower_s", "compile_s", "eqns", "temp_bytes"}
     assert split["eqns"] == {"top": 1, "total": 1}
+    assert split["temp_bytes"] is None or split["temp_bytes"] >= 0
 
 
 def test_interleaved_medians_times_every_function():

@@ -33,7 +33,7 @@ def _eval(jaxpr, consts, args):
         ins = [_read(env, v) for v in eqn.invars]
         outs = _apply(eqn, ins)
         if not eqn.primitive.multiple_results and eqn.primitive.name not in (
-                "cond", "while", "scan") + _CALLS:
+                "cond", "while", "scan", "custom_jvp_call", "custom_vjp_call") + _CALLS:
             outs = [outs]
         for var, value in zip(eqn.outvars, outs, strict=True):
             if type(var).__name__ != "DropVar":
@@ -68,6 +68,8 @@ def _apply(eqn, ins):
                                   c_new, c) for c_new, c in zip(new, carry, strict=True)]
     if name == "scan":
         return _scan(params, ins)
+    if name in ("custom_jvp_call", "custom_vjp_call") and "call_jaxpr" in params:
+        return evaluate(params["call_jaxpr"], *ins)   # the primal computation
     if name in _CALLS and "jaxpr" in params:
         inner = params["jaxpr"]
         if hasattr(inner, "consts"):

@@ -24,7 +24,12 @@ def main(argv=None) -> int:
                         help="comma-separated (jumps,logic,generators,match); default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
+    parser.add_argument("--kind", choices=("programs", "bounded_grad"), default="programs",
+                        help="bounded_grad: bounded loops under grad against masked scans "
+                             "(tests/fuzz/bounded_grad.py)")
     args = parser.parse_args(argv)
+    if args.kind == "bounded_grad":
+        return _bounded_grad(args)
 
     from tests.fuzz import harness
 
@@ -57,6 +62,26 @@ def main(argv=None) -> int:
           f"ConversionError or known, see test_regressions.py); "
           f"{time.time() - start:.0f}s")
     return 1 if mismatches else 0
+
+
+def _bounded_grad(args) -> int:
+    from tests.fuzz import bounded_grad
+
+    start = time.time()
+
+    def progress(done, mismatches):
+        if done % 20 == 0 or done == args.count:
+            print(f"{done} programs, {len(mismatches)} mismatches, "
+                  f"{time.time() - start:.0f}s", flush=True)
+
+    programs, mismatches = bounded_grad.fuzz(args.seed, args.count, progress=progress)
+    for m in mismatches:
+        print(m)
+    silent = [m for m in mismatches if m.silent]
+    print(f"bounded_grad programs fuzzed: {len(programs)}; mismatches: {len(silent)} "
+          f"(and {len(mismatches) - len(silent)} refused by both forms with a "
+          f"ConversionError); {time.time() - start:.0f}s")
+    return 1 if silent else 0
 
 
 def _worker(job):

@@ -61,6 +61,33 @@ def test_long_profile(features, request):
     assert not silent, _report(silent)
 
 
+BOUNDED_COUNT = int(os.environ.get("AUTOGRAPH_FUZZ_BOUNDED_COUNT", "1"))
+
+
+def test_bounded_loops_under_grad():
+    """Bounded loops differentiated by grad agree with the masked-scan reference
+    (one program here, as each compiles a dozen ways; ``python -m tests.fuzz.run
+    --kind bounded_grad`` runs many)."""
+    from tests.fuzz import bounded_grad
+
+    programs, mismatches = bounded_grad.fuzz(0, BOUNDED_COUNT, jacfwd_every=1)
+    assert len(programs) == BOUNDED_COUNT
+    silent = [m for m in mismatches if m.silent]
+    assert not silent, _report(silent)
+
+
+@pytest.mark.slow
+def test_bounded_loops_under_grad_long(request):
+    if "slow" not in (request.config.getoption("-m") or ""):
+        pytest.skip("the long profile runs with -m slow (or python -m tests.fuzz.run)")
+    from tests.fuzz import bounded_grad
+
+    count = int(os.environ.get("AUTOGRAPH_FUZZ_BOUNDED_COUNT", "100"))
+    _, mismatches = bounded_grad.fuzz(1000, count)
+    silent = [m for m in mismatches if m.silent]
+    assert not silent, _report(silent)
+
+
 def test_generator_is_deterministic():
     from tests.fuzz.program_generator import ProgramGenerator
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
+import autograph
 from tests.differential import check
 
 
@@ -264,3 +265,22 @@ def return_under_python_false_branch(n):
 
 def test_return_under_python_false_branch_in_traced_loop():
     check(return_under_python_false_branch, 5)
+
+
+# bounded_grad seed 1020: a list appended in a `for` over a traced range with a `break`
+# (an exit test: `_staged_range_until`) is never made a list buffer, bounded or not,
+# so staging refuses the loop with "'values' changes type across an iteration".
+def list_grown_in_traced_range_with_break(x, n):
+    values = [x]
+    for i in range(n):
+        autograph.set_loop_options(maximum_iterations=40)
+        values.append(jnp.sin(x) * i)
+        if i > 2:
+            break
+    return jnp.sum(autograph.stack(values))
+
+
+@pytest.mark.xfail(strict=True, raises=autograph.ConversionError,
+                   reason="_staged_range_until does not stage lists (runtime/loops.py)")
+def test_list_grown_in_traced_range_with_break():
+    check(list_grown_in_traced_range_with_break, 0.5, 6)
