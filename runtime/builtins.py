@@ -33,9 +33,12 @@ from autograph.runtime.tracing import caller_location, describe, has_tracer, is_
 def len_(value):
     """``len(value)``; the traced length of a staged list, the traced trip count of
     a range with a traced bound."""
-    if isinstance(value, TracedRange):
+    kind = type(value)
+    if kind is TracedRange:
         return value.trip_count()
-    return lists.list_len(value)
+    if kind is lists.TensorList:
+        return value.length
+    return len(value)
 
 
 def min_(*args, **kwargs):

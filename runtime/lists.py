@@ -232,6 +232,9 @@ tree_util.register_pytree_node(
 
 def list_append(lst, item):
     """``lst.append(item)``; returns the list (the same object for a Python list)."""
+    if type(lst) is list:
+        lst.append(item)
+        return lst
     if isinstance(lst, TensorList):
         if lst._probe is not None and lst._probe.appended_at is None:
             lst._probe.appended_at = caller_location()
@@ -252,7 +255,7 @@ def list_pop(lst, *index):
 
 def list_len(value):
     """``len(value)``; the traced length of a staged list."""
-    if isinstance(value, TensorList):
+    if type(value) is TensorList:
         return value.length
     return len(value)
 

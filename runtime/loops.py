@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
 from autograph.runtime import lists, paths, regions, returns
@@ -64,6 +65,7 @@ from autograph.runtime.state import as_tuple, fill_undefined, from_tuple, throug
 from autograph.runtime.tracing import (
     FlatTree,
     Location,
+    Tracer,
     caller_location,
     has_tracer,
     is_tracer,
@@ -148,14 +150,24 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     storing its intermediates (see ``runtime/differentiation.py``). The last
     keywords, given where they hold, say what staging cannot honour
     (``StagingObstacles``): a staged loop then raises at the user's line.
+
+    Outside any JAX trace nothing can be traced, so the loop is Python's own and
+    costs what it costs; under a trace only the condition's value decides each
+    iteration (the state is looked into once, on entry).
     """
     state = tuple(state)
     count = len(state)
-    reads_traced_closure = _closure_has_tracer(loop_test)
+    if not _tracing():
+        while loop_test(*state):
+            state = as_tuple(loop_body(*state), count)
+        return from_tuple(state)
+    entry = True
     while True:
-        if ((reads_traced_closure or has_tracer(state))
+        if ((entry and (_closure_has_tracer(loop_test) or _holds_tracer(state))
+             or not entry and _top_level_tracer(state))
                 and _test_is_traced(loop_test, state)):
             break
+        entry = False
         cond = loop_test(*state)
         if is_tracer(cond):
             break
@@ -169,6 +181,30 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
 
+def _tracing() -> bool:
+    """Whether a JAX trace is active (``jit``, ``grad``, ``vmap``...): only then can a
+    loop's condition, iterable or state be traced. (It cannot change while a loop
+    runs: a trace begun in its body ends there.)"""
+    return not jax_core.trace_state_clean()
+
+
+def _holds_tracer(tree) -> bool:
+    """Whether any leaf of ``tree`` is a tracer; False for what is no pytree JAX can
+    flatten (dict keys that do not sort, lists nested past the recursion limit):
+    such a value cannot be staged, so its loop runs as Python."""
+    try:
+        return has_tracer(tree)
+    except Exception:  # noqa: BLE001 - any failure to flatten: not stageable
+        return False
+
+
+def _top_level_tracer(state) -> bool:
+    """Whether a state variable itself holds a tracer (not looking inside
+    containers): what a loop checks after each Python iteration, at a cost that
+    does not grow with what the variables hold."""
+    return any(isinstance(value, Tracer) for value in state)
+
+
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
     for cell in fn.__closure__ or ():
@@ -176,7 +212,7 @@ def _closure_has_tracer(fn) -> bool:
             contents = cell.cell_contents
         except ValueError:  # an unbound cell
             continue
-        if has_tracer(contents):
+        if _holds_tracer(contents):
             return True
     return False
 
@@ -211,9 +247,15 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     when it is false. Staged, iterations after it turns false are masked no-ops
     (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
     range, the ``while_loop`` stops. The last keywords are ``while_stmt``'s.
+
+    Outside any JAX trace the loop is Python's own. Under a trace, a Python range
+    decides on its first iteration from the whole state, and after each later one
+    from whether a state variable itself became traced.
     """
     state = tuple(state)
     count = len(state)
+    if not _tracing():
+        return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
     options = {"extra_test": extra_test, "maximum_iterations": maximum_iterations,
                "checkpoint": checkpoint, "in_try": in_try, "assigns_global": assigns_global,
                "assigns_nonlocal": assigns_nonlocal, "deletes": deletes}
@@ -225,8 +267,9 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
         return from_tuple(_staged_scan(iterable, loop_body, state, spec))
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
-            if count and (has_tracer(state) or k == 0 and (
-                    _closure_has_tracer(loop_body) or lists.grows_traced(
+            if count and (_top_level_tracer(state) if k else (
+                    _holds_tracer(state) or _closure_has_tracer(loop_body)
+                    or lists.grows_traced(
                         lambda s, i: as_tuple(loop_body(i, *s), count), state, item))):
                 spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
                                   **options)
@@ -236,9 +279,7 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             state = as_tuple(loop_body(item, *state), count)
         return from_tuple(state)
     if extra_test is None:
-        for item in iterable:
-            state = as_tuple(loop_body(item, *state), count)
-        return from_tuple(state)
+        return from_tuple(_python_loop(iterable, loop_body, state, None))
     items = iter(iterable)
     while True:
         keep = extra_test(*state)
@@ -254,6 +295,23 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             break
         state = as_tuple(loop_body(item, *state), count)
     return from_tuple(state)
+
+
+def _python_loop(iterable, loop_body, state, extra_test):
+    """The ``for`` loop as Python runs it (``extra_test`` checked before each item)."""
+    count = len(state)
+    if extra_test is None:
+        for item in iterable:
+            state = as_tuple(loop_body(item, *state), count)
+        return state
+    items = iter(iterable)
+    while extra_test(*state):
+        try:
+            item = next(items)
+        except StopIteration:
+            break
+        state = as_tuple(loop_body(item, *state), count)
+    return state
 
 
 # -- the staged loops ------------------------------------------------------------------
@@ -411,7 +469,7 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
         return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), spec.where,
                              "for loop over a traced range")
 
-    unrolled = (lambda s: _python_for(rng, body, s)) if static else None
+    unrolled = (lambda s: _python_loop(rng, body, s, None)) if static else None
     return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled)
 
 
@@ -494,7 +552,7 @@ def _staged_scan(array, loop_body, state, spec):
         return out
 
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         lambda s: _python_for(array, body, s))
+                         lambda s: _python_loop(array, body, s, None))
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 
@@ -533,14 +591,6 @@ def _masked_python_for(items, loop_body, state, spec):
         state = _staged_cond(keep, functools.partial(loop_body, item),
                              lambda *s: from_tuple(s), state, spec.names, spec.where,
                              spec.construct, spec.obstacles)
-    return state
-
-
-def _python_for(iterable, loop_body, state):
-    """The loop unrolled in Python, as the original runs under ``jax.jit``."""
-    count = len(state)
-    for item in iterable:
-        state = as_tuple(loop_body(item, *state), count)
     return state
 
 

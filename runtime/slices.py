@@ -28,6 +28,7 @@ _BINARY = {
     "@": operator.matmul, "&": operator.and_, "|": operator.or_, "^": operator.xor,
     "<<": operator.lshift, ">>": operator.rshift,
 }
+_PYTHON_CONTAINERS = frozenset({list, dict})
 # Augmented operators that JAX's ``.at[]`` does in one scatter.
 _AT_METHODS = {"+": "add", "*": "multiply", "/": "divide", "**": "power"}
 
@@ -35,6 +36,12 @@ _AT_METHODS = {"+": "add", "*": "multiply", "/": "divide", "**": "power"}
 def setitem(target, key, value, op=None):
     """``target[key] = value``, or ``target[key] <op>= value``; returns the target
     (a new array for a JAX array, the same object otherwise)."""
+    if type(target) in _PYTHON_CONTAINERS:  # the common case in Python mode, first
+        if op is None:
+            target[key] = value
+        else:
+            target[key] = _INPLACE[op](target[key], value)
+        return target
     if isinstance(target, jax.Array):
         at = target.at[key]
         if op is None:
