@@ -45,11 +45,11 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, tree_util
 from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
-from autograph.runtime import lists, paths, regions, returns
+from autograph.runtime import intervals, lists, paths, regions, returns, unrolling
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -92,6 +92,11 @@ class TracedRange:
         step_sign = jnp.sign(self.step)
         return jnp.maximum((span + self.step - step_sign) // self.step, 0)
 
+    def reversed(self):
+        """``reversed(range(...))``: the same items, last first."""
+        last = self.start + (self.trip_count() - 1) * self.step
+        return TracedRange(last, self.start - self.step, -self.step)
+
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
 
@@ -120,20 +125,27 @@ class LoopSpec:
     checkpoint: bool = False
     extra_test: Callable | None = None
     obstacles: StagingObstacles = NO_OBSTACLES
+    index_bounds: tuple | None = None
 
 
 def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
-               maximum_iterations=None, checkpoint=False, **obstacles) -> LoopSpec:
+               maximum_iterations=None, checkpoint=False, bound=None,
+               **obstacles) -> LoopSpec:
     """The spec of a loop about to be staged, its state named after ``loop_body``'s
     parameters (after the item, for a ``for``). ``bounded``: its trip count is
     unknown while tracing (a ``while``, a ``for`` over a traced range), so
     ``maximum_iterations`` bounds it and is checked here; a static trip count
     ignores the option."""
     names = param_names(loop_body, skip=1 if construct == "for loop" else 0)
-    bound = (_bound(maximum_iterations, where)
+    limit = (_bound(maximum_iterations, where)
              if bounded and maximum_iterations is not None else None)
-    return LoopSpec(construct, names, where, bound, checkpoint, extra_test,
-                    StagingObstacles(**obstacles))
+    index_bounds = None
+    if bounded and bound is not None:
+        # A trip bound derived from the enclosing loops' ranges (a triangular loop).
+        limit = bound.trips if limit is None else min(limit, bound.trips)
+        index_bounds = (bound.low, bound.high) if bound.low is not None else None
+    return LoopSpec(construct, names, where, limit, checkpoint, extra_test,
+                    StagingObstacles(**obstacles), index_bounds)
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
@@ -231,8 +243,8 @@ def _test_is_traced(loop_test, state) -> bool:
 
 
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
-             checkpoint=False, in_try=None, assigns_global=None, assigns_nonlocal=None,
-             deletes=None):
+             checkpoint=False, bound=None, in_try=None, assigns_global=None,
+             assigns_nonlocal=None, deletes=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -241,6 +253,11 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     with ``maximum_iterations`` becomes a masked scan of that length (reverse-mode
     differentiable); other loops have a static trip count and ignore the bound.
     ``checkpoint=True`` rematerialises the body in the backward pass.
+
+    ``bound``, where the converters derived one (``intervals.loop_bound``: a range
+    that depends on the index of an enclosing staged loop, as in ``for j in
+    range(i)``), bounds a traced range as ``maximum_iterations`` would, so that
+    the loop is reverse-differentiable.
 
     ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
     checked before each iteration, before the next item is taken, and the loop stops
@@ -260,11 +277,16 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
                "checkpoint": checkpoint, "in_try": in_try, "assigns_global": assigns_global,
                "assigns_nonlocal": assigns_nonlocal, "deletes": deletes}
     if isinstance(iterable, TracedRange):
-        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True, **options)
+        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True,
+                          bound=bound, **options)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))
     if is_tracer(iterable) or isinstance(iterable, Scanned):
         spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False, **options)
         return from_tuple(_staged_scan(iterable, loop_body, state, spec))
+    if type(iterable) is _RANGE_ITERATOR and extra_test is None:
+        # `reversed(range(n))`, `iter(range(n))`: the rest of a range, which can stage;
+        # Python's loop leaves the iterator exhausted.
+        iterable = _rest_of_range(iterable)
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
             if count and (_top_level_tracer(state) if k else (
@@ -295,6 +317,16 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             break
         state = as_tuple(loop_body(item, *state), count)
     return from_tuple(state)
+
+
+_RANGE_ITERATOR = type(iter(range(0)))
+
+
+def _rest_of_range(iterator) -> range:
+    """The items a range iterator has left, as a range; the iterator is exhausted."""
+    _, (rng,), position = iterator.__reduce__()
+    iterator.__setstate__(len(rng))
+    return rng[position:]
 
 
 def _python_loop(iterable, loop_body, state, extra_test):
@@ -330,13 +362,15 @@ class _Lowering:
     ``unrolled(state)``, when given, runs the loop as Python instead where JAX
     rejects its carry (as the original runs under ``jax.jit``). With
     ``stage_lists`` false the Python lists in the state are carried as they are,
-    never turned into buffers."""
+    never turned into buffers. ``exact``: the loop runs exactly ``trip_count``
+    iterations (lists it grows unconditionally come out as Python lists)."""
 
     run: Callable
     step: Callable
     trip_count: int | None
     unrolled: Callable | None = None
     stage_lists: bool = True
+    exact: bool = False
 
 
 _NO_ITEM = object()
@@ -347,8 +381,13 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
 
     ``loop_body(item, *state)`` is one iteration in the user's code (the item is None
     for a ``while``), ``item`` the loop item's abstract value, ``first_item`` the
-    first item of a loop known to run at least once."""
+    first item of a loop known to run at least once. A loop that can run unrolled
+    (``lowering.unrolled``: a static trip count) does so, from the state it was
+    given, when staging it fails for any reason: staging is an optimisation, and
+    ``jax.jit`` of the original runs it unrolled (the decision is logged, see
+    ``runtime/unrolling.py``)."""
     count = len(state)
+    changed = []
 
     def iteration(values, item):
         return as_tuple(loop_body(item, *values), count)
@@ -360,22 +399,38 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
         require_defined(state, spec.names, spec.where, f"staged {spec.construct}")
         check_carriable(state, spec.names, spec.where, spec.construct)
         check_stageable(spec.obstacles, spec.where, spec.construct)
-        staging = contextlib.nullcontext()
+        staging = None
         if lowering.stage_lists:
             state, staging = lists.stage_lists(state, spec.names, lowering.step,
                                                lowering.trip_count, spec.where, item=item,
-                                               construct=spec.construct)
+                                               construct=spec.construct,
+                                               exact=lowering.exact)
         try:
-            with staging:
-                return lowering.run(state)
+            with staging or contextlib.nullcontext():
+                out = lowering.run(state)
+            return out if staging is None else staging.as_lists(out)
         except TypeError:
-            _raise_for_carry_change(lowering.step, state, item, spec)
-            if lowering.unrolled is None:
+            if lowering.unrolled is not None:
+                changed.extend(_carry_mismatch(lowering.step, state, item, spec))
                 raise
-            return lowering.unrolled(state)
+            _raise_for_carry_change(lowering.step, state, item, spec)
+            raise
 
-    with regions.staged(spec.construct, spec.where):
-        return through_unbound(prepared_and_run, iteration, state, item)
+    if lowering.unrolled is None:
+        with regions.staged(spec.construct, spec.where):
+            return through_unbound(prepared_and_run, iteration, state, item)
+    try:
+        with regions.staged(spec.construct, spec.where):
+            out = through_unbound(prepared_and_run, iteration, state, item)
+    except Exception as error:  # noqa: BLE001 - any failure: run it as jit would
+        reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across an "
+                  "iteration" if changed else unrolling.why(error))
+        del error
+    else:
+        unrolling.staged(spec.construct, spec.where)
+        return out
+    unrolling.unrolled(spec.construct, spec.where, reason)
+    return lowering.unrolled(state)
 
 
 def _staged_while(loop_test, loop_body, state, spec):
@@ -442,12 +497,13 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
     static = isinstance(rng, range)
     body = _masked(loop_body, count, spec)
     trip_count = len(rng) if static else spec.maximum_iterations
+    known = _index_bounds(rng, spec)
     if not is_tracer(rng.step) and rng.step == 1 and (
             static or spec.maximum_iterations is None):
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
-            with _below(i, upper):
+            with _below(i, upper), _within(i, known):
                 return as_tuple(body(i, *carry), count)
     else:
         lower = 0
@@ -456,8 +512,9 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
             upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
-            with _below(k, upper):
-                return as_tuple(body(rng.start + k * rng.step, *carry), count)
+            index = rng.start + k * rng.step
+            with _below(k, upper), _within(index, known):
+                return as_tuple(body(index, *carry), count)
 
     body_fun = checkpointed(body_fun, spec.checkpoint)
 
@@ -469,8 +526,23 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
         return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), spec.where,
                              "for loop over a traced range")
 
-    unrolled = (lambda s: _python_loop(rng, body, s, None)) if static else None
-    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled)
+    unrolled = _unrolled(rng, loop_body, spec) if static else None
+    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static)
+
+
+def _index_bounds(rng, spec):
+    """``(low, high)`` of the index of a loop over ``rng``: a Python range's own, or
+    those derived for a traced range (``spec.index_bounds``); None if unknown."""
+    if isinstance(rng, range):
+        return (min(rng[0], rng[-1]), max(rng[0], rng[-1])) if len(rng) else None
+    return spec.index_bounds
+
+
+def _within(index, known):
+    """While the body is traced, ``index`` lies in ``known`` (``intervals``)."""
+    if known is None:
+        return contextlib.nullcontext()
+    return intervals.bounded(index, *known)
 
 
 def _below(index, upper):
@@ -552,7 +624,7 @@ def _staged_scan(array, loop_body, state, spec):
         return out
 
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         lambda s: _python_loop(array, body, s, None))
+                         _unrolled(_rows(xs, length), loop_body, spec), exact=True)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 
@@ -578,6 +650,21 @@ def _masked(loop_body, count, spec):
     return masked_body
 
 
+def _unrolled(items, loop_body, spec):
+    """The loop over ``items`` run in Python, as the original runs under ``jax.jit``
+    (an exit checked before each item, staged per iteration where it is traced)."""
+    if spec.extra_test is None:
+        return lambda state: _python_loop(items, loop_body, state, None)
+    return lambda state: _masked_python_for(iter(items), loop_body, state, spec)
+
+
+def _rows(xs, length):
+    """The items of a scan over the pytree of arrays ``xs``, ``xs[k]`` leaf by leaf,
+    taken only as the loop asks for them."""
+    for k in range(length):
+        yield tree_util.tree_map(lambda x, k=k: x[k], xs)
+
+
 def _masked_python_for(items, loop_body, state, spec):
     """The rest of a Python iteration once the exit flag is traced: each iteration
     runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
@@ -598,15 +685,9 @@ def _raise_for_carry_change(step, state, item, spec):
     """Raise naming the variable whose type one iteration (``step(state, item)``)
     changes; return quietly if the body cannot be traced abstractly or changes
     nothing."""
-    try:
-        out = jax.eval_shape(step, state, item)
-    except ConversionError:
-        raise
-    except Exception:  # the body needs concrete values: the caller decides
-        return
-    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
-        if joinable:
-            continue
+    found = _carry_mismatch(step, state, item, spec)
+    if found:
+        name, first, second = found
         raise mismatch_error(
             f"changes type across an iteration of this staged {spec.construct}", name,
             first, second, spec.where,
@@ -614,6 +695,22 @@ def _raise_for_carry_change(step, state, item, spec):
             "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
             "dtype)), or keep the change out of the loop.",
             ("before the loop", "after one iteration"))
+
+
+def _carry_mismatch(step, state, item, spec) -> tuple:
+    """``(name, type before, type after)`` of the first variable whose type one
+    iteration changes (beyond what promotion joins); ``()`` when none does or the
+    body cannot be traced abstractly."""
+    try:
+        out = jax.eval_shape(step, state, item)
+    except ConversionError:
+        raise
+    except Exception:  # the body needs concrete values: the caller decides
+        return ()
+    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
+        if not joinable:
+            return name, first, second
+    return ()
 
 
 def _bound(maximum_iterations, where) -> int:

@@ -45,6 +45,12 @@ def condition():
     return result
 
 
+def depth() -> int:
+    """How many staged branches and loop bodies the current point is inside of that
+    do not always run (the conditions ``condition()`` would combine)."""
+    return len(_stack())
+
+
 def _stack() -> list:
     stack = getattr(_LOCAL, "stack", None)
     if stack is None:
