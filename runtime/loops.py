@@ -238,7 +238,8 @@ def _test_is_traced(loop_test, state) -> bool:
     def probe(*traced_leaves):
         seen.append(is_tracer(loop_test(*flat.rebuild(traced_leaves))))
 
-    jax.eval_shape(probe, *flat.selected)
+    with unrolling.held():  # an abstract probe: the loops it traces are not the program's
+        jax.eval_shape(probe, *flat.selected)
     return seen[0]
 
 
@@ -291,8 +292,7 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
         for k, item in enumerate(iterable):
             if count and (_top_level_tracer(state) if k else (
                     _holds_tracer(state) or _closure_has_tracer(loop_body)
-                    or lists.grows_traced(
-                        lambda s, i: as_tuple(loop_body(i, *s), count), state, item))):
+                    or _grows_traced(loop_body, state, item))):
                 spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
                                   **options)
                 return from_tuple(_staged_range(iterable[k:], loop_body, state, spec))
@@ -317,6 +317,15 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             break
         state = as_tuple(loop_body(item, *state), count)
     return from_tuple(state)
+
+
+def _grows_traced(loop_body, state, item) -> bool:
+    """``lists.grows_traced`` of the loop (an abstract probe of one iteration, whose
+    nested loops are not the program's)."""
+    count = len(state)
+    with unrolling.held():
+        return lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
+                                  item)
 
 
 _RANGE_ITERATOR = type(iter(range(0)))
@@ -388,6 +397,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     ``runtime/unrolling.py``)."""
     count = len(state)
     changed = []
+    traced = []  # the decisions of the loops nested in this one, as staged
 
     def iteration(values, item):
         return as_tuple(loop_body(item, *values), count)
@@ -406,8 +416,9 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
                                                construct=spec.construct,
                                                exact=lowering.exact)
         try:
-            with staging or contextlib.nullcontext():
+            with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
+            traced[:] = inner
             return out if staging is None else staging.as_lists(out)
         except TypeError:
             if lowering.unrolled is not None:
@@ -416,21 +427,24 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             _raise_for_carry_change(lowering.step, state, item, spec)
             raise
 
-    if lowering.unrolled is None:
-        with regions.staged(spec.construct, spec.where):
-            return through_unbound(prepared_and_run, iteration, state, item)
-    try:
-        with regions.staged(spec.construct, spec.where):
-            out = through_unbound(prepared_and_run, iteration, state, item)
-    except Exception as error:  # noqa: BLE001 - any failure: run it as jit would
-        reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across an "
-                  "iteration" if changed else unrolling.why(error))
-        del error
-    else:
-        unrolling.staged(spec.construct, spec.where)
-        return out
-    unrolling.unrolled(spec.construct, spec.where, reason)
-    return lowering.unrolled(state)
+    reason = None
+    with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
+        try:
+            with regions.staged(spec.construct, spec.where):
+                out = through_unbound(prepared_and_run, iteration, state, item)
+        except Exception as error:
+            if lowering.unrolled is None:
+                raise
+            # Any failure: run it as jit of the original would.
+            reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across "
+                      "an iteration" if changed else unrolling.why(error))
+            del error
+    if reason is not None:
+        unrolling.unrolled(spec.construct, spec.where, reason)
+        return lowering.unrolled(state)
+    unrolling.staged(spec.construct, spec.where)
+    unrolling.release(traced)
+    return out
 
 
 def _staged_while(loop_test, loop_body, state, spec):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections import Counter
 
 logger = logging.getLogger("autograph.loops")
@@ -30,20 +31,63 @@ UNROLLED = "unrolled"
 
 
 def staged(construct: str, where) -> None:
-    """Log that the loop at ``where`` was staged."""
-    if logger.isEnabledFor(logging.DEBUG):
-        logger.debug("%s: %s staged", where, construct,
-                     extra={"decision": STAGED, "construct": construct, "where": where,
-                            "reason": None})
+    """Record that the loop at ``where`` was staged."""
+    _decide(STAGED, construct, where, None)
 
 
 def unrolled(construct: str, where, reason: str) -> None:
-    """Log that the loop at ``where`` runs unrolled, and ``reason``."""
-    if logger.isEnabledFor(logging.INFO):
+    """Record that the loop at ``where`` runs unrolled, and ``reason``."""
+    _decide(UNROLLED, construct, where, reason)
+
+
+_LOCAL = threading.local()
+
+
+def _held() -> list:
+    stack = getattr(_LOCAL, "stack", None)
+    if stack is None:
+        stack = _LOCAL.stack = []
+    return stack
+
+
+def _decide(decision, construct, where, reason):
+    stack = _held()
+    if stack:
+        stack[-1].append((decision, construct, where, reason))
+    else:
+        _log(decision, construct, where, reason)
+
+
+def _log(decision, construct, where, reason):
+    extra = {"decision": decision, "construct": construct, "where": where, "reason": reason}
+    if decision == STAGED:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("%s: %s staged", where, construct, extra=extra)
+    elif logger.isEnabledFor(logging.INFO):
         logger.info("%s: %s unrolled (as jax.jit of the original runs it): %s", where,
-                    construct, reason,
-                    extra={"decision": UNROLLED, "construct": construct, "where": where,
-                           "reason": reason})
+                    construct, reason, extra=extra)
+
+
+@contextlib.contextmanager
+def held():
+    """``with held() as decisions:`` the decisions taken while the block runs (loops
+    nested in one being staged) are held in the list ``decisions``, not recorded;
+    ``release(decisions)`` records them. A trace that is thrown away (an abstract
+    probe of a body, a staging attempt that failed) releases nothing, so that each
+    loop of the program is recorded once, as it finally runs."""
+    decisions: list = []
+    stack = _held()
+    stack.append(decisions)
+    try:
+        yield decisions
+    finally:
+        stack.pop()
+
+
+def release(decisions) -> None:
+    """Record ``decisions`` held by ``held()``, in order."""
+    for decision in decisions:
+        _decide(*decision)
 
 
 def why(error: BaseException) -> str:
@@ -52,7 +96,7 @@ def why(error: BaseException) -> str:
     first = message.strip().splitlines()[0] if message.strip() else ""
     if len(first) > 200:
         first = first[:197] + "..."
-    return f"staging it raised {type(error).__name__}: {first}"
+    return f"staging it failed with {type(error).__name__}: {first}"
 
 
 class _Counting(logging.Handler):

@@ -88,6 +88,9 @@ def detect_features() -> frozenset:
         "directives": "def probe(n):\n    while n < 5:\n"
                       "        set_loop_options(maximum_iterations=9)\n        n += 1\n"
                       "    return n\n",
+        "loops": "def probe(n):\n    v = jnp.zeros(1) + n\n    out = []\n"
+                 "    for i in range(3):\n        v = jnp.concatenate([v, v[-1:] + i])\n"
+                 "        out.append(v[i:i + 2])\n    return jnp.stack(out)\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,7 +134,7 @@ def inputs_for(seed):
 def is_valid(program: Program, all_inputs) -> bool:
     """Whether the program computes the same in numpy int32/float32 with every
     overflow raising: then int32/float32 under JAX cannot change its results."""
-    namespace = {"set_loop_options": autograph.set_loop_options}
+    namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np}
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)
@@ -275,7 +278,7 @@ def _compare(p, mode, args, expected, got) -> list[Mismatch]:
 def _same_python(expected, got):
     if type(expected) is not type(got):
         return f"type {type(got).__name__} != {type(expected).__name__} ({got!r} vs {expected!r})"
-    if isinstance(expected, tuple):
+    if isinstance(expected, (tuple, list)):
         if len(expected) != len(got):
             return f"{got!r} != {expected!r}"
         for e, g in zip(expected, got, strict=True):
@@ -291,7 +294,9 @@ def _plain(tree):
 
 
 def _leaves(value):
-    return list(value) if isinstance(value, tuple) else [value]
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 def _short_traceback():
