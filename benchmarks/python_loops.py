@@ -138,19 +138,20 @@ def _interleaved(fns: dict, make_state, iterations, rounds, budget_s) -> dict:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+def _ns(seconds: float) -> str:
+    return f"{seconds * 1e9:,.0f} ns"
+
+
 def format_rows(rows: list[dict]) -> list[list[str]]:
     """Table rows: program, state size, original and converted per iteration, ratio."""
-    from .suite import format_seconds
-
     out = []
     for r in rows:
         if "error" in r:
             out.append([r["program"], str(r["size"]), "error", r["error"][:60], "", ""])
             continue
         ratio = f"{r['ratio']:.1f}x"
-        out.append([r["program"], f"{r['size']:,}", format_seconds(r["original_s"]),
-                    format_seconds(r["converted_s"]), format_seconds(r["overhead_s"]),
-                    ratio])
+        out.append([r["program"], f"{r['size']:,}", _ns(r["original_s"]),
+                    _ns(r["converted_s"]), _ns(r["overhead_s"]), ratio])
     return out
 
 

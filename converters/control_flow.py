@@ -39,7 +39,10 @@ become keywords of its call. Where the block is inside a ``try`` with ``except``
 clauses, assigns a ``global``/``nonlocal`` variable, or (a loop) deletes a variable
 it carries, the call says so (``in_try=3``, ``assigns_global='counter'``,
 ``deletes='y'``): a staged one refuses, at the user's line
-(``analysis/stageability.py``).
+(``analysis/stageability.py``). A ``for`` over a range that depends on the index of
+an enclosing ``for`` over a range (``for j in range(i + 1, n)`` inside ``for i in
+range(n)``) also passes ``bound=ag__.loop_bound(lambda i: ag__.range_(i + 1, n), i)``:
+staged, its largest trip count is derived from the enclosing loop's range.
 """
 
 from __future__ import annotations

@@ -24,6 +24,15 @@ are both counted, so such a buffer may be larger than the list ever gets.
 ``len(lst)`` are padding, filled with zeros. A list appended once per iteration
 of a ``for`` loop fills its buffer exactly.
 
+Lists come out as lists: after a loop of exact trip count (a Python range, an
+array's leading axis) whose every append and pop is unconditional, the length is
+known, and the list is the Python list Python would have, its elements the rows
+of the buffer (``stack`` of it, untouched, is the buffer again). Only a list whose
+length depends on traced values (appends under a staged ``if``, in a ``while``)
+stays a ``TensorList``; ``jnp.stack``/``jnp.array`` of it, or returning it from a
+converted function under a trace, raises, naming ``autograph.stack``. A list
+grown in one branch of a staged ``if`` is made a buffer in both.
+
 A ``for`` over a Python ``range`` whose body appends traced values to a Python
 list (under ``jit``) is staged from its first iteration (``grows_traced``), so
 ``for i in range(n): z.append(f(x, i))`` is one ``scan`` writing a buffer of

@@ -29,10 +29,16 @@ How each loop runs:
 - ``for`` over a Python ``range``: one ``fori_loop``/``scan``, compiled once whatever
   the trip count, when the loop variables hold traced values or the body reads a
   traced variable of the function; otherwise Python iterations until the loop
-  variables hold a traced value, then the remaining ones staged. A body that needs
-  the index as a Python int (to index a Python list, say) cannot be staged; it
-  runs unrolled, as the original does under ``jax.jit``.
+  variables hold a traced value, then the remaining ones staged.
 - ``for`` over anything else (lists, tuples, generators): Python iteration.
+
+Staging is an optimisation. A loop of static trip count (a Python range, an
+array's leading axis) whose staging fails for any reason (a carry that changes
+shape, a body that needs the index as a Python int, a stateful library object
+that cannot cross a ``scan`` boundary) runs unrolled instead, from the state it
+was given, as the original runs under ``jax.jit``; ``runtime/unrolling.py`` logs
+each decision. Outside any JAX trace a loop is Python's own loop, and its cost
+per iteration does not depend on what its state holds.
 """
 
 from __future__ import annotations
