@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jax import lax, tree_util
+from jax import lax
 from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
@@ -643,8 +643,9 @@ def _staged_scan(array, loop_body, state, spec):
         out, _ = lax.scan(body_fun, state, xs)
         return out
 
+    items = array.items() if isinstance(array, Scanned) else _rows(array, length)
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         _unrolled(_rows(xs, length), loop_body, spec), exact=True)
+                         _unrolled(items, loop_body, spec), exact=True)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 
@@ -678,11 +679,10 @@ def _unrolled(items, loop_body, spec):
     return lambda state: _masked_python_for(iter(items), loop_body, state, spec)
 
 
-def _rows(xs, length):
-    """The items of a scan over the pytree of arrays ``xs``, ``xs[k]`` leaf by leaf,
-    taken only as the loop asks for them."""
+def _rows(array, length):
+    """The rows of ``array``, taken only as the loop asks for them."""
     for k in range(length):
-        yield tree_util.tree_map(lambda x, k=k: x[k], xs)
+        yield array[k]
 
 
 def _masked_python_for(items, loop_body, state, spec):

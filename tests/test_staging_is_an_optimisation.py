@@ -93,6 +93,31 @@ def test_a_carry_that_changes_shape_unrolls_as_jit_does(fn, args):
     assert seen.counts["unrolled"] >= 1
 
 
+WEIGHTS = [1.0, 2.0, 3.0]
+
+
+def weighted_by_a_python_list(xs):
+    s = 0.0
+    for i, x in enumerate(xs):
+        s = s + WEIGHTS[i] * x
+    return s
+
+
+def zipped_growth(xs, ys):
+    out = jnp.zeros(0)
+    for x, (k, y) in zip(xs, enumerate(ys)):
+        out = jnp.concatenate([out, jnp.array([x * y * WEIGHTS[k]])])
+    return out
+
+
+def test_unrolled_scans_give_enumerate_indices_as_python_ints():
+    xs = np.arange(3.0, dtype=np.float32)
+    check(weighted_by_a_python_list, xs)
+    like_jit(weighted_by_a_python_list, xs)
+    check(zipped_growth, xs, xs + 1)
+    like_jit(zipped_growth, xs, xs + 1)
+
+
 def test_the_unrolled_loop_is_logged_with_its_reason(caplog):
     with caplog.at_level("INFO", logger="autograph.loops"):
         autograph.to_graph(grow_concatenate)(np.ones(1, np.float32))
