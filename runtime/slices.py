@@ -23,7 +23,7 @@ from jax import lax
 
 from autograph.runtime import intervals
 from autograph.runtime.lists import TensorList
-from autograph.runtime.tracing import has_tracer, is_tracer
+from autograph.runtime.tracing import is_tracer
 
 _INPLACE = {
     "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
@@ -53,16 +53,16 @@ def setitem(target, key, value, op=None, widths=None):
         else:
             target[key] = _INPLACE[op](target[key], value)
         return target
+    if isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)):
+        # NumPy cannot hold a traced value: the update is functional, as for a JAX
+        # array (the original fails here under jax.jit).
+        target = jnp.asarray(target)
     if widths is not None:
         window = _window(target, key, widths)
         if window is not None:
             starts, sizes, rest = window
             part = setitem(lax.dynamic_slice(target, starts, sizes), rest, value, op)
             return lax.dynamic_update_slice(target, part.astype(target.dtype), starts)
-    if isinstance(target, np.ndarray) and (has_tracer(value) or _traced_key(key)):
-        # NumPy cannot hold a traced value: the update is functional, as for a JAX
-        # array (the original fails here under jax.jit).
-        target = jnp.asarray(target)
     if isinstance(target, jax.Array):
         at = target.at[key]
         if op is None:
