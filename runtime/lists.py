@@ -143,7 +143,7 @@ class TensorList:
                         "elements as one array with autograph.stack(lst) (padded past its "
                         "length) and loop over that.")
 
-    def __jax_array__(self):
+    def __jax_array__(self, *_, **__):
         raise TypeError(_DATA_DEPENDENT + " Make it one array with autograph.stack(lst) "
                         "(padded past its length; len(lst) gives the length as a traced "
                         "int), not jnp.array or jnp.stack.")
