@@ -113,15 +113,18 @@ def convert(func=None, *, recursive=True, prints=None, asserts=None):
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
         try:
             if modes is None:
-                return converted[0](*args, **kwargs)
-            with _effects.using(*modes):
-                return converted[0](*args, **kwargs)
+                out = converted[0](*args, **kwargs)
+            else:
+                with _effects.using(*modes):
+                    out = converted[0](*args, **kwargs)
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
             at_boundary(error, _TRANSPILER.is_converted_code)
             tb = error.__traceback__
             if tb is not None and tb.tb_frame is sys._getframe():
                 error.__traceback__ = tb.tb_next   # the traceback the original would have
             raise  # autograph: the error of the converted code below, unchanged in type
+        _lists.check_returned(out, original)
+        return out
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import first_call, lambda_files
+from . import first_call, lambda_files, python_loops, unrolling
 from .suite import format_seconds
 from .workloads import AUTOGRAPH, EAGER, HAND_LAX, KINDS, UNROLLED
 
@@ -200,6 +200,16 @@ def _source_sections(results: dict, markdown: bool = False) -> list[str]:
     if results.get("lambda_files"):
         parts += ["", f"{heading}Converting every lambda of a file of lambdas",
                   _table(lambda_files.COLUMNS, lambda_files.format_rows(results["lambda_files"]),
+                         markdown)]
+    if results.get("python_loops"):
+        parts += ["", f"{heading}Loops run as Python (Python values): cost per iteration, "
+                      "original vs converted, by the size of the loop's state",
+                  _table(python_loops.COLUMNS, python_loops.format_rows(
+                      results["python_loops"]), markdown)]
+    if results.get("unrolling"):
+        parts += ["", f"{heading}Static loops staged and unrolled (unrolled only where the "
+                      "body needs Python iteration)",
+                  _table(unrolling.COLUMNS, unrolling.format_rows(results["unrolling"]),
                          markdown)]
     return parts
 

@@ -21,7 +21,7 @@ import numpy as np
 
 import autograph
 
-from . import conversion, first_call, lambda_files, programs
+from . import conversion, first_call, lambda_files, programs, python_loops, unrolling
 from .harness import TimingPlan, aot_split, error_text, interleaved_medians, timed
 from .scaling import measure_scaling
 from .workloads import (
@@ -57,6 +57,11 @@ class SuiteConfig:
     # function split into stages, and converting every lambda of a file of lambdas.
     first_call_rounds: int = 7
     lambda_sizes: tuple[int, ...] = (200, 2000)
+    # Plain-Python loops converted: cost per iteration against the original's, per
+    # state size (empty: skipped); and the loops staged vs unrolled over the corpora.
+    python_loop_sizes: tuple[int, ...] = (1, 100, 10_000)
+    python_loop_rounds: int = 9
+    unrolling: bool = True
 
     @classmethod
     def quick_preset(cls, **overrides) -> SuiteConfig:
@@ -64,7 +69,7 @@ class SuiteConfig:
         base = dict(quick=True, plan=TimingPlan(rounds=5, sample_s=0.004, budget_s=0.25),
                     unroll_cap=0, scaling_unroll_cap=100, scaling_repeats=1,
                     conversion_cold_reps=3, conversion_cached_reps=100,
-                    first_call_rounds=3, lambda_sizes=(200,))
+                    first_call_rounds=3, lambda_sizes=(200,), python_loop_rounds=3)
         return cls(**{**base, **overrides})
 
     @classmethod
@@ -229,6 +234,13 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
     if config.only is None and config.lambda_sizes:
         progress("converting every lambda of files full of lambdas")
         sections["lambda_files"] = lambda_files.measure(config.lambda_sizes)
+    if config.only is None and config.python_loop_sizes:
+        progress("plain-Python loops converted: cost per iteration by state size")
+        sections["python_loops"] = python_loops.measure(config.python_loop_sizes,
+                                                        rounds=config.python_loop_rounds)
+    if config.only is None and config.unrolling:
+        progress("loops staged and unrolled over the workloads and the test corpus")
+        sections["unrolling"] = unrolling.measure()
     scaling = []
     if config.scaling:
         scaling = measure_scaling(config.scaling_ns, config.scaling_unroll_cap,

@@ -39,7 +39,10 @@ become keywords of its call. Where the block is inside a ``try`` with ``except``
 clauses, assigns a ``global``/``nonlocal`` variable, or (a loop) deletes a variable
 it carries, the call says so (``in_try=3``, ``assigns_global='counter'``,
 ``deletes='y'``): a staged one refuses, at the user's line
-(``analysis/stageability.py``).
+(``analysis/stageability.py``). A ``for`` over a range that depends on the index of
+an enclosing ``for`` over a range (``for j in range(i + 1, n)`` inside ``for i in
+range(n)``) also passes ``bound=ag__.loop_bound(lambda i: ag__.range_(i + 1, n), i)``:
+staged, its largest trip count is derived from the enclosing loop's range.
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 
 _CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
+# What a range whose bound is derived may be made of (computing it has no effect).
+_PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribute,
+               gast.Subscript, gast.Tuple, gast.Load, gast.operator, gast.unaryop,
+               gast.expr_context)
 
 
 def _reject_leftover_jumps(fn, ctx):
@@ -131,6 +138,7 @@ class _ControlFlow(Transformer):
         self.ag = ctx.runtime_name
         self.declared = [({}, {})]   # per function: global and nonlocal names
         self.locals = [None]          # per function: its local names
+        self.range_indices = [[]]     # per function: targets of the enclosing range loops
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -221,6 +229,52 @@ class _ControlFlow(Transformer):
         return [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
                 for key, value in facts.items() if value is not None]
 
+    def _range_args(self, iterable):
+        """The arguments of ``iterable`` if it is ``ag__.range_(...)`` (or that range
+        reversed, ``ag__.reversed_(ag__.range_(...))``), else None."""
+        for runtime_name in ("reversed_", "range_"):
+            func = getattr(iterable, "func", None)
+            if not (isinstance(iterable, gast.Call) and isinstance(func, gast.Attribute)
+                    and func.attr == runtime_name and isinstance(func.value, gast.Name)
+                    and func.value.id == self.ag and not iterable.keywords):
+                continue
+            if runtime_name == "range_":
+                return iterable.args
+            if len(iterable.args) == 1:
+                return self._range_args(iterable.args[0])
+        return None
+
+    def _derived_bound(self, node):
+        """``[bound=ag__.loop_bound(lambda i: <range>, i)]`` for a ``for`` over a range
+        that depends on the indices ``i`` of enclosing ``for`` loops over ranges (a
+        triangular loop): staged, the runtime derives its largest trip count from
+        theirs, so the loop is bounded and reverse-differentiable. The range must be
+        made of names, constants, arithmetic and ``len``/``min``/``max``/``int``, so
+        computing it again has no effect."""
+        args = self._range_args(node.iter)
+        enclosing = self.range_indices[-1]
+        if args is None or not enclosing:
+            return []
+        used = []
+        for sub in gast.walk(gast.Tuple(elts=list(args), ctx=gast.Load())):
+            if not isinstance(sub, _PURE_NODES) and not self._pure_call(sub):
+                return []
+            if (isinstance(sub, gast.Name) and sub.id in enclosing and sub.id not in used
+                    and sub.id != self.ag):
+                used.append(sub.id)
+        if not used:
+            return []
+        call = templates.replace_expr("ag__.loop_bound(lambda indices: rng, indices)",
+                                      ag__=self.ag, indices=used,
+                                      rng=templates.copy_tree(node.iter))
+        return [gast.keyword(arg="bound", value=call)]
+
+    def _pure_call(self, sub):
+        func = getattr(sub, "func", None)
+        return (isinstance(sub, gast.Call) and isinstance(func, gast.Attribute)
+                and isinstance(func.value, gast.Name) and func.value.id == self.ag
+                and func.attr in ("range_", "reversed_", "len_", "min_", "max_", "int_"))
+
     def _reject_walrus_test(self, node):
         """``while (n := n - 1) > 0``: the test runs in its own function, where the
         assignment would be lost, so say so rather than loop forever."""
@@ -241,11 +295,13 @@ class _ControlFlow(Transformer):
                 target.update((n, sub) for n in sub.names)
         self.declared.append(declared)
         self.locals.append(local_names(node))
+        self.range_indices.append([])
         try:
             return self.generic_visit(node)
         finally:
             self.declared.pop()
             self.locals.pop()
+            self.range_indices.pop()
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):
@@ -317,7 +373,14 @@ class _ControlFlow(Transformer):
         state = self._sorted(modified & live)
         state_in = self._state_inputs(node, state)
         obstacles = self._obstacles(node, [node.target, *node.body], state, carried=state)
+        options += self._derived_bound(node)
+        indices = self.range_indices[-1]
+        over_range = self._range_args(node.iter) is not None
+        if over_range and isinstance(node.target, gast.Name):
+            indices.append(node.target.id)
         node = self.generic_visit(node)
+        if over_range and isinstance(node.target, gast.Name):
+            indices.pop()
         if isinstance(node.target, gast.Name) and node.target.id not in state:
             item, unpack = node.target.id, []
         else:

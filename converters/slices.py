@@ -4,16 +4,25 @@ Before:
 
     x[i] = v
     x[i, 1:] += v
+    x[j], x[j + 1] = x[j + 1], x[j]
+    s = s + x[i:i + k]
 
 After:
 
     x = ag__.setitem(x, i, v)
     x = ag__.setitem(x, ag__.index[i, 1:], v, op='+')
+    value_0, value_1 = x[j + 1], x[j]
+    x = ag__.setitem(x, j, value_0)
+    x = ag__.setitem(x, j + 1, value_1)
+    s = s + ag__.getitem(x, ag__.index[i:i + k], (k,))
 
 ``ag__.setitem`` returns ``x.at[i].set(v)`` (``.add(v)``...) for a JAX array and
 mutates anything else (NumPy arrays, lists, dicts) in place, returning the same
 object. Only assignments into a plain name (``x[...]``, not ``a.x[...]`` or
-``x[i][j]``) are rewritten: the others keep Python's semantics.
+``x[i][j]``) are rewritten: the others keep Python's semantics. A tuple of targets
+takes its values first, as Python does, then assigns each target in turn. A slice
+written ``a:a + k`` is read (and written) with its width ``k`` given, so that
+``a``, a staged loop's index, can stay traced (``lax.dynamic_slice``).
 """
 
 from __future__ import annotations
@@ -62,25 +71,102 @@ class _Slices(ScopedTransformer):
         index.slice = key
         return index
 
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        widths = _widths(node.slice)
+        if not isinstance(node.ctx, gast.Load) or widths is None:
+            return node
+        new = templates.replace_expr("ag__.getitem(x, key, widths)", ag__=self.ag,
+                                     x=node.value, key=self._key(node), widths=widths)
+        templates.set_location(new, node)
+        return new
+
+    def _setitem(self, target, value, op=None):
+        """``x = ag__.setitem(x, key, value[, op=...][, widths=...])`` for ``x[key]``."""
+        template = ("x = ag__.setitem(x, key, value)" if op is None else
+                    "x = ag__.setitem(x, key, value, op=symbol)")
+        symbols = {} if op is None else {"symbol": gast.Constant(value=op, kind=None)}
+        new = templates.replace(template, ag__=self.ag, x=target.value.id,
+                                key=self._key(target), value=value, **symbols)
+        widths = _widths(target.slice)
+        if widths is not None:
+            new[0].value.keywords.append(gast.keyword(arg="widths", value=widths))
+        return new
+
+    def _is_local_item(self, target):
+        return _subscript_of_name(target) and self.is_local(target.value.id)
+
     def visit_Assign(self, node):
         node = self.generic_visit(node)
-        if (len(node.targets) != 1 or not _subscript_of_name(node.targets[0])
-                or not self.is_local(node.targets[0].value.id)):
+        if len(node.targets) != 1:
             return node
         target = node.targets[0]
-        new = templates.replace("x = ag__.setitem(x, key, value)", ag__=self.ag,
-                                x=target.value.id, key=self._key(target), value=node.value)
+        if isinstance(target, (gast.Tuple, gast.List)):
+            return self._unpacked(node, target)
+        if not self._is_local_item(target):
+            return node
+        new = self._setitem(target, node.value)
+        templates.set_location(new, node)
+        return new
+
+    def _unpacked(self, node, target):
+        """``xs[j], xs[j + 1] = xs[j + 1], xs[j]``: the values first, into names, as
+        Python evaluates them, then each target assigned from left to right."""
+        elts = target.elts
+        if (not any(self._is_local_item(e) for e in elts)
+                or any(isinstance(e, gast.Starred) for e in elts)):
+            return node
+        names = [self.ctx.fresh_name(f"value_{k}") for k in range(len(elts))]
+        unpack = gast.Assign(
+            targets=[gast.Tuple(elts=[templates.name(n, gast.Store()) for n in names],
+                                ctx=gast.Store())],
+            value=node.value, type_comment=None)
+        new = [unpack]
+        for elt, name in zip(elts, names, strict=True):
+            if self._is_local_item(elt):
+                new.extend(self._setitem(elt, templates.name(name)))
+            else:
+                new.append(gast.Assign(targets=[elt], value=templates.name(name),
+                                       type_comment=None))
         templates.set_location(new, node)
         return new
 
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
-        if not _subscript_of_name(node.target) or not self.is_local(node.target.value.id):
+        if not self._is_local_item(node.target):
             return node
-        target = node.target
-        op = gast.Constant(value=_OPERATORS[type(node.op)], kind=None)
-        new = templates.replace("x = ag__.setitem(x, key, value, op=symbol)", ag__=self.ag,
-                                x=target.value.id, key=self._key(target), value=node.value,
-                                symbol=op)
+        new = self._setitem(node.target, node.value, _OPERATORS[type(node.op)])
         templates.set_location(new, node)
         return new
+
+
+def _widths(key):
+    """For a key holding a slice written ``a:a + k`` (``a`` not a constant, ``k`` an
+    expression without calls): a tuple expression of each entry's width ``k``, or
+    None for the other entries (``(None, k)`` for ``x[:, i:i + k]``). None when no
+    entry is such a slice."""
+    parts = key.elts if isinstance(key, gast.Tuple) else [key]
+    widths = [_width(part) for part in parts]
+    if all(w is None for w in widths):
+        return None
+    return gast.Tuple(elts=[gast.Constant(value=None, kind=None) if w is None else w
+                            for w in widths], ctx=gast.Load())
+
+
+def _width(part):
+    if not isinstance(part, gast.Slice) or part.step is not None or part.lower is None:
+        return None
+    lower, upper = part.lower, part.upper
+    if isinstance(lower, gast.Constant) or not isinstance(upper, gast.BinOp) or not (
+            isinstance(upper.op, gast.Add)):
+        return None
+    same = gast.dump(lower)
+    for base, width in ((upper.left, upper.right), (upper.right, upper.left)):
+        if gast.dump(base) == same and all(isinstance(n, _PURE) for n in gast.walk(width)):
+            return templates.copy_tree(width)
+    return None
+
+
+# What a slice's width may be made of (it is computed twice: no calls).
+_PURE = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribute, gast.Subscript,
+         gast.Load, gast.operator, gast.unaryop, gast.expr_context, gast.Tuple)

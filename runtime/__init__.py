@@ -17,17 +17,19 @@ from autograph.runtime.builtins import (
 )
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
+from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
-from autograph.runtime.slices import index, setitem
+from autograph.runtime.slices import getitem, index, setitem
 from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
 
 __all__ = [
     "DeferredFormat",
     "format_",
+    "getitem",
     "percent_format",
     "StagedAssertionError",
     "TensorList",
@@ -55,6 +57,7 @@ __all__ = [
     "list_append",
     "list_pop",
     "local_or_undefined",
+    "loop_bound",
     "not_",
     "or_",
     "range_",

@@ -10,7 +10,7 @@ each *is* the builtin (same result, same errors). With traced arguments:
 | ``min``/``max`` | ``jnp.minimum``/``maximum`` of the values; ``jnp.min``/``max`` of a 1-D array |
 | ``sum(x, start)`` | ``start + jnp.sum(x, axis=0)`` (not unrolled) |
 | ``int``/``float``/``bool`` | a scalar cast (``int`` truncates to zero, ``bool`` is ``x != 0``) |
-| ``reversed(x)`` | ``x[::-1]``, which a ``for`` loop scans |
+| ``reversed(x)`` | ``x[::-1]``, which a ``for`` loop scans; a traced range backwards |
 
 ``range`` is ``ag__.range_`` (runtime/loops.py). ``abs``, ``isinstance``, ``len``
 of an array, and ``sum``/``min``/``max`` of Python values need nothing: JAX's
@@ -33,9 +33,12 @@ from autograph.runtime.tracing import caller_location, describe, has_tracer, is_
 def len_(value):
     """``len(value)``; the traced length of a staged list, the traced trip count of
     a range with a traced bound."""
-    if isinstance(value, TracedRange):
+    kind = type(value)
+    if kind is TracedRange:
         return value.trip_count()
-    return lists.list_len(value)
+    if kind is lists.TensorList:
+        return value.length
+    return len(value)
 
 
 def min_(*args, **kwargs):
@@ -84,7 +87,10 @@ def bool_(*args, **kwargs):
 
 
 def reversed_(sequence):
-    """``reversed(sequence)``; a traced array is flipped along its first axis."""
+    """``reversed(sequence)``; a traced array is flipped along its first axis, and a
+    range with a traced bound runs backwards (a ``for`` over it stages)."""
+    if isinstance(sequence, TracedRange):
+        return sequence.reversed()
     if not is_tracer(sequence):
         return reversed(sequence)
     if jnp.ndim(sequence) == 0:

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import paths, regions, returns
+from autograph.runtime import lists, paths, regions, returns, unrolling
 from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
 from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
 from autograph.runtime.state import as_tuple, from_tuple, split_unbound
@@ -99,11 +99,12 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         count = len(names)
         unbound = {"if": set(), "else": set()}
 
-        fill = returns.fill_for_branches(
-            lambda ops: as_tuple(if_true(*rebuild(ops)), count),
-            lambda ops: as_tuple(if_false(*rebuild(ops)), count), state, operands)
+        with unrolling.held():  # abstract probes of the branches
+            fill = returns.fill_for_branches(
+                lambda ops: as_tuple(if_true(*rebuild(ops)), count),
+                lambda ops: as_tuple(if_false(*rebuild(ops)), count), state, operands)
 
-        def branch(fn, label, dtypes=None):
+        def branch(fn, label, dtypes=None, buffers=None):
             taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
 
             def run(ops):
@@ -115,26 +116,49 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                     elif is_undefined(value):
                         unbound[label].add(i)
                         out[i] = None
-                out = tuple(out)
+                out = tuple(out) if buffers is None else lists.as_buffers(out, buffers)
                 check_carriable(out, names, where, construct)
                 return out if dtypes is None else cast_to(out, dtypes)
             return run
 
+        kept = []   # the decisions of the loops in the branches, as finally staged
+
+        def cond(true_fn, false_fn):
+            with unrolling.held() as decisions:
+                result = lax.cond(pred, true_fn, false_fn, operands)
+            kept[:] = decisions
+            return result
+
         true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
         try:
-            out, failure = lax.cond(pred, true_fn, false_fn, operands), None
+            out, failure = cond(true_fn, false_fn), None
         except TypeError as error:
             out, failure = None, error
+        buffers = None
+        if failure is not None:
+            # A list one branch grows in a staged loop is a buffer there: make it one
+            # in both (runtime/lists.py).
+            with unrolling.held():
+                buffers = lists.branch_buffers(true_fn, false_fn, operands)
+            if buffers:
+                true_fn = branch(if_true, "if", buffers=buffers)
+                false_fn = branch(if_false, "else", buffers=buffers)
+                try:
+                    out, failure = cond(true_fn, false_fn), None
+                except TypeError as error:
+                    failure = error
         if failure is not None:
             # Explained outside the `except`, so our error does not chain to JAX's.
             _raise_for_one_sided(unbound, names, where, construct)
-            dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
-                                           (if_true, if_false))
+            with unrolling.held():
+                dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where,
+                                               construct, (if_true, if_false))
             if dtypes is None:
                 raise failure
             del failure
-            out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
-                           operands)
+            out = cond(branch(if_true, "if", dtypes, buffers),
+                       branch(if_false, "else", dtypes, buffers))
+        unrolling.release(kept)
         _raise_for_one_sided(unbound, names, where, construct)
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
                      if i in unbound["if"] else value

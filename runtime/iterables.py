@@ -19,10 +19,18 @@ from autograph.runtime.tracing import is_tracer
 
 
 class Scanned:
-    """Arrays a staged ``for`` scans together; each item is their slice ``xs[k]``."""
+    """Arrays a staged ``for`` scans together; each item is their slice ``xs[k]``.
+    ``items()`` gives the items as Python's iteration would (an ``enumerate`` index
+    as a Python int), for a loop that runs unrolled."""
 
-    def __init__(self, xs):
+    def __init__(self, xs, items=None):
         self.xs = xs
+        self._items = items
+
+    def items(self):
+        if self._items is not None:
+            return self._items()
+        return (tree_util.tree_map(lambda x, k=k: x[k], self.xs) for k in range(self.length))
 
     @property
     def length(self) -> int:
@@ -51,7 +59,8 @@ def enumerate_(iterable, start=0):
     if not isinstance(iterable, Scanned) and jnp.ndim(iterable) == 0:
         raise TypeError("iteration over a 0-d array")
     length = tree_util.tree_leaves(xs)[0].shape[0]
-    return Scanned((start + jnp.arange(length), xs))
+    return Scanned((start + jnp.arange(length), xs),
+                   lambda: enumerate(_python_items(iterable), start))
 
 
 def zip_(*iterables, strict=False):
@@ -64,7 +73,15 @@ def zip_(*iterables, strict=False):
     if strict and len(set(lengths)) > 1:
         raise ValueError(f"zip() arguments have different lengths {lengths}")
     n = min(lengths)
-    return Scanned(tuple(tree_util.tree_map(lambda a: a[:n], x) for x in xs))
+    return Scanned(tuple(tree_util.tree_map(lambda a: a[:n], x) for x in xs),
+                   lambda: zip(*(_python_items(it) for it in iterables), strict=strict))
+
+
+def _python_items(iterable):
+    """The items of ``iterable`` as a Python loop takes them."""
+    if isinstance(iterable, Scanned):
+        return iterable.items()
+    return iter(iterable)
 
 
 __all__ = ["Scanned", "enumerate_", "zip_"]

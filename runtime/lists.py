@@ -24,6 +24,15 @@ are both counted, so such a buffer may be larger than the list ever gets.
 ``len(lst)`` are padding, filled with zeros. A list appended once per iteration
 of a ``for`` loop fills its buffer exactly.
 
+Lists come out as lists: after a loop of exact trip count (a Python range, an
+array's leading axis) whose every append and pop is unconditional, the length is
+known, and the list is the Python list Python would have, its elements the rows
+of the buffer (``stack`` of it, untouched, is the buffer again). Only a list whose
+length depends on traced values (appends under a staged ``if``, in a ``while``)
+stays a ``TensorList``; ``jnp.stack``/``jnp.array`` of it, or returning it from a
+converted function under a trace, raises, naming ``autograph.stack``. A list
+grown in one branch of a staged ``if`` is made a buffer in both.
+
 A ``for`` over a Python ``range`` whose body appends traced values to a Python
 list (under ``jit``) is staged from its first iteration (``grows_traced``), so
 ``for i in range(n): z.append(f(x, i))`` is one ``scan`` writing a buffer of
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import operator
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import jax
@@ -44,6 +54,7 @@ from jax import lax, tree_util
 from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
+from autograph.runtime import paths
 from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
 
 
@@ -56,9 +67,21 @@ class _Probe:
     where: object
     element: jax.ShapeDtypeStruct | None
     appends: int = 0
+    pops: int = 0
     used: bool = False  # popped, written, or read at a traced index
     appended_at: object = None  # the user's line of the first append
     history: list = field(default_factory=list)
+    # Where the loop's body runs unconditionally (the depth of ``paths``' stack);
+    # an append or pop deeper (under a staged `if`, in a nested staged `while`...)
+    # makes the list's length after the loop depend on traced values.
+    depth: int = 0
+    conditional: bool = False
+
+    def changes_length(self, pop=False):
+        if pop:
+            self.pops += 1
+        if paths.depth() > self.depth:
+            self.conditional = True
 
 
 @tree_util.register_pytree_node_class
@@ -111,12 +134,21 @@ class TensorList:
         return buffer[index]
 
     def __len__(self):
-        raise TypeError("the length of a staged list is traced; call len(lst) in converted "
-                        "code (it becomes ag__.len_(lst)) to get it as an array")
+        raise TypeError(_DATA_DEPENDENT + " It has no Python length: take its elements as "
+                        "one array with autograph.stack(lst) (padded past its length), "
+                        "and its length as a traced int with len(lst) in converted code.")
 
     def __iter__(self):
-        raise TypeError("a staged list cannot be iterated in Python; use "
-                        "autograph.stack(lst) and loop over the array")
+        raise TypeError(_DATA_DEPENDENT + " It cannot be iterated in Python: take its "
+                        "elements as one array with autograph.stack(lst) (padded past its "
+                        "length) and loop over that.")
+
+    def __jax_array__(self, *_, **__):
+        raise TypeError(_DATA_DEPENDENT + " Make it one array with autograph.stack(lst) "
+                        "(padded past its length; len(lst) gives the length as a traced "
+                        "int), not jnp.array or jnp.stack.")
+
+    __array__ = __jax_array__
 
     def append(self, _):
         raise TypeError("lst.append(x) on a staged list must be its own statement in "
@@ -153,6 +185,10 @@ class TensorList:
 
     def _element(self, value):
         """``value`` as an element of this list's dtype, checking its shape."""
+        if not _traceable(value):
+            raise TypeError(
+                f"a staged list holds arrays, not {type(value).__name__} values: "
+                "appending one would change what the list holds")
         if self.buffer is None:
             probe = self._probe
             value = jnp.asarray(value) if probe.element is None else jnp.asarray(
@@ -174,6 +210,7 @@ class TensorList:
         value = self._element(value)
         if self._probe is not None:
             self._probe.appends += 1
+            self._probe.changes_length()
             return TensorList(self.buffer, self.length + 1, self._probe)
         buffer = self.buffer
         if isinstance(self.length, int) and self.length >= self.capacity or (
@@ -194,6 +231,7 @@ class TensorList:
             raise IndexError("pop from empty list")
         if self._probe is not None:
             self._probe.used = True
+            self._probe.changes_length(pop=True)
         length = self.length - 1
         item = self._buffer_for_read()[jnp.maximum(length, 0) if is_tracer(length)
                                        else length if self.buffer is not None else 0]
@@ -206,6 +244,12 @@ class TensorList:
             return self
         index = self._normalize(index)
         return TensorList(self.buffer.at[index].set(self._element(value)), self.length)
+
+
+_DATA_DEPENDENT = (
+    "This list was grown or shrunk in a staged loop whose trip count, or under a "
+    "condition whose value, is traced, so its length is only known when the program "
+    "runs (a staged buffer, a TensorList).")
 
 
 def _is_list(value) -> bool:
@@ -232,6 +276,9 @@ tree_util.register_pytree_node(
 
 def list_append(lst, item):
     """``lst.append(item)``; returns the list (the same object for a Python list)."""
+    if type(lst) is list:
+        lst.append(item)
+        return lst
     if isinstance(lst, TensorList):
         if lst._probe is not None and lst._probe.appended_at is None:
             lst._probe.appended_at = caller_location()
@@ -252,7 +299,7 @@ def list_pop(lst, *index):
 
 def list_len(value):
     """``len(value)``; the traced length of a staged list."""
-    if isinstance(value, TensorList):
+    if type(value) is TensorList:
         return value.length
     return len(value)
 
@@ -282,7 +329,83 @@ def stack(lst):
         return lst.buffer
     if type(lst) is TypedList and not lst:
         return jnp.zeros((0, *lst.element.shape), lst.element.dtype)
+    if _is_list(lst):
+        rows = _stacked(lst)
+        if rows is not None:
+            return rows
     return jnp.stack(lst)
+
+
+def check_returned(value, function):
+    """Raise a ``ConversionError`` at ``function``'s line if ``value``, what the
+    converted ``function`` returns to its caller under a JAX trace, holds a list
+    whose length is traced (directly, or in tuples, lists and dicts): a ``jit``
+    would return its buffer, not a list."""
+    if not isinstance(value, _MAY_HOLD_LISTS) or jax_core.trace_state_clean():
+        return
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is TensorList:
+            code = function.__code__
+            raise ConversionError(
+                f"{function.__name__}() returns a list whose length is traced. "
+                + _DATA_DEPENDENT + " Return autograph.stack(lst) (its elements as one "
+                "array, padded past its length) and len(lst) (its length, traced) "
+                "instead.", code.co_filename, code.co_firstlineno)
+        if isinstance(item, (tuple, list)):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+
+
+_MAY_HOLD_LISTS = (TensorList, tuple, list, dict)
+
+
+# -- lists in the branches of a staged `if` --------------------------------------------
+
+
+def branch_buffers(*branches_and_operands) -> dict:
+    """Where the branches of a staged ``if`` (``branch(operands)`` each, the last
+    argument the operands) disagree only in that a list is a buffer in one (grown in
+    a staged loop there) and a Python list or a smaller buffer in the other:
+    ``{position: (capacity, element)}``, what ``as_buffers`` makes them all."""
+    *branches, operands = branches_and_operands
+    try:
+        outs = [jax.eval_shape(branch, operands) for branch in branches]
+    except Exception:  # noqa: BLE001 - a branch fails by itself: lax.cond says why
+        return {}
+    found = {}
+    for position, values in enumerate(zip(*outs, strict=True)):
+        staged = [v for v in values if isinstance(v, TensorList)]
+        if (not staged or any(v.buffer is None for v in staged)
+                or not all(isinstance(v, TensorList) or _is_list(v) for v in values)):
+            continue
+        element = jax.ShapeDtypeStruct(staged[0].buffer.shape[1:], staged[0].buffer.dtype)
+        capacity = max(v.capacity if isinstance(v, TensorList) else len(v) for v in values)
+        if all(isinstance(v, TensorList) and v.capacity == capacity for v in values):
+            continue
+        found[position] = (capacity, element)
+    return found
+
+
+def as_buffers(values, buffers) -> tuple:
+    """``values`` (a branch's outputs) with the lists at ``buffers``' positions made
+    buffers of the capacity and element given there, with a traced length."""
+    values = list(values)
+    for position, (capacity, element) in buffers.items():
+        value = values[position]
+        if isinstance(value, TensorList):
+            pad = capacity - value.capacity
+            buffer = value.buffer if not pad else jnp.concatenate(
+                [value.buffer, jnp.zeros((pad, *element.shape), element.dtype)])
+        else:
+            items = [jnp.asarray(x, element.dtype) for x in value]
+            pad = jnp.zeros((capacity - len(items), *element.shape), element.dtype)
+            buffer = jnp.concatenate([jnp.stack(items), pad]) if items else pad
+        values[position] = TensorList(buffer, jnp.asarray(value.length if isinstance(
+            value, TensorList) else len(value), jnp.int32))
+    return tuple(values)
 
 
 # -- lists entering staged loops -------------------------------------------------------
@@ -294,14 +417,19 @@ def _staging_depth() -> int:
     return getattr(_local, "depth", 0)
 
 
-def stage_lists(state, names, step, trip_count, where, item=None, construct="loop"):
+def stage_lists(state, names, step, trip_count, where, item=None, construct="loop",
+                exact=False):
     """Prepare loop ``state`` for staging: the Python lists the body grows, shrinks or
     writes become ``TensorList`` buffers sized for ``trip_count`` iterations (``None``
     when unknown); staged lists the body grows get room for them.
 
     ``step(state, item)`` is one iteration; ``item`` an abstract loop item or None.
     Returns ``(state, staging)``: ``staging`` is a context manager to trace the loop
-    in (nested staged loops then use the room made here).
+    in (nested staged loops then use the room made here). With ``exact`` (the loop
+    runs exactly ``trip_count`` iterations) a list whose every append and pop the
+    body makes unconditionally has a length known after the loop:
+    ``staging.as_lists(state)`` turns it back into the Python list Python would
+    have (``as_lists``).
     """
     candidates = {}
     for k, (name, value) in enumerate(zip(names, state, strict=True)):
@@ -314,14 +442,15 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
     for k, name in candidates.items():
         element = _element_of(state[k])
         probes[k] = _Probe(name, where,
-                           element if isinstance(element, jax.ShapeDtypeStruct) else None)
+                           element if isinstance(element, jax.ShapeDtypeStruct) else None,
+                           depth=paths.depth())
     outer_counts = {}
     probe_state = list(state)
     for k, probe in probes.items():
         value = state[k]
         if isinstance(value, TensorList) and value._probe is not None:
             # Inside an outer probe: count into the outer record.
-            outer_counts[k] = value._probe.appends
+            outer_counts[k] = (value._probe.appends, value._probe.pops)
             probes[k] = value._probe
             continue
         if isinstance(value, TensorList):
@@ -339,12 +468,13 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
     for k, probe in probes.items():
         value = state[k]
         if k in outer_counts:
-            appends = probe.appends - outer_counts[k]
-            if appends and trip_count is None:
+            appends, pops = outer_counts[k]
+            if probe.appends - appends and trip_count is None:
                 raise _unbounded(probe, construct)
             # Staging traces the body again; afterwards the outer probe counts
-            # this loop's appends once per iteration.
-            staging.counts.append((probe, outer_counts[k] + appends * (trip_count or 0)))
+            # this loop's appends and pops once per iteration.
+            staging.counts.append((probe, appends + (probe.appends - appends) * (trip_count or 0),
+                                   pops + (probe.pops - pops) * (trip_count or 0)))
             continue
         if not (probe.appends or probe.used or isinstance(value, TensorList)):
             continue  # the body keeps its length: a plain Python pytree carry
@@ -352,23 +482,70 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
             raise _unbounded(probe, construct)
         room = probe.appends * (trip_count or 0)
         new_state[k] = _to_tensor_list(value, probe, room)
+        if exact and _is_list(value) and not probe.conditional:
+            staging.lists[k] = (len(value) + (probe.appends - probe.pops) * trip_count,
+                                value)
     return tuple(new_state), staging
 
 
 class _Staging:
     """The context a staged loop is traced in: nested loops then know that the
-    lists they grow were given room already."""
+    lists they grow were given room already. ``lists`` holds, by position in the
+    state, the lists whose length after the loop is known, and the value each had
+    before it: ``(length, value)``."""
 
     def __init__(self):
         self.counts = []
+        self.lists = {}
 
     def __enter__(self):
         _local.depth = _staging_depth() + 1
 
     def __exit__(self, *exc):
         _local.depth -= 1
-        for probe, appends in self.counts:
-            probe.appends = appends
+        for probe, appends, pops in self.counts:
+            probe.appends, probe.pops = appends, pops
+
+    def as_lists(self, state):
+        """The loop's final ``state`` with each list of known length a Python list
+        again (of the type it had before the loop), holding its elements."""
+        if not self.lists:
+            return state
+        state = list(state)
+        for k, (length, before) in self.lists.items():
+            items = _unstacked(state[k].buffer, length)
+            state[k] = (TypedList(items, before.element) if type(before) is TypedList
+                        else items)
+        return tuple(state)
+
+
+# The lists made from a buffer, by the id of their first element: stack() of such a
+# list, still holding exactly those elements, is the buffer (no copy, no ops).
+_UNSTACKED: dict = {}
+
+
+def _unstacked(buffer, length) -> list:
+    """``buffer[:length]`` as a Python list of its rows."""
+    rows = buffer if buffer.shape[0] == length else buffer[:length]
+    items = list(jnp.unstack(rows)) if length else []
+    if items and is_tracer(items[0]):
+        key = id(items[0])
+        _UNSTACKED[key] = (rows, [weakref.ref(x) for x in items])
+        weakref.finalize(items[0], _UNSTACKED.pop, key, None)
+    return items
+
+
+def _stacked(lst):
+    """The buffer ``lst`` was made from, if it still holds exactly its elements."""
+    if not lst:
+        return None
+    entry = _UNSTACKED.get(id(lst[0]))
+    if entry is None:
+        return None
+    rows, refs = entry
+    if len(refs) != len(lst) or any(ref() is not x for ref, x in zip(refs, lst, strict=True)):
+        return None
+    return rows
 
 
 def _to_tensor_list(value, probe, room):
@@ -469,6 +646,7 @@ __all__ = [
     "TensorList",
     "TypedList",
     "caller_location",
+    "check_returned",
     "grows_traced",
     "list_append",
     "list_len",

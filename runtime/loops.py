@@ -29,10 +29,16 @@ How each loop runs:
 - ``for`` over a Python ``range``: one ``fori_loop``/``scan``, compiled once whatever
   the trip count, when the loop variables hold traced values or the body reads a
   traced variable of the function; otherwise Python iterations until the loop
-  variables hold a traced value, then the remaining ones staged. A body that needs
-  the index as a Python int (to index a Python list, say) cannot be staged; it
-  runs unrolled, as the original does under ``jax.jit``.
+  variables hold a traced value, then the remaining ones staged.
 - ``for`` over anything else (lists, tuples, generators): Python iteration.
+
+Staging is an optimisation. A loop of static trip count (a Python range, an
+array's leading axis) whose staging fails for any reason (a carry that changes
+shape, a body that needs the index as a Python int, a stateful library object
+that cannot cross a ``scan`` boundary) runs unrolled instead, from the state it
+was given, as the original runs under ``jax.jit``; ``runtime/unrolling.py`` logs
+each decision. Outside any JAX trace a loop is Python's own loop, and its cost
+per iteration does not depend on what its state holds.
 """
 
 from __future__ import annotations
@@ -46,9 +52,10 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
-from autograph.runtime import bounded_loops, lists, paths, regions, returns
+from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -64,6 +71,7 @@ from autograph.runtime.state import as_tuple, fill_undefined, from_tuple, throug
 from autograph.runtime.tracing import (
     FlatTree,
     Location,
+    Tracer,
     caller_location,
     has_tracer,
     is_tracer,
@@ -89,6 +97,11 @@ class TracedRange:
             return jnp.maximum(span, 0)
         step_sign = jnp.sign(self.step)
         return jnp.maximum((span + self.step - step_sign) // self.step, 0)
+
+    def reversed(self):
+        """``reversed(range(...))``: the same items, last first."""
+        last = self.start + (self.trip_count() - 1) * self.step
+        return TracedRange(last, self.start - self.step, -self.step)
 
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
@@ -118,20 +131,27 @@ class LoopSpec:
     checkpoint: bool = False
     extra_test: Callable | None = None
     obstacles: StagingObstacles = NO_OBSTACLES
+    index_bounds: tuple | None = None
 
 
 def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
-               maximum_iterations=None, checkpoint=False, **obstacles) -> LoopSpec:
+               maximum_iterations=None, checkpoint=False, bound=None,
+               **obstacles) -> LoopSpec:
     """The spec of a loop about to be staged, its state named after ``loop_body``'s
     parameters (after the item, for a ``for``). ``bounded``: its trip count is
     unknown while tracing (a ``while``, a ``for`` over a traced range), so
     ``maximum_iterations`` bounds it and is checked here; a static trip count
     ignores the option."""
     names = param_names(loop_body, skip=1 if construct == "for loop" else 0)
-    bound = (_bound(maximum_iterations, where)
+    limit = (_bound(maximum_iterations, where)
              if bounded and maximum_iterations is not None else None)
-    return LoopSpec(construct, names, where, bound, checkpoint, extra_test,
-                    StagingObstacles(**obstacles))
+    index_bounds = None
+    if bounded and bound is not None:
+        # A trip bound derived from the enclosing loops' ranges (a triangular loop).
+        limit = bound.trips if limit is None else min(limit, bound.trips)
+        index_bounds = (bound.low, bound.high) if bound.low is not None else None
+    return LoopSpec(construct, names, where, limit, checkpoint, extra_test,
+                    StagingObstacles(**obstacles), index_bounds)
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
@@ -148,14 +168,24 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     storing its intermediates (see ``runtime/differentiation.py``). The last
     keywords, given where they hold, say what staging cannot honour
     (``StagingObstacles``): a staged loop then raises at the user's line.
+
+    Outside any JAX trace nothing can be traced, so the loop is Python's own and
+    costs what it costs; under a trace only the condition's value decides each
+    iteration (the state is looked into once, on entry).
     """
     state = tuple(state)
     count = len(state)
-    reads_traced_closure = _closure_has_tracer(loop_test)
+    if not _tracing():
+        while loop_test(*state):
+            state = as_tuple(loop_body(*state), count)
+        return from_tuple(state)
+    entry = True
     while True:
-        if ((reads_traced_closure or has_tracer(state))
+        if ((entry and (_closure_has_tracer(loop_test) or _holds_tracer(state))
+             or not entry and _top_level_tracer(state))
                 and _test_is_traced(loop_test, state)):
             break
+        entry = False
         cond = loop_test(*state)
         if is_tracer(cond):
             break
@@ -169,6 +199,30 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
 
+def _tracing() -> bool:
+    """Whether a JAX trace is active (``jit``, ``grad``, ``vmap``...): only then can a
+    loop's condition, iterable or state be traced. (It cannot change while a loop
+    runs: a trace begun in its body ends there.)"""
+    return not jax_core.trace_state_clean()
+
+
+def _holds_tracer(tree) -> bool:
+    """Whether any leaf of ``tree`` is a tracer; False for what is no pytree JAX can
+    flatten (dict keys that do not sort, lists nested past the recursion limit):
+    such a value cannot be staged, so its loop runs as Python."""
+    try:
+        return has_tracer(tree)
+    except Exception:  # noqa: BLE001 - any failure to flatten: not stageable
+        return False
+
+
+def _top_level_tracer(state) -> bool:
+    """Whether a state variable itself holds a tracer (not looking inside
+    containers): what a loop checks after each Python iteration, at a cost that
+    does not grow with what the variables hold."""
+    return any(isinstance(value, Tracer) for value in state)
+
+
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
     for cell in fn.__closure__ or ():
@@ -176,7 +230,7 @@ def _closure_has_tracer(fn) -> bool:
             contents = cell.cell_contents
         except ValueError:  # an unbound cell
             continue
-        if has_tracer(contents):
+        if _holds_tracer(contents):
             return True
     return False
 
@@ -190,13 +244,14 @@ def _test_is_traced(loop_test, state) -> bool:
     def probe(*traced_leaves):
         seen.append(is_tracer(loop_test(*flat.rebuild(traced_leaves))))
 
-    jax.eval_shape(probe, *flat.selected)
+    with unrolling.held():  # an abstract probe: the loops it traces are not the program's
+        jax.eval_shape(probe, *flat.selected)
     return seen[0]
 
 
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
-             checkpoint=False, in_try=None, assigns_global=None, assigns_nonlocal=None,
-             deletes=None):
+             checkpoint=False, bound=None, in_try=None, assigns_global=None,
+             assigns_nonlocal=None, deletes=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -207,28 +262,44 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     static trip count and ignore the bound.
     ``checkpoint=True`` rematerialises the body in the backward pass.
 
+    ``bound``, where the converters derived one (``intervals.loop_bound``: a range
+    that depends on the index of an enclosing staged loop, as in ``for j in
+    range(i)``), bounds a traced range as ``maximum_iterations`` would, so that
+    the loop is reverse-differentiable.
+
     ``extra_test(*state)``, when given (a loop with ``break`` or ``return``), is
     checked before each iteration, before the next item is taken, and the loop stops
     when it is false. Staged, iterations after it turns false are masked no-ops
     (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
     range, the ``while_loop`` stops. The last keywords are ``while_stmt``'s.
+
+    Outside any JAX trace the loop is Python's own. Under a trace, a Python range
+    decides on its first iteration from the whole state, and after each later one
+    from whether a state variable itself became traced.
     """
     state = tuple(state)
     count = len(state)
+    if not _tracing():
+        return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
     options = {"extra_test": extra_test, "maximum_iterations": maximum_iterations,
                "checkpoint": checkpoint, "in_try": in_try, "assigns_global": assigns_global,
                "assigns_nonlocal": assigns_nonlocal, "deletes": deletes}
     if isinstance(iterable, TracedRange):
-        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True, **options)
+        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True,
+                          bound=bound, **options)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))
     if is_tracer(iterable) or isinstance(iterable, Scanned):
         spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False, **options)
         return from_tuple(_staged_scan(iterable, loop_body, state, spec))
+    if type(iterable) is _RANGE_ITERATOR and extra_test is None:
+        # `reversed(range(n))`, `iter(range(n))`: the rest of a range, which can stage;
+        # Python's loop leaves the iterator exhausted.
+        iterable = _rest_of_range(iterable)
     if isinstance(iterable, range):
         for k, item in enumerate(iterable):
-            if count and (has_tracer(state) or k == 0 and (
-                    _closure_has_tracer(loop_body) or lists.grows_traced(
-                        lambda s, i: as_tuple(loop_body(i, *s), count), state, item))):
+            if count and (_top_level_tracer(state) if k else (
+                    _holds_tracer(state) or _closure_has_tracer(loop_body)
+                    or _grows_traced(loop_body, state, item))):
                 spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
                                   **options)
                 return from_tuple(_staged_range(iterable[k:], loop_body, state, spec))
@@ -237,9 +308,7 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             state = as_tuple(loop_body(item, *state), count)
         return from_tuple(state)
     if extra_test is None:
-        for item in iterable:
-            state = as_tuple(loop_body(item, *state), count)
-        return from_tuple(state)
+        return from_tuple(_python_loop(iterable, loop_body, state, None))
     items = iter(iterable)
     while True:
         keep = extra_test(*state)
@@ -255,6 +324,42 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             break
         state = as_tuple(loop_body(item, *state), count)
     return from_tuple(state)
+
+
+def _grows_traced(loop_body, state, item) -> bool:
+    """``lists.grows_traced`` of the loop (an abstract probe of one iteration, whose
+    nested loops are not the program's)."""
+    count = len(state)
+    with unrolling.held():
+        return lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
+                                  item)
+
+
+_RANGE_ITERATOR = type(iter(range(0)))
+
+
+def _rest_of_range(iterator) -> range:
+    """The items a range iterator has left, as a range; the iterator is exhausted."""
+    _, (rng,), position = iterator.__reduce__()
+    iterator.__setstate__(len(rng))
+    return rng[position:]
+
+
+def _python_loop(iterable, loop_body, state, extra_test):
+    """The ``for`` loop as Python runs it (``extra_test`` checked before each item)."""
+    count = len(state)
+    if extra_test is None:
+        for item in iterable:
+            state = as_tuple(loop_body(item, *state), count)
+        return state
+    items = iter(iterable)
+    while extra_test(*state):
+        try:
+            item = next(items)
+        except StopIteration:
+            break
+        state = as_tuple(loop_body(item, *state), count)
+    return state
 
 
 # -- the staged loops ------------------------------------------------------------------
@@ -273,13 +378,15 @@ class _Lowering:
     ``unrolled(state)``, when given, runs the loop as Python instead where JAX
     rejects its carry (as the original runs under ``jax.jit``). With
     ``stage_lists`` false the Python lists in the state are carried as they are,
-    never turned into buffers."""
+    never turned into buffers. ``exact``: the loop runs exactly ``trip_count``
+    iterations (lists it grows unconditionally come out as Python lists)."""
 
     run: Callable
     step: Callable
     trip_count: int | None
     unrolled: Callable | None = None
     stage_lists: bool = True
+    exact: bool = False
 
 
 _NO_ITEM = object()
@@ -290,8 +397,14 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
 
     ``loop_body(item, *state)`` is one iteration in the user's code (the item is None
     for a ``while``), ``item`` the loop item's abstract value, ``first_item`` the
-    first item of a loop known to run at least once."""
+    first item of a loop known to run at least once. A loop that can run unrolled
+    (``lowering.unrolled``: a static trip count) does so, from the state it was
+    given, when staging it fails for any reason: staging is an optimisation, and
+    ``jax.jit`` of the original runs it unrolled (the decision is logged, see
+    ``runtime/unrolling.py``)."""
     count = len(state)
+    changed = []
+    traced = []  # the decisions of the loops nested in this one, as staged
 
     def iteration(values, item):
         return as_tuple(loop_body(item, *values), count)
@@ -303,22 +416,42 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
         require_defined(state, spec.names, spec.where, f"staged {spec.construct}")
         check_carriable(state, spec.names, spec.where, spec.construct)
         check_stageable(spec.obstacles, spec.where, spec.construct)
-        staging = contextlib.nullcontext()
+        staging = None
         if lowering.stage_lists:
             state, staging = lists.stage_lists(state, spec.names, lowering.step,
                                                lowering.trip_count, spec.where, item=item,
-                                               construct=spec.construct)
+                                               construct=spec.construct,
+                                               exact=lowering.exact)
         try:
-            with staging:
-                return lowering.run(state)
+            with staging or contextlib.nullcontext(), unrolling.held() as inner:
+                out = lowering.run(state)
+            traced[:] = inner
+            return out if staging is None else staging.as_lists(out)
         except TypeError:
+            if lowering.unrolled is not None:
+                changed.extend(_carry_mismatch(lowering.step, state, item, spec))
+                raise
             _raise_for_carry_change(lowering.step, state, item, spec)
+            raise
+
+    reason = None
+    with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
+        try:
+            with regions.staged(spec.construct, spec.where):
+                out = through_unbound(prepared_and_run, iteration, state, item)
+        except Exception as error:
             if lowering.unrolled is None:
                 raise
-            return lowering.unrolled(state)
-
-    with regions.staged(spec.construct, spec.where):
-        return through_unbound(prepared_and_run, iteration, state, item)
+            # Any failure: run it as jit of the original would.
+            reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across "
+                      "an iteration" if changed else unrolling.why(error))
+            del error
+    if reason is not None:
+        unrolling.unrolled(spec.construct, spec.where, reason)
+        return lowering.unrolled(state)
+    unrolling.staged(spec.construct, spec.where)
+    unrolling.release(traced)
+    return out
 
 
 def _staged_while(loop_test, loop_body, state, spec):
@@ -378,12 +511,13 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
     static = isinstance(rng, range)
     body = _masked(loop_body, count, spec)
     trip_count = len(rng) if static else spec.maximum_iterations
+    known = _index_bounds(rng, spec)
     if not is_tracer(rng.step) and rng.step == 1 and (
             static or spec.maximum_iterations is None):
         lower, upper = rng.start, rng.stop
 
         def body_fun(i, carry):
-            with _below(i, upper):
+            with _below(i, upper), _within(i, known):
                 return as_tuple(body(i, *carry), count)
     else:
         lower = 0
@@ -392,8 +526,9 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
             upper = jnp.minimum(upper, trip_count)
 
         def body_fun(k, carry):
-            with _below(k, upper):
-                return as_tuple(body(rng.start + k * rng.step, *carry), count)
+            index = rng.start + k * rng.step
+            with _below(k, upper), _within(index, known):
+                return as_tuple(body(index, *carry), count)
 
     body_fun = checkpointed(body_fun, spec.checkpoint)
 
@@ -405,8 +540,23 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
         return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), spec.where,
                              "for loop over a traced range")
 
-    unrolled = (lambda s: _python_for(rng, body, s)) if static else None
-    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled)
+    unrolled = _unrolled(rng, loop_body, spec) if static else None
+    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static)
+
+
+def _index_bounds(rng, spec):
+    """``(low, high)`` of the index of a loop over ``rng``: a Python range's own, or
+    those derived for a traced range (``spec.index_bounds``); None if unknown."""
+    if isinstance(rng, range):
+        return (min(rng[0], rng[-1]), max(rng[0], rng[-1])) if len(rng) else None
+    return spec.index_bounds
+
+
+def _within(index, known):
+    """While the body is traced, ``index`` lies in ``known`` (``intervals``)."""
+    if known is None:
+        return contextlib.nullcontext()
+    return intervals.bounded(index, *known)
 
 
 def _below(index, upper):
@@ -478,8 +628,9 @@ def _staged_scan(array, loop_body, state, spec):
         out, _ = lax.scan(body_fun, state, xs)
         return out
 
+    items = array.items() if isinstance(array, Scanned) else _rows(array, length)
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         lambda s: _python_for(array, body, s))
+                         _unrolled(items, loop_body, spec), exact=True)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 
@@ -505,6 +656,20 @@ def _masked(loop_body, count, spec):
     return masked_body
 
 
+def _unrolled(items, loop_body, spec):
+    """The loop over ``items`` run in Python, as the original runs under ``jax.jit``
+    (an exit checked before each item, staged per iteration where it is traced)."""
+    if spec.extra_test is None:
+        return lambda state: _python_loop(items, loop_body, state, None)
+    return lambda state: _masked_python_for(iter(items), loop_body, state, spec)
+
+
+def _rows(array, length):
+    """The rows of ``array``, taken only as the loop asks for them."""
+    for k in range(length):
+        yield array[k]
+
+
 def _masked_python_for(items, loop_body, state, spec):
     """The rest of a Python iteration once the exit flag is traced: each iteration
     runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
@@ -521,27 +686,13 @@ def _masked_python_for(items, loop_body, state, spec):
     return state
 
 
-def _python_for(iterable, loop_body, state):
-    """The loop unrolled in Python, as the original runs under ``jax.jit``."""
-    count = len(state)
-    for item in iterable:
-        state = as_tuple(loop_body(item, *state), count)
-    return state
-
-
 def _raise_for_carry_change(step, state, item, spec):
     """Raise naming the variable whose type one iteration (``step(state, item)``)
     changes; return quietly if the body cannot be traced abstractly or changes
     nothing."""
-    try:
-        out = jax.eval_shape(step, state, item)
-    except ConversionError:
-        raise
-    except Exception:  # the body needs concrete values: the caller decides
-        return
-    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
-        if joinable:
-            continue
+    found = _carry_mismatch(step, state, item, spec)
+    if found:
+        name, first, second = found
         raise mismatch_error(
             f"changes type across an iteration of this staged {spec.construct}", name,
             first, second, spec.where,
@@ -549,6 +700,22 @@ def _raise_for_carry_change(step, state, item, spec):
             "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
             "dtype)), or keep the change out of the loop.",
             ("before the loop", "after one iteration"))
+
+
+def _carry_mismatch(step, state, item, spec) -> tuple:
+    """``(name, type before, type after)`` of the first variable whose type one
+    iteration changes (beyond what promotion joins); ``()`` when none does or the
+    body cannot be traced abstractly."""
+    try:
+        out = jax.eval_shape(step, state, item)
+    except ConversionError:
+        raise
+    except Exception:  # the body needs concrete values: the caller decides
+        return ()
+    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
+        if not joinable:
+            return name, first, second
+    return ()
 
 
 def _bound(maximum_iterations, where) -> int:

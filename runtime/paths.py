@@ -66,6 +66,12 @@ def is_replaying() -> bool:
     return bool(getattr(_LOCAL, "replay", 0))
 
 
+def depth() -> int:
+    """How many staged branches and loop bodies the current point is inside of that
+    do not always run (the conditions ``condition()`` would combine)."""
+    return len(_stack())
+
+
 def _stack() -> list:
     stack = getattr(_LOCAL, "stack", None)
     if stack is None:

@@ -5,7 +5,11 @@ The slices converter turns ``x[i] = v`` into ``x = ag__.setitem(x, i, v)`` and
 not) cannot be mutated, so it gets the functional update ``x.at[i].set(v)`` (or
 ``.add``, ``.multiply``...); everything else (NumPy arrays, lists, dicts, user
 objects) is mutated in place, as the original does, and returned as the same
-object. ``ag__.index[a:b, i]`` spells a key holding slices.
+object, except a NumPy array given a traced value or index, which cannot hold it:
+it becomes a JAX array updated functionally. ``ag__.index[a:b, i]`` spells a key
+holding slices. A slice of static width at a staged loop's index (``xs[i:i + k]``)
+is read with ``ag__.getitem(xs, ag__.index[i:i + k], (k,))`` and written with
+``setitem(..., widths=(k,))``: a ``lax.dynamic_slice`` / ``dynamic_update_slice``.
 """
 
 from __future__ import annotations
@@ -13,8 +17,13 @@ from __future__ import annotations
 import operator
 
 import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
+from autograph.runtime import intervals
 from autograph.runtime.lists import TensorList
+from autograph.runtime.tracing import is_tracer
 
 _INPLACE = {
     "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
@@ -28,13 +37,32 @@ _BINARY = {
     "@": operator.matmul, "&": operator.and_, "|": operator.or_, "^": operator.xor,
     "<<": operator.lshift, ">>": operator.rshift,
 }
+_PYTHON_CONTAINERS = frozenset({list, dict})
 # Augmented operators that JAX's ``.at[]`` does in one scatter.
 _AT_METHODS = {"+": "add", "*": "multiply", "/": "divide", "**": "power"}
 
 
-def setitem(target, key, value, op=None):
+def setitem(target, key, value, op=None, widths=None):
     """``target[key] = value``, or ``target[key] <op>= value``; returns the target
-    (a new array for a JAX array, the same object otherwise)."""
+    (a new array for a JAX array, the same object otherwise). ``widths`` are
+    ``getitem``'s: a slice of static width at a staged loop's index is written
+    with ``lax.dynamic_update_slice``."""
+    if type(target) in _PYTHON_CONTAINERS:  # the common case in Python mode, first
+        if op is None:
+            target[key] = value
+        else:
+            target[key] = _INPLACE[op](target[key], value)
+        return target
+    if isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)):
+        # NumPy cannot hold a traced value: the update is functional, as for a JAX
+        # array (the original fails here under jax.jit).
+        target = jnp.asarray(target)
+    if widths is not None:
+        window = _window(target, key, widths)
+        if window is not None:
+            starts, sizes, rest = window
+            part = setitem(lax.dynamic_slice(target, starts, sizes), rest, value, op)
+            return lax.dynamic_update_slice(target, part.astype(target.dtype), starts)
     if isinstance(target, jax.Array):
         at = target.at[key]
         if op is None:
@@ -53,6 +81,69 @@ def setitem(target, key, value, op=None):
     return target
 
 
+def _traced_key(key) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(is_tracer(p) or isinstance(p, slice) and (
+        is_tracer(p.start) or is_tracer(p.stop) or is_tracer(p.step)) for p in parts)
+
+
+def getitem(target, key, widths):
+    """``target[key]``, where ``widths`` gives, for each entry of ``key`` (a tuple
+    for several), the static width ``k`` of a slice written ``a:a + k``, or None.
+
+    A slice whose start is a staged loop's index has traced bounds, which JAX's
+    indexing refuses; with its width static and the index's range keeping it
+    inside the array (``intervals``), it is a ``lax.dynamic_slice``, and the loop
+    stays staged. Anything else is ``target[key]`` as written (where that needs
+    Python ints, a static loop runs unrolled, as under ``jax.jit``).
+    """
+    window = _window(target, key, widths)
+    if window is None:
+        return target[key]
+    starts, sizes, rest = window
+    return lax.dynamic_slice(target, starts, sizes)[rest]
+
+
+def _window(target, key, widths):
+    """``(starts, sizes, rest)`` when ``key`` holds slices of static width with
+    traced starts that stay inside ``target``: ``target[key]`` is
+    ``lax.dynamic_slice(target, starts, sizes)[rest]``. None otherwise."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not isinstance(target, jax.Array) or len(parts) != len(widths):
+        return None
+    starts = [0] * target.ndim
+    sizes = list(target.shape)
+    rest = list(parts)
+    axis = 0
+    for position, (part, width) in enumerate(zip(parts, widths, strict=True)):
+        if part is Ellipsis:
+            if any(w is not None for w in widths[position:]):
+                return None
+            break
+        if part is None:
+            continue
+        if width is not None and isinstance(part, slice) and (
+                is_tracer(part.start) or is_tracer(part.stop)):
+            if axis >= target.ndim or not _stays_inside(part, width, target.shape[axis]):
+                return None
+            starts[axis], sizes[axis] = part.start, width
+            rest[position] = slice(None)
+        axis += 1
+    if rest == list(parts):
+        return None
+    return starts, sizes, tuple(rest) if isinstance(key, tuple) else rest[0]
+
+
+def _stays_inside(part, width, size) -> bool:
+    """Whether the slice ``part`` (``a:a + width``) lies whole inside an axis of
+    ``size`` for every value its start takes, so that Python's slice has exactly
+    ``width`` items and ``dynamic_slice`` (which would shift it) the same ones."""
+    if part.step is not None or type(width) is not int or width < 0:
+        return False
+    known = intervals.bounds(part.start)
+    return known is not None and known[0] >= 0 and known[1] + width <= size
+
+
 class _Index:
     """``index[k]`` is ``k``: a way to write slices outside a subscript."""
 
@@ -65,4 +156,4 @@ class _Index:
 
 index = _Index()
 
-__all__ = ["index", "setitem"]
+__all__ = ["getitem", "index", "setitem"]

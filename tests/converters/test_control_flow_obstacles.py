@@ -51,6 +51,14 @@ def for_writes_global(xs):
     return xs
 
 
+def while_writes_global(x):
+    global total
+    while x < 3:
+        total = total + 1
+        x = x + 1
+    return x
+
+
 def deletes_carried(x, n):
     y = x
     i = 0
@@ -81,12 +89,23 @@ def test_keywords_only_where_they_hold():
 @pytest.mark.parametrize("fn, args, k, words", [
     (value_in_try, (jnp.float32(1.0),), 2, "`try` at line"),
     (loop_in_try, (jnp.float32(1.0),), 2, "`try` at line"),
-    (for_writes_global, (jnp.ones(3),), 2, "'total' is declared `global`"),
+    (while_writes_global, (jnp.float32(1.0),), 2, "'total' is declared `global`"),
 ])
 def test_staged_they_are_refused_at_the_user_s_line(fn, args, k, words):
     with pytest.raises(ConversionError, match=words) as info:
         jax.jit(autograph.convert(fn))(*args)
     assert f"{__file__}:{line_of(fn, k)}" in str(info.value)
+
+
+def test_a_static_loop_writing_a_global_runs_unrolled_as_under_jit():
+    global total
+    total = 0.0
+    jax.jit(for_writes_global)(jnp.ones(3))
+    expected = total
+    total = 0.0
+    jax.jit(autograph.convert(for_writes_global))(jnp.ones(3))
+    assert type(total) is type(expected) and str(total) == str(expected)
+    total = 0
 
 
 def test_as_python_they_run_as_the_original():

@@ -141,6 +141,20 @@ def empty_read_first(xs):
     return stack(z)
 
 
+def empty_read_first_while(xs, n):
+    z = []
+    i = 0
+    while i < n:
+        set_loop_options(maximum_iterations=5)
+        if len(z) > 0:
+            y = z[-1]
+        else:
+            y = xs[i]
+        z.append(y)
+        i = i + 1
+    return stack(z)
+
+
 XS = np.array([1.0, -2.0, 3.0, 0.5, -1.0], np.float32)
 
 
@@ -191,8 +205,14 @@ def test_pop_write_and_read():
 
 
 def test_read_at_a_traced_index():
-    check(read_traced_index, XS, 2)
-    check(read_traced_index, XS, -2)
+    # After the loop `z` is the Python list Python has: like the original under
+    # jax.jit, it takes Python ints as indices (autograph.stack(z)[k] takes a
+    # traced one).
+    check(read_traced_index, XS, 2, compiled=False)
+    check(read_traced_index, XS, -2, compiled=False)
+    assert autograph.to_graph(read_traced_index, static_argnums=1)(XS, 2)[0] == XS[2] ** 2
+    with pytest.raises(TypeError, match="Python needs an int"):
+        autograph.to_graph(read_traced_index)(XS, 2)
 
 
 def test_declared_element_type_casts_appends():
@@ -238,8 +258,12 @@ def test_unbounded_while_growing_list():
 
 def test_empty_list_read_before_any_append_asks_for_its_type():
     with pytest.raises(ConversionError) as info:
-        autograph.to_graph(empty_read_first)(XS)
+        autograph.to_graph(empty_read_first_while)(XS, 5)
     assert "set_element_type(z" in str(info.value)
+
+
+def test_empty_list_read_before_any_append_in_a_static_loop_runs_unrolled():
+    check(empty_read_first, XS)
 
 
 def test_golden_code_for_the_list_example():

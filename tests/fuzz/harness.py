@@ -93,6 +93,9 @@ def detect_features() -> frozenset:
                       "            yield i * n\n    return sum(gen(3))\n",
         "match": "def probe(n):\n    m = 2\n    match m:\n        case 2:\n"
                  "            if n > 1:\n                return n\n    return -n\n",
+        "loops": "def probe(n):\n    v = jnp.zeros(1) + n\n    out = []\n"
+                 "    for i in range(3):\n        v = jnp.concatenate([v, v[-1:] + i])\n"
+                 "        out.append(v[i:i + 2])\n    return jnp.stack(out)\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -136,7 +139,7 @@ def inputs_for(seed):
 def is_valid(program: Program, all_inputs) -> bool:
     """Whether the program computes the same in numpy int32/float32 with every
     overflow raising: then int32/float32 under JAX cannot change its results."""
-    namespace = {"set_loop_options": autograph.set_loop_options}
+    namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np}
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)
@@ -280,7 +283,7 @@ def _compare(p, mode, args, expected, got) -> list[Mismatch]:
 def _same_python(expected, got):
     if type(expected) is not type(got):
         return f"type {type(got).__name__} != {type(expected).__name__} ({got!r} vs {expected!r})"
-    if isinstance(expected, tuple):
+    if isinstance(expected, (tuple, list)):
         if len(expected) != len(got):
             return f"{got!r} != {expected!r}"
         for e, g in zip(expected, got, strict=True):
@@ -296,7 +299,9 @@ def _plain(tree):
 
 
 def _leaves(value):
-    return list(value) if isinstance(value, tuple) else [value]
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 def _short_traceback():

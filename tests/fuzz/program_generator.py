@@ -10,7 +10,9 @@ nested ``if``/``elif``/``else``, ternaries, ``while`` loops that always terminat
 cannot skip it), ``for`` over static ranges, over tuples and over ranges whose
 bounds are arguments, augmented assignment, int and float arithmetic; with the
 feature ``"jumps"`` also ``break``/``continue``/early ``return``, with ``"logic"``
-also ``and``/``or``/``not``, with ``"strings"`` multi-line string literals in a
+also ``and``/``or``/``not``, with ``"loops"`` the loops of ``loop_programs`` (carries
+that grow, triangular nests, slices of static width, lists stacked or returned,
+Python loops over big, unsortable or deep state), with ``"strings"`` multi-line string literals in a
 function defined indented (see ``string_programs``), with ``"directives"`` loops
 whose body starts with ``set_loop_options(...)`` (bounds above any trip count here,
 so the results stay the same; the module must import ``set_loop_options``, see
@@ -38,13 +40,14 @@ from __future__ import annotations
 import ast
 import random
 
-from tests.fuzz import string_programs
+from tests.fuzz import loop_programs, string_programs
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
 ARGS = ("a", "b", "n")
 # The lines a module of programs starts with, by feature.
-PRELUDE = {"directives": "from autograph import set_loop_options"}
+PRELUDE = {"directives": "from autograph import set_loop_options",
+           "loops": loop_programs.PRELUDE}
 # No loop whose trip count is traced runs more than 6 times here (counters and
 # ranges are small; static trip counts ignore the bound), so these
 # bounds never cut a loop short.
@@ -72,8 +75,13 @@ class ProgramGenerator:
         self._static = ()                     # loop variables that hold Python ints
         self._budget = r.randint(4, 14)       # statements, roughly
         self.returned = self._return_spec()
+        self._loop_statements = loop_programs.LoopStatements(self)
+        self._returns_list = "loops" in self.features and r.random() < 0.3
         lines = [f"def {name}(a, b, n):"]
         body = [f"g = {self._float_const()}"]
+        if self._returns_list:
+            body.insert(0, f"{loop_programs.RETURNED_LIST} = []")
+            self.returned += (loop_programs.RETURNED_LIST,)
         for k, var in enumerate(INT_VARS):
             body.append(f"{var} = {self._int_expr(scope=ARGS + INT_VARS[:k], depth=1)}")
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
@@ -119,6 +127,8 @@ class ProgramGenerator:
                         ("for_tuple", 1)]
         if "strings" in self.features:
             choices += [("string", 3)]
+        if "loops" in self.features:
+            choices += [("loops", 3)]
         if "scopes" in self.features:
             # (A function defined in a staged block that writes a global is refused.)
             choices += [("nested_def", 2 if depth == 0 else 0), ("class_body", 1)]
@@ -172,6 +182,10 @@ class ProgramGenerator:
         var = r.choice(INT_VARS)
         return [f"{var} = {self._int_expr(scope, 1)} if {self._cond(scope)} "
                 f"else {self._int_expr(scope, 1)}"]
+
+    def _stmt_loops(self, depth, scope, loop):
+        top_level = depth == 0 and loop is None and self._returns_list
+        return self._loop_statements.statement(scope, top_level)
 
     def _stmt_nested_def(self, depth, scope, loop):
         r = self.rng

@@ -21,7 +21,7 @@ def main(argv=None) -> int:
     parser.add_argument("--compile-every", type=int, default=10,
                         help="compile every N-th program whole with XLA (0: never)")
     parser.add_argument("--features", default=None,
-                        help="comma-separated (jumps,logic,generators,match); default: detected")
+                        help="comma-separated (jumps,logic,loops,match,...); default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
     parser.add_argument("--kind", choices=("programs", "bounded_grad"), default="programs",
@@ -44,10 +44,11 @@ def main(argv=None) -> int:
                   f"{time.time() - start:.0f}s", flush=True)
 
     if args.jobs > 1:
-        programs, mismatches = _parallel(args, features)
+        programs, mismatches, kinds = _parallel(args, features)
     else:
         programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every,
                                             features, progress)
+        kinds = _kinds(programs)
     if args.show:
         for p in programs:
             if p is not None:
@@ -57,6 +58,8 @@ def main(argv=None) -> int:
             print(m)
     silent = sum(1 for m in mismatches
                  if (m[0] if isinstance(m, tuple) else m.silent and not m.known))
+    if kinds:
+        print("programs by loop kind: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
           f"({silent} new wrong values or internal errors; the rest refused with "
           f"ConversionError or known, see test_regressions.py); "
@@ -89,7 +92,20 @@ def _worker(job):
 
     first_seed, count, compile_every, features = job
     programs, mismatches = harness.fuzz(first_seed, count, compile_every, features)
-    return len(programs), [(m.silent and not m.known, str(m)) for m in mismatches]
+    return (len(programs), [(m.silent and not m.known, str(m)) for m in mismatches],
+            _kinds(programs))
+
+
+def _kinds(programs):
+    """How many programs hold each kind of the ``loops`` feature's statements."""
+    from collections import Counter
+
+    from tests.fuzz import loop_programs
+
+    counts = Counter()
+    for p in programs:
+        counts.update(loop_programs.kinds(p.source))
+    return counts
 
 
 def _parallel(args, features):
@@ -100,16 +116,18 @@ def _parallel(args, features):
              args.compile_every, features)
             for k in range((args.count + chunk - 1) // chunk)]
     done, found = 0, []
+    kinds = _kinds([])
     start = time.time()
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        for count, mismatches in pool.imap_unordered(_worker, jobs):
+        for count, mismatches, counted in pool.imap_unordered(_worker, jobs):
+            kinds.update(counted)
             done += count
             found.extend(mismatches)
             for _, m in mismatches:
                 print(m, flush=True)
             print(f"{done} programs, {len(found)} mismatches, {time.time() - start:.0f}s",
                   flush=True)
-    return [None] * done, found
+    return [None] * done, found, kinds
 
 
 if __name__ == "__main__":
