@@ -40,6 +40,7 @@ from autograph.converters.break_statements import (
     contains,
     drop_unread_flag,
     guard_after_jumps,
+    never_completes,
 )
 
 NODE_TYPES = (gast.Return,)
@@ -63,7 +64,7 @@ class _Returns(Transformer):
         flag = self.ctx.fresh_name("did_return")
         value = self.ctx.fresh_name("retval")
         docstring, body = _split_docstring(node.body)
-        if not _always_exits(body):
+        if not never_completes(body):
             body.append(_implicit_return(node))
 
         final = body[-1] if isinstance(body[-1], gast.Return) else None
@@ -105,21 +106,3 @@ def _implicit_return(fn):
     implicit.lineno, implicit.col_offset = fn.lineno, fn.col_offset
     implicit.end_lineno, implicit.end_col_offset = fn.lineno, fn.col_offset
     return implicit
-
-
-def _always_exits(stmts) -> bool:
-    """Whether running ``stmts`` always ends in a ``return`` or ``raise`` (or never
-    ends: ``while True`` without ``break``), so the end of the function is unreachable."""
-    for stmt in stmts:
-        if isinstance(stmt, (gast.Return, gast.Raise)):
-            return True
-        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(
-                stmt.orelse):
-            return True
-        if isinstance(stmt, gast.With) and _always_exits(stmt.body):
-            return True
-        if (isinstance(stmt, gast.While) and isinstance(stmt.test, gast.Constant)
-                and stmt.test.value is True and not contains(stmt.body, gast.Break,
-                                                             into_loops=False)):
-            return True
-    return False

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import paths, regions, returns
@@ -98,6 +98,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         check_stageable(obstacles, where, construct)
         count = len(names)
         unbound = {"if": set(), "else": set()}
+        python_leaves = {}   # per branch: its outputs' leaves that are Python scalars
 
         fill = returns.fill_for_branches(
             lambda ops: as_tuple(if_true(*rebuild(ops)), count),
@@ -117,6 +118,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                         out[i] = None
                 out = tuple(out)
                 check_carriable(out, names, where, construct)
+                python_leaves[label] = _python_scalars(out)
                 return out if dtypes is None else cast_to(out, dtypes)
             return run
 
@@ -136,9 +138,43 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             out = lax.cond(pred, branch(if_true, "if", dtypes), branch(if_false, "else", dtypes),
                            operands)
         _raise_for_one_sided(unbound, names, where, construct)
+        out = _keep_python_constants(out, python_leaves["if"], python_leaves["else"])
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
                      if i in unbound["if"] else value
                      for i, value in enumerate(out))
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def _python_scalars(out):
+    """``(treedef, {leaf position: value})`` of each output: its Python scalar leaves."""
+    found = []
+    for value in out:
+        leaves, treedef = tree_util.tree_flatten(value)
+        found.append((treedef, {k: leaf for k, leaf in enumerate(leaves)
+                                if type(leaf) in _PYTHON_SCALARS}))
+    return found
+
+
+def _keep_python_constants(out, true_leaves, false_leaves):
+    """The staged ``if``'s outputs, with each leaf that both branches give as the same
+    Python scalar (``did_return = True`` in both) kept as that Python value: which
+    branch runs cannot change it, so what follows stays decided in Python."""
+    new = list(out)
+    for i, ((tree_a, a), (tree_b, b)) in enumerate(zip(true_leaves, false_leaves,
+                                                        strict=True)):
+        same = [k for k in a.keys() & b.keys()
+                if type(a[k]) is type(b[k]) and repr(a[k]) == repr(b[k])]
+        if not same or tree_a != tree_b:
+            continue
+        leaves, treedef = tree_util.tree_flatten(out[i])
+        if treedef != tree_a:
+            continue
+        for k in same:
+            leaves[k] = a[k]
+        new[i] = tree_util.tree_unflatten(treedef, leaves)
+    return tuple(new)
 
 
 def _raise_for_one_sided(unbound, names, where, construct):
