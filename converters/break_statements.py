@@ -40,6 +40,7 @@ import gast
 from autograph import templates
 from autograph.analysis import SCOPES, annos, read_names, walk_same_scope
 from autograph.converters.base import Transformer
+from autograph.converters.try_statements import FINALLY_JUMP
 
 EXTRA_TEST = annos.EXTRA_TEST
 # Loops too: the `else` of a loop without `break` is moved after it.
@@ -89,7 +90,9 @@ class _Breaks(LoopJumps):
             return [node] + orelse
         flag = self.ctx.fresh_name(flag_name("did_break", level))
         ag = self.ctx.runtime_name
-        node.body = guard_after_jumps(node.body, gast.Break, flag, ag, into_loops=False)
+        node.body = cancel_pending(
+            guard_after_jumps(node.body, gast.Break, flag, ag, into_loops=False), flag,
+            into_loops=False)
         add_loop_condition(node, flag, ag)
         new = templates.replace("flag = False", flag=flag)
         if node.orelse:
@@ -135,6 +138,8 @@ def guard_after_jumps(stmts, kind, flag, ag, into_loops, on_jump=None, on_loop=N
         if isinstance(stmt, kind):
             jump = on_jump(stmt) if on_jump else templates.replace("flag = True", flag=flag)
             templates.set_location(jump, stmt)
+            if getattr(stmt, FINALLY_JUMP, False):
+                setattr(jump[-1], FINALLY_JUMP, True)
             out.extend(jump)
             return out  # what follows a jump never runs
         if not contains([stmt], kind, into_loops):
@@ -208,6 +213,36 @@ def never_completes(stmts, exits=(gast.Return,), raises=True) -> bool:
     return False
 
 
+def cancel_pending(stmts, flag, into_loops):
+    """``stmts`` with ``flag = False`` after each jump flag set in a ``finally``
+    (``try_statements.FINALLY_JUMP``) other than ``flag``'s own: a jump in a
+    ``finally`` overrides the jump pending from its ``try`` (``try: return 1
+    finally: break`` leaves the loop and returns nothing). ``into_loops``: also in
+    nested loops (for ``return``, whose flag is the function's)."""
+    out = []
+    for stmt in stmts:
+        out.append(stmt)
+        if getattr(stmt, FINALLY_JUMP, False) and not _assigns(stmt, flag):
+            reset = templates.replace("flag = False", flag=flag)
+            templates.set_location(reset, stmt)
+            out.extend(reset)
+            continue
+        if isinstance(stmt, SCOPES) or (isinstance(stmt, _LOOPS) and not into_loops):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                setattr(stmt, field, cancel_pending(block, flag, into_loops))
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = cancel_pending(handler.body, flag, into_loops)
+    return out
+
+
+def _assigns(stmt, flag):
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == flag)
+
+
 def drop_unread_flag(stmts, flag):
     """``stmts`` without the assignments to ``flag`` if nothing reads it (a jump that
     was the last thing its loop or function did needs no flag)."""
@@ -219,8 +254,11 @@ def drop_unread_flag(stmts, flag):
 def _without_assignments(stmts, flag):
     out = []
     for stmt in stmts:
-        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == flag):
+        if _assigns(stmt, flag):
+            if getattr(stmt, FINALLY_JUMP, False):   # still overrides what was pending
+                out.append(gast.Pass())
+                templates.set_location(out[-1:], stmt)
+                setattr(out[-1], FINALLY_JUMP, True)
             continue
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)

@@ -163,7 +163,9 @@ class _Liveness:
             if handler.type is not None:
                 handlers_in |= read_names(handler.type)
         body_in = self.block(node.body, orelse_in | handlers_in | final_in, loop)
-        return body_in | handlers_in | final_in
+        # An exception no handler catches runs the `finally` and leaves: what follows
+        # the `try` is not read on that path.
+        return body_in | handlers_in | self.block(node.finalbody, frozenset(), loop)
 
     stmt_TryStar = stmt_Try
 
