@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import lists, paths, regions, returns
@@ -311,7 +311,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             with staging:
                 return lowering.run(state)
         except TypeError:
-            _raise_for_carry_change(lowering.step, state, item, spec)
+            _raise_for_carry_change(lowering.step, state, item, spec,
+                                    can_unroll=lowering.unrolled is not None)
             if lowering.unrolled is None:
                 raise
             return lowering.unrolled(state)
@@ -544,19 +545,22 @@ def _python_for(iterable, loop_body, state):
     return state
 
 
-def _raise_for_carry_change(step, state, item, spec):
+def _raise_for_carry_change(step, state, item, spec, can_unroll):
     """Raise naming the variable whose type one iteration (``step(state, item)``)
     changes; return quietly if the body cannot be traced abstractly or changes
-    nothing."""
+    nothing, or (``can_unroll``: the caller can run the loop unrolled instead) only
+    joins a Python scalar with an array."""
     try:
         out = jax.eval_shape(step, state, item)
     except ConversionError:
         raise
     except Exception:  # the body needs concrete values: the caller decides
         return
-    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
-        if joinable:
+    for name, before, after in zip(spec.names, abstract(state), out, strict=True):
+        found = mismatches([name], [before], [after])
+        if not found or _start_promotes(before, after) or found[0][3] and can_unroll:
             continue
+        (name, first, second, _), = found
         raise mismatch_error(
             f"changes type across an iteration of this staged {spec.construct}", name,
             first, second, spec.where,
@@ -564,6 +568,24 @@ def _raise_for_carry_change(step, state, item, spec):
             "structure; give it its final type before the loop (e.g. jnp.zeros(shape, "
             "dtype)), or keep the change out of the loop.",
             ("before the loop", "after one iteration"))
+
+
+def _start_promotes(before, after) -> bool:
+    """Whether JAX's loop takes a carry whose abstract value is ``before`` and becomes
+    ``after`` in an iteration: every leaf that changes dtype starts weakly typed (a
+    Python scalar) and promotes to the dtype it becomes, so the loop starts it there
+    (``x = 0`` then ``x = x + 0.5``). A strongly typed start (``jnp.int32(0)``) does
+    not promote."""
+    before_leaves, before_tree = tree_util.tree_flatten(before)
+    after_leaves, after_tree = tree_util.tree_flatten(after)
+    if before_tree != after_tree:
+        return False
+    for x, y in zip(before_leaves, after_leaves, strict=True):
+        if x.shape != y.shape:
+            return False
+        if x.dtype != y.dtype and not (x.weak_type and jnp.result_type(x, y) == y.dtype):
+            return False
+    return True
 
 
 def _bound(maximum_iterations, where) -> int:
