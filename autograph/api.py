@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
@@ -22,11 +23,14 @@ from autograph.error_notes import at_boundary
 from autograph.errors import ConversionError
 from autograph.runtime import effects as _effects
 from autograph.runtime import lists as _lists
+from autograph.runtime import recursion as _recursion
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
 from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
+_NEAR_LIMIT = _recursion.NESTED
+_LENDING = _recursion.ACTIVE
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
 
@@ -124,6 +128,10 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
         if not converted or converted[1] != _TRANSPILER.store_source:
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
         try:
+            isinstance(0, _NEAR_LIMIT)     # raises near the recursion limit
+        except RecursionError:
+            _recursion.lend(sys._getframe(), _TRANSPILER.is_converted_code)
+        try:
             if modes is None:
                 return converted[0](*args, **kwargs)
             with _effects.using(*modes):
@@ -131,9 +139,13 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
             at_boundary(error, _TRANSPILER.is_converted_code)
             raise  # autograph: the error of the converted code below, unchanged in type
+        finally:
+            if _LENDING[0]:            # frames lent to the recursion limit: repay them
+                _recursion.repay(sys._getframe())
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)
+    _recursion.ENTRY_CODES.add(wrapper.__code__)
     return wrapper
 
 

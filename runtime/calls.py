@@ -32,6 +32,7 @@ import weakref
 from autograph.call_policy import AS_IS, is_marked_do_not_convert
 from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
+from autograph.runtime import recursion
 
 
 @functools.cache
@@ -58,6 +59,8 @@ def make_converted_call(transpiler, options):
     higher_order = _higher_order_ids()
     converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
     instantiate = transpiler.instantiate
+    is_converted_code = transpiler.is_converted_code
+    near_limit_probe = recursion.NESTED
     function_type = types.FunctionType
     method_type = types.MethodType
 
@@ -106,6 +109,10 @@ def make_converted_call(transpiler, options):
     def converted_call(f, /, *args, **kwargs):
         """Call ``f(*args, **kwargs)``, converting ``f`` first if it is the user's code."""
         __tracebackhide__ = True  # noqa: F841  (pytest: show the user's frames)
+        try:
+            isinstance(0, near_limit_probe)    # raises near the recursion limit
+        except RecursionError:
+            recursion.lend(sys._getframe(), is_converted_code)
         t = type(f)
         if t is function_type:
             program = known_callee(id(f.__code__))
@@ -143,4 +150,5 @@ def make_converted_call(transpiler, options):
         return target(*args, **kwargs)
 
     converted_call.__qualname__ = "converted_call"
+    recursion.ENTRY_CODES.add(converted_call.__code__)
     return converted_call

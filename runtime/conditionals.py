@@ -48,8 +48,18 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     staged ``if`` then raises at the user's line.
     """
     if not is_tracer(cond):
+        branch = if_true if cond else if_false
         try:
-            return if_true(*state) if cond else if_false(*state)
+            # Arguments spelled out: a call with `*state` would recurse in C, and
+            # recursion through branches must cost no C stack (see recursion.py).
+            count = len(state)
+            if count == 1:
+                return branch(state[0])
+            if count == 2:
+                return branch(state[0], state[1])
+            if count == 3:
+                return branch(state[0], state[1], state[2])
+            return branch(*state)
         except Exception as error:
             regions.record(error, regions.PYTHON_BRANCH)
             raise
