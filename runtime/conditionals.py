@@ -118,8 +118,9 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
 
             def run(ops):
+                inputs = rebuild(ops)
                 with paths.on_path(taken):
-                    out = list(as_tuple(fn(*rebuild(ops)), count))
+                    out = list(as_tuple(fn(*inputs), count))
                 for i, value in enumerate(out):
                     if is_undefined(value) and i in fill:
                         out[i] = fill[i]
@@ -128,7 +129,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                         out[i] = None
                 out = tuple(out)
                 check_carriable(out, names, where, construct)
-                python_leaves[label] = _python_scalars(out)
+                python_leaves[label] = _python_scalars(out, _python_inputs(state, inputs))
                 return out if dtypes is None else cast_to(out, dtypes)
             return run
 
@@ -157,13 +158,33 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
 _PYTHON_SCALARS = (bool, int, float, complex)
 
 
-def _python_scalars(out):
-    """``(treedef, {leaf position: value})`` of each output: its Python scalar leaves."""
+def _python_inputs(state, inputs):
+    """``{id(tracer): value}``: the branch's input leaves that stand for a Python
+    scalar of the state (``lax.cond`` hands a branch its operands traced)."""
+    found = {}
+    for before, traced in zip(state, inputs, strict=True):
+        leaves, treedef = tree_util.tree_flatten(before)
+        traced_leaves, traced_def = tree_util.tree_flatten(traced)
+        if treedef == traced_def:
+            found.update((id(t), leaf) for leaf, t in zip(leaves, traced_leaves, strict=True)
+                         if type(leaf) in _PYTHON_SCALARS)
+    return found
+
+
+def _python_scalars(out, python_inputs):
+    """``(treedef, {leaf position: value})`` of each output: its Python scalar leaves,
+    and those it passes through unchanged from a Python scalar input (a branch that
+    leaves ``did_return = True`` as it was)."""
     found = []
     for value in out:
         leaves, treedef = tree_util.tree_flatten(value)
-        found.append((treedef, {k: leaf for k, leaf in enumerate(leaves)
-                                if type(leaf) in _PYTHON_SCALARS}))
+        scalars = {}
+        for k, leaf in enumerate(leaves):
+            if type(leaf) in _PYTHON_SCALARS:
+                scalars[k] = leaf
+            elif id(leaf) in python_inputs:
+                scalars[k] = python_inputs[id(leaf)]
+        found.append((treedef, scalars))
     return found
 
 

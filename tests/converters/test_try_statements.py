@@ -33,6 +33,17 @@ def return_in_loop_try_finally(x):
     return total * 10
 
 
+def finally_returns_under_a_condition(x):
+    y = x * 0
+    try:
+        y = x + 6
+        return y
+    finally:
+        y = y + 5
+        if x > 0:      # the return of the finally overrides the pending one
+            return y
+
+
 def fails(message):
     raise ValueError(message)
 
@@ -185,6 +196,7 @@ SCALAR_CASES = [
     (raise_in_returned_call_after_early_return, 8.0),
     (tail_try_after_early_return, 2.0), (tail_try_after_early_return, 12.0),
     (finally_overrides_return, 2.0), (finally_return_discards_error, 2.0),
+    (finally_returns_under_a_condition, 2.0), (finally_returns_under_a_condition, -2.0),
     (finally_break_discards_error, 2.0), (finally_continue_overrides_break, 2.0),
     (finally_break_overrides_return, 2.0), (finally_continue_overrides_return, 2.0),
 ]
