@@ -23,11 +23,14 @@ from autograph.error_notes import at_boundary
 from autograph.errors import ConversionError
 from autograph.runtime import effects as _effects
 from autograph.runtime import lists as _lists
+from autograph.runtime import recursion as _recursion
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
 from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
 _TRANSPILER = Transpiler()
+_NEAR_LIMIT = _recursion.NESTED
+_LENDING = _recursion.ACTIVE
 _ORIGINAL = "__autograph_original__"
 _OPTIONS = "__autograph_options__"
 
@@ -52,16 +55,28 @@ def convert(func: Callable[P, R], *, recursive: bool = True,
 
 
 @overload
-def convert(func: None = None, *, recursive: bool = True,
-            prints: PrintMode | None = None,
+def convert(*, recursive: bool = True, prints: PrintMode | None = None,
             asserts: AssertMode | None = None) -> _Decorator: ...
 
 
-def convert(func=None, *, recursive=True, prints=None, asserts=None):
+class _Decorating:
+    """The default of ``convert``'s ``func``: ``@convert(...)`` with options only."""
+
+    def __repr__(self):
+        return "<a decorator>"
+
+
+_DECORATING = _Decorating()
+
+
+def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
     """Convert ``func``'s Python control flow so that it stages under JAX tracing.
 
     Use as ``@convert`` or ``@convert(recursive=False)``. The converted function
-    keeps ``func``'s name, docstring and signature. Called with Python values it
+    keeps ``func``'s name, docstring and signature. A method, a
+    ``functools.partial`` or a callable object (a Flax or Equinox module, say)
+    converts the function it runs, bound to the same object (``convert(model)`` is
+    ``convert(type(model).__call__)`` bound to ``model``). Called with Python values it
     behaves exactly like ``func``; called with traced values (inside ``jax.jit``,
     ``grad``, ``vmap``...) its ``if``/``while``/``for`` on traced conditions are
     staged into ``lax.cond``/``while_loop``/``fori_loop``/``scan``. Conversion
@@ -88,22 +103,23 @@ def convert(func=None, *, recursive=True, prints=None, asserts=None):
         jax.export.export(jax.jit(serving))(spec)
     """
     _effects.validate(prints, asserts)
-    if func is None:
+    if func is _DECORATING:
         return functools.partial(convert, recursive=recursive, prints=prints,
                                  asserts=asserts)
+    same = functools.partial(convert, recursive=recursive, prints=prints, asserts=asserts)
     options = ConversionOptions(recursive=recursive)
     original = _original(func)
     if getattr(original, DO_NOT_CONVERT, False):
         return func
     if inspect.ismethod(func):
-        return types.MethodType(
-            convert(func.__func__, recursive=recursive, prints=prints, asserts=asserts),
-            func.__self__)
+        return types.MethodType(same(func.__func__), func.__self__)
+    if isinstance(func, functools.partial):
+        return functools.partial(same(func.func), *func.args, **func.keywords)
     if not isinstance(original, types.FunctionType):
-        raise ConversionError(
-            f"autograph.convert takes a Python function; got {type(func).__name__} "
-            f"{func!r:.80}. Builtins and C functions need no conversion: call them "
-            "from a converted function.")
+        call = _python_call(func)
+        if call is None:
+            raise _not_a_function("autograph.convert", func)
+        return types.MethodType(same(call), func)
     converted: list = []
     modes = None if prints is None and asserts is None else (prints, asserts)
 
@@ -111,6 +127,10 @@ def convert(func=None, *, recursive=True, prints=None, asserts=None):
     def wrapper(*args, **kwargs):
         if not converted or converted[1] != _TRANSPILER.store_source:
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
+        try:
+            isinstance(0, _NEAR_LIMIT)     # raises near the recursion limit
+        except RecursionError:
+            _recursion.lend(sys._getframe(), _TRANSPILER.is_converted_code)
         try:
             if modes is None:
                 out = converted[0](*args, **kwargs)
@@ -123,11 +143,15 @@ def convert(func=None, *, recursive=True, prints=None, asserts=None):
             if tb is not None and tb.tb_frame is sys._getframe():
                 error.__traceback__ = tb.tb_next   # the traceback the original would have
             raise  # autograph: the error of the converted code below, unchanged in type
+        finally:
+            if _LENDING[0]:            # frames lent to the recursion limit: repay them
+                _recursion.repay(sys._getframe())
         _lists.check_returned(out, original)
         return out
 
     setattr(wrapper, _ORIGINAL, original)
     setattr(wrapper, _OPTIONS, options)
+    _recursion.ENTRY_CODES.add(wrapper.__code__)
     return wrapper
 
 
@@ -181,6 +205,8 @@ def to_graph(func: Callable[P, R], **jit_kwargs: Any) -> GraphFunction[P, R]:
     same holds for JAX's ahead-of-time path: ``to_graph(f).lower(x).compile()(x)``.
     ``func`` may be ``convert(f, ...)`` already (its options are kept).
     """
+    if func is None or not callable(func):
+        raise TypeError(f"autograph.to_graph takes the function to compile; got {func!r:.80}")
     converted = func if hasattr(func, _ORIGINAL) else convert(func)
     compiled = jax.jit(converted, **jit_kwargs)
     has_asserts: list = []   # set once a trace stages an assert: then wait for the result
@@ -250,9 +276,14 @@ def to_code(func) -> str:
     """The Python source that ``convert(func)`` runs, as a readable string."""
     original = _original(func)
     if inspect.ismethod(original):
-        original = original.__func__
+        original = _original(original.__func__)
+    if isinstance(original, functools.partial):
+        original = _original(original.func)
     if not isinstance(original, types.FunctionType):
-        raise ConversionError(f"to_code takes a Python function; got {func!r:.80}")
+        call = _python_call(original)
+        if call is None:
+            raise _not_a_function("autograph.to_code", func)
+        original = call
     options = getattr(func, _OPTIONS, ConversionOptions())
     return _TRANSPILER.program(original, options).source
 
@@ -268,9 +299,27 @@ def set_debug(*, store_source: bool) -> None:
 
 
 def do_not_convert(func: F) -> F:
-    """Mark ``func`` to be run as it is, never converted (at any call depth)."""
+    """Mark ``func`` to be run as it is, never converted (at any call depth).
+
+    ``func`` is a function, a method, a class or a callable object. Builtins and
+    other functions without Python source are never converted: they are returned
+    as they are."""
+    if func is None or not callable(func):
+        raise TypeError("autograph.do_not_convert takes a function (or a class or a "
+                        f"callable object) to leave unconverted; got {func!r:.80}")
     target = _original(func)
-    setattr(getattr(target, "__func__", target), DO_NOT_CONVERT, True)
+    target = getattr(target, "__func__", target)
+    if isinstance(target, (types.BuiltinFunctionType, types.WrapperDescriptorType,
+                           types.MethodDescriptorType, types.MethodWrapperType)):
+        return func          # no Python source: never converted anyway
+    try:
+        setattr(target, DO_NOT_CONVERT, True)
+    except (AttributeError, TypeError):  # a frozen dataclass (an Equinox module)...
+        raise TypeError(
+            f"autograph.do_not_convert cannot mark this {type(target).__name__} object "
+            "(it takes no new attributes, and JAX transformations rebuild such objects "
+            f"anyway); mark its class: autograph.do_not_convert({type(target).__name__})"
+        ) from None
     return func
 
 
@@ -320,3 +369,34 @@ def stack(lst):
 
 def _original(func):
     return getattr(func, _ORIGINAL, func)
+
+
+def _python_call(obj):
+    """The Python function that calling the object ``obj`` runs (its class's
+    ``__call__``), or None (a class, a builtin, a compiled function)."""
+    if isinstance(obj, type):
+        return None
+    call = getattr(type(obj), "__call__", None)  # noqa: B004 - the Python function
+    return call if isinstance(call, types.FunctionType) else None
+
+
+def _not_a_function(api: str, func) -> Exception:
+    """The error for ``api`` called with something that has no Python function to
+    convert: ``None`` or a non-callable (a ``TypeError``), or a builtin, a class or a
+    compiled function (a ``ConversionError``)."""
+    if func is None or not callable(func):
+        return TypeError(
+            f"{api} takes the function to convert; got {func!r:.80}. Decorate the "
+            "function (@autograph.convert, or @autograph.convert(recursive=False, ...) "
+            "with options), or pass it: autograph.convert(f).")
+    hint = ("Builtins and C functions need no conversion: call them from a converted "
+            "function.")
+    if isinstance(func, type):
+        hint = ("Convert the class's methods (decorate them), or convert an instance "
+                "to convert its __call__.")
+    elif hasattr(func, "__wrapped__"):
+        hint = (f"It wraps {func.__wrapped__!r:.60}: convert that first, then wrap it "
+                "(jax.jit(autograph.convert(f)), not autograph.convert(jax.jit(f))).")
+    return ConversionError(
+        f"{api} takes a Python function (or a method, or an object with a Python "
+        f"__call__); got {type(func).__name__} {func!r:.80}. {hint}")

@@ -54,6 +54,7 @@ from autograph.converters import (
     print_function,
     return_statements,
     slices,
+    try_statements,
 )
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
@@ -64,6 +65,7 @@ from autograph.runtime.calls import make_converted_call
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
     directives,
+    try_statements,
     continue_statements,
     break_statements,
     return_statements,

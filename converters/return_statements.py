@@ -15,13 +15,16 @@ After:
         retval = ag__.UndefinedReturn('retval')
         for i in range(10):          # extra test: ag__.not_(did_return)
             if x[i] < 0:
-                did_return = True
                 retval = i
+                did_return = True
         if ag__.not_(did_return):
             retval = -1
         return retval
 
-Statements after one that may return are guarded by ``if ag__.not_(did_return):``,
+The value is computed before the flag is set (an exception raised computing it,
+caught by an ``except``, means no ``return`` happened). Statements after one that
+may return are guarded by ``if ag__.not_(did_return):`` (or, after an ``if`` one of
+whose branches always returns, moved into the other branch),
 and loops holding a ``return`` also stop once it is set. A function that may fall
 off its end gets the implicit ``return None`` written out. ``UndefinedReturn`` lets
 a staged loop or ``if`` give ``retval`` a placeholder of the type the returns give
@@ -37,9 +40,11 @@ from autograph import templates
 from autograph.converters.base import Transformer
 from autograph.converters.break_statements import (
     add_loop_condition,
+    cancel_pending,
     contains,
     drop_unread_flag,
     guard_after_jumps,
+    never_completes,
 )
 
 NODE_TYPES = (gast.Return,)
@@ -63,7 +68,7 @@ class _Returns(Transformer):
         flag = self.ctx.fresh_name("did_return")
         value = self.ctx.fresh_name("retval")
         docstring, body = _split_docstring(node.body)
-        if not _always_exits(body):
+        if not never_completes(body):
             body.append(_implicit_return(node))
 
         final = body[-1] if isinstance(body[-1], gast.Return) else None
@@ -73,14 +78,16 @@ class _Returns(Transformer):
                                                                            kind=None)
             if ret is final:  # nothing runs after the last return: no flag to set
                 return templates.replace("value = result", value=value, result=result)
-            return templates.replace("flag = True\nvalue = result", flag=flag, value=value,
+            # The value first: if computing it raises, no return happened.
+            return templates.replace("value = result\nflag = True", flag=flag, value=value,
                                      result=result)
 
         def on_loop(loop):
             add_loop_condition(loop, flag, ag)
 
-        body = guard_after_jumps(body, gast.Return, flag, ag, into_loops=True,
-                                 on_jump=on_jump, on_loop=on_loop)
+        body = cancel_pending(guard_after_jumps(body, gast.Return, flag, ag, into_loops=True,
+                                                on_jump=on_jump, on_loop=on_loop),
+                              flag, into_loops=True)
         head = templates.replace(
             "flag = False\nvalue = ag__.UndefinedReturn(value_name)", ag__=ag, flag=flag,
             value=value, value_name=gast.Constant(value=value, kind=None))
@@ -105,21 +112,3 @@ def _implicit_return(fn):
     implicit.lineno, implicit.col_offset = fn.lineno, fn.col_offset
     implicit.end_lineno, implicit.end_col_offset = fn.lineno, fn.col_offset
     return implicit
-
-
-def _always_exits(stmts) -> bool:
-    """Whether running ``stmts`` always ends in a ``return`` or ``raise`` (or never
-    ends: ``while True`` without ``break``), so the end of the function is unreachable."""
-    for stmt in stmts:
-        if isinstance(stmt, (gast.Return, gast.Raise)):
-            return True
-        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(
-                stmt.orelse):
-            return True
-        if isinstance(stmt, gast.With) and _always_exits(stmt.body):
-            return True
-        if (isinstance(stmt, gast.While) and isinstance(stmt.test, gast.Constant)
-                and stmt.test.value is True and not contains(stmt.body, gast.Break,
-                                                             into_loops=False)):
-            return True
-    return False

@@ -17,6 +17,7 @@ from autograph.runtime.builtins import (
 )
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
+from autograph.runtime.handlers import check_caught, current_exception
 from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
@@ -35,6 +36,8 @@ __all__ = [
     "TensorList",
     "assert_stmt",
     "bool_",
+    "check_caught",
+    "current_exception",
     "compare_chain",
     "float_",
     "int_",

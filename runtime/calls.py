@@ -36,6 +36,7 @@ import weakref
 from autograph.call_policy import AS_IS, is_marked_do_not_convert
 from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
+from autograph.runtime import recursion
 
 
 @functools.cache
@@ -62,6 +63,8 @@ def make_converted_call(transpiler, options):
     higher_order = _higher_order_ids()
     converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
     instantiate = transpiler.instantiate
+    is_converted_code = transpiler.is_converted_code
+    near_limit_probe = recursion.NESTED
     function_type = types.FunctionType
     method_type = types.MethodType
 
@@ -112,6 +115,10 @@ def make_converted_call(transpiler, options):
         user's code, else ``f`` itself (a JAX higher-order function converts its
         function arguments). The call itself, ``ag__.converted_call(f)(*args)``,
         runs in the caller's frame: no frame of ours stands between the user's."""
+        try:
+            isinstance(0, near_limit_probe)    # raises near the recursion limit
+        except RecursionError:  # lend from the caller's frame: ours is gone by the call
+            recursion.lend(sys._getframe(1), is_converted_code)
         t = type(f)
         if t is function_type:
             program = known_callee(id(f.__code__))
@@ -149,4 +156,5 @@ def make_converted_call(transpiler, options):
         return target
 
     converted_call.__qualname__ = "converted_call"
+    recursion.ENTRY_CODES.add(converted_call.__code__)
     return converted_call

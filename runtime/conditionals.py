@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import lists, paths, regions, returns, unrolling
@@ -48,8 +48,18 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     staged ``if`` then raises at the user's line.
     """
     if not is_tracer(cond):
+        branch = if_true if cond else if_false
         try:
-            return if_true(*state) if cond else if_false(*state)
+            # Arguments spelled out: a call with `*state` would recurse in C, and
+            # recursion through branches must cost no C stack (see recursion.py).
+            count = len(state)
+            if count == 1:
+                return branch(state[0])
+            if count == 2:
+                return branch(state[0], state[1])
+            if count == 3:
+                return branch(state[0], state[1], state[2])
+            return branch(*state)
         except Exception as error:
             regions.record(error, regions.PYTHON_BRANCH)
             raise
@@ -98,6 +108,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         check_stageable(obstacles, where, construct)
         count = len(names)
         unbound = {"if": set(), "else": set()}
+        python_leaves = {}   # per branch: its outputs' leaves that are Python scalars
 
         with unrolling.held():  # abstract probes of the branches
             fill = returns.fill_for_branches(
@@ -108,8 +119,9 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
 
             def run(ops):
+                inputs = rebuild(ops)
                 with paths.on_path(taken):
-                    out = list(as_tuple(fn(*rebuild(ops)), count))
+                    out = list(as_tuple(fn(*inputs), count))
                 for i, value in enumerate(out):
                     if is_undefined(value) and i in fill:
                         out[i] = fill[i]
@@ -118,6 +130,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                         out[i] = None
                 out = tuple(out) if buffers is None else lists.as_buffers(out, buffers)
                 check_carriable(out, names, where, construct)
+                python_leaves[label] = _python_scalars(out, _python_inputs(state, inputs))
                 return out if dtypes is None else cast_to(out, dtypes)
             return run
 
@@ -160,9 +173,63 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                        branch(if_false, "else", dtypes, buffers))
         unrolling.release(kept)
         _raise_for_one_sided(unbound, names, where, construct)
+        out = _keep_python_constants(out, python_leaves["if"], python_leaves["else"])
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
                      if i in unbound["if"] else value
                      for i, value in enumerate(out))
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def _python_inputs(state, inputs):
+    """``{id(tracer): value}``: the branch's input leaves that stand for a Python
+    scalar of the state (``lax.cond`` hands a branch its operands traced)."""
+    found = {}
+    for before, traced in zip(state, inputs, strict=True):
+        leaves, treedef = tree_util.tree_flatten(before)
+        traced_leaves, traced_def = tree_util.tree_flatten(traced)
+        if treedef == traced_def:
+            found.update((id(t), leaf) for leaf, t in zip(leaves, traced_leaves, strict=True)
+                         if type(leaf) in _PYTHON_SCALARS)
+    return found
+
+
+def _python_scalars(out, python_inputs):
+    """``(treedef, {leaf position: value})`` of each output: its Python scalar leaves,
+    and those it passes through unchanged from a Python scalar input (a branch that
+    leaves ``did_return = True`` as it was)."""
+    found = []
+    for value in out:
+        leaves, treedef = tree_util.tree_flatten(value)
+        scalars = {}
+        for k, leaf in enumerate(leaves):
+            if type(leaf) in _PYTHON_SCALARS:
+                scalars[k] = leaf
+            elif id(leaf) in python_inputs:
+                scalars[k] = python_inputs[id(leaf)]
+        found.append((treedef, scalars))
+    return found
+
+
+def _keep_python_constants(out, true_leaves, false_leaves):
+    """The staged ``if``'s outputs, with each leaf that both branches give as the same
+    Python scalar (``did_return = True`` in both) kept as that Python value: which
+    branch runs cannot change it, so what follows stays decided in Python."""
+    new = list(out)
+    for i, ((tree_a, a), (tree_b, b)) in enumerate(zip(true_leaves, false_leaves,
+                                                        strict=True)):
+        same = [k for k in a.keys() & b.keys()
+                if type(a[k]) is type(b[k]) and repr(a[k]) == repr(b[k])]
+        if not same or tree_a != tree_b:
+            continue
+        leaves, treedef = tree_util.tree_flatten(out[i])
+        if treedef != tree_a:
+            continue
+        for k in same:
+            leaves[k] = a[k]
+        new[i] = tree_util.tree_unflatten(treedef, leaves)
+    return tuple(new)
 
 
 def _raise_for_one_sided(unbound, names, where, construct):

@@ -1,15 +1,23 @@
-"""``and``, ``or``, ``not``, chained comparisons: Python's, or ``jnp.logical_*`` when traced.
+"""``and``, ``or``, ``not``, chained comparisons: Python's values, staged when traced.
 
 Generated code passes every operand as a function, so each is evaluated only when
 Python would evaluate it: ``a and b`` becomes ``ag__.and_(lambda: a, lambda: b)``.
 
 - Python operands: Python's exact semantics. ``a or b`` returns an operand (``0 or
   'x'`` is ``'x'``), and the right operand is skipped when the left decides.
-- From the first traced operand on, the result is ``jnp.logical_and`` /
-  ``jnp.logical_or`` of the operands (a boolean array). Staged code computes every
-  operand, except one whose computation has effects (a ``print``, an ``assert``):
-  that one runs under ``lax.cond`` only when the scalar condition before it does
-  not decide, so ``i < n and check(x[i])`` keeps Python's short-circuit at run time.
+- A traced operand ``a``: Python's value, ``a if a else b`` for ``or`` and
+  ``b if a else a`` for ``and``, staged as a select whose dtype is the one both
+  operands promote to (``scale or 1.0`` with a float32 ``scale`` is float32, a
+  weakly typed operand stays weak). Boolean operands give ``jnp.logical_or`` /
+  ``jnp.logical_and``, the same values. What follows a traced operand keeps
+  Python's short-circuit among its own Python operands (``t or 0 or 2`` reads
+  ``0 or 2`` as Python does). An array operand of more than one element (whose
+  truth Python finds ambiguous) is taken element by element, as ``vmap`` of the
+  scalar form would.
+- Staged code computes every operand, except one whose computation has effects (a
+  ``print``, an ``assert``): that one runs under ``lax.cond`` only when the scalar
+  condition before it does not decide, so ``i < n and check(x[i])`` keeps
+  Python's short-circuit at run time.
 - ``i < n and x[i] > 0`` with a traced ``i`` needs no guard: JAX clamps the
   out-of-range index and the ``and`` discards that value.
 """
@@ -23,34 +31,37 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autograph.runtime.tracing import FlatTree, is_tracer
+from autograph.errors import ConversionError, StagingTypeError
+from autograph.runtime.abstract import abstract, placeholder
+from autograph.runtime.tracing import FlatTree, caller_location, describe, is_tracer
 
 
 def and_(*operands):
     """``operands[0]() and operands[1]() and ...`` with Python's short-circuit.
 
-    Equivalent to that Python expression for Python values; a traced operand makes
-    the result ``jnp.logical_and`` of it and the remaining operands.
+    Equivalent to that Python expression; from a traced operand on, its value
+    is chosen while the program runs (``b if a else a``, staged as a select).
     """
     value = operands[0]()
-    for i, operand in enumerate(operands[1:], start=1):
+    for i in range(1, len(operands)):
         if is_tracer(value):
-            return _combine_traced(jnp.logical_and, value, operands[i:], decides=False)
+            return _staged(value, operands[i:], is_or=False)
         if not value:
             return value
-        value = operand()
+        value = operands[i]()
     return value
 
 
 def or_(*operands):
-    """``operands[0]() or operands[1]() or ...`` with Python's short-circuit."""
+    """``operands[0]() or operands[1]() or ...`` with Python's short-circuit
+    (``a if a else b`` staged as a select from a traced operand on)."""
     value = operands[0]()
-    for i, operand in enumerate(operands[1:], start=1):
+    for i in range(1, len(operands)):
         if is_tracer(value):
-            return _combine_traced(jnp.logical_or, value, operands[i:], decides=True)
+            return _staged(value, operands[i:], is_or=True)
         if value:
             return value
-        value = operand()
+        value = operands[i]()
     return value
 
 
@@ -90,41 +101,84 @@ def compare_chain(left, *ops_and_operands):
     return and_(*[comparison(op, operand) for op, operand in pairs])
 
 
-def _combine_traced(op, value, rest, decides):
-    """``op`` over the traced ``value`` and the ``rest`` operands; ``decides`` is the
-    value of ``value`` that makes the right operand irrelevant (``True`` for ``or``)."""
-    for operand in rest:
-        value = op(value, _lazy(value, operand, decides))
-    return value
-
-
-def _lazy(value, operand, decides):
-    """The right operand's value, computed under ``lax.cond`` (only when ``value`` is
-    not ``decides``) if computing it has effects, else computed inline.
-
-    The operand is traced once into a jaxpr (so its Python side effects happen
-    once); the jaxpr's effects decide how it is evaluated.
-    """
+def _staged(value, rest, is_or, where=None):
+    """``value or <rest>`` (``is_or``) or ``value and <rest>`` for a traced ``value``:
+    the rest of the operands, as Python's own ``or``/``and`` of them, is traced once
+    into a jaxpr (so its Python side effects happen once), then computed inline, or
+    under ``lax.cond`` when it has effects and ``value`` decides it as a scalar.
+    ``where``: the user's line (by default, that of the ``and_``/``or_`` call)."""
+    where = caller_location(3) if where is None else where
     structure = []
 
     def run():
-        structure.append(FlatTree(operand(), is_tracer))
+        structure.append(FlatTree(_rest(rest, is_or, where), is_tracer))
         return structure[0].selected
 
     closed = jax.make_jaxpr(run)()
     (flat,) = structure
 
-    def inline():
+    def right():
+        if not flat.positions and not closed.effects:
+            return flat.rebuild([])
         return flat.rebuild(jax.core.eval_jaxpr(closed.jaxpr, closed.consts))
 
-    if not closed.effects and not flat.positions:
-        return flat.rebuild([])
-    if not closed.effects:
-        return inline()
-    if jnp.shape(value) != () or len(flat.leaves) != 1 or np.shape(flat.leaves[0]) != ():
-        return inline()   # elementwise: every operand is computed
+    if len(flat.leaves) != 1 or flat.treedef != jax.tree_util.tree_structure(0) or not (
+            flat.positions or _is_number(flat.leaves[0])):
+        _refuse_operand(flat, is_or, where)
+    right_aval = abstract(flat.leaves[0]) if not flat.positions else closed.out_avals[0]
+    boolean = value.dtype == bool and right_aval.dtype == bool
+    if jnp.shape(value) == () and right_aval.shape != ():
+        raise StagingTypeError(
+            f"`{'or' if is_or else 'and'}` gives one of its operands, chosen while the "
+            f"program runs because the left one is traced ({describe(value)}); the other "
+            f"is {describe(right_aval)}, of another shape, so the result's shape would "
+            "depend on the data. Give both operands the same shape (jnp.broadcast_to), "
+            "or use jnp.where.", where.filename, where.lineno)
+    if not closed.effects or jnp.shape(value) != () or right_aval.shape != ():
+        # Elementwise (or effect-free): every operand is computed.
+        return _select(value, right(), is_or, boolean)
     pred = value if value.dtype == bool else value != 0
-    right = lambda: jnp.asarray(inline(), bool)  # noqa: E731
-    if decides:  # `or`: the right operand runs only when `value` is false
-        return lax.cond(pred, lambda: jnp.bool_(True), right)
-    return lax.cond(pred, right, lambda: jnp.bool_(False))
+    if boolean:
+        chosen, computed = (lambda: jnp.bool_(True)), lambda: jnp.asarray(right(), bool)
+        return (lax.cond(pred, chosen, computed) if is_or
+                else lax.cond(pred, computed, lambda: jnp.bool_(False)))
+    # Each branch gives the dtype both operands promote to (weak if both are).
+    left_like, right_like = placeholder(abstract(value)), placeholder(right_aval)
+    keep = lambda: jnp.where(True, value, right_like)  # noqa: E731
+    compute = lambda: jnp.where(True, right(), left_like)  # noqa: E731
+    return lax.cond(pred, keep, compute) if is_or else lax.cond(pred, compute, keep)
+
+
+def _rest(operands, is_or, where):
+    """``operands[0]() or operands[1]() or ...`` (``and`` unless ``is_or``): Python's
+    short-circuit, staged from a traced operand on."""
+    value = operands[0]()
+    for i in range(1, len(operands)):
+        if is_tracer(value):
+            return _staged(value, operands[i:], is_or, where)
+        if bool(value) is is_or:
+            return value
+        value = operands[i]()
+    return value
+
+
+def _select(value, right, is_or, boolean):
+    if boolean:
+        return (jnp.logical_or if is_or else jnp.logical_and)(value, right)
+    pred = value if value.dtype == bool else value != 0
+    return jnp.where(pred, value, right) if is_or else jnp.where(pred, right, value)
+
+
+def _is_number(leaf) -> bool:
+    return isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic, jax.Array))
+
+
+def _refuse_operand(flat, is_or, where):
+    other = jax.tree_util.tree_unflatten(flat.treedef, flat.leaves)
+    kind = "None" if other is None else type(other).__name__
+    raise ConversionError(
+        f"`{'or' if is_or else 'and'}` gives one of its operands, chosen while the "
+        "program runs because the left one is traced; staged, that is a select between "
+        f"arrays, but the other operand is a {kind} ({other!r:.60}). Decide with a "
+        "Python value (e.g. `x if flag is not None else default`), or make both "
+        "operands arrays of one shape.", where.filename, where.lineno)

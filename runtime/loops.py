@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, tree_util
 from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
@@ -688,9 +688,10 @@ def _masked_python_for(items, loop_body, state, spec):
 
 def _raise_for_carry_change(step, state, item, spec):
     """Raise naming the variable whose type one iteration (``step(state, item)``)
-    changes; return quietly if the body cannot be traced abstractly or changes
-    nothing."""
-    found = _carry_mismatch(step, state, item, spec)
+    changes, a dtype change from a strongly typed start included (JAX's loop only
+    promotes a weakly typed one); return quietly if the body cannot be traced
+    abstractly or changes nothing."""
+    found = _carry_mismatch(step, state, item, spec, joins=False)
     if found:
         name, first, second = found
         raise mismatch_error(
@@ -702,20 +703,42 @@ def _raise_for_carry_change(step, state, item, spec):
             ("before the loop", "after one iteration"))
 
 
-def _carry_mismatch(step, state, item, spec) -> tuple:
+def _carry_mismatch(step, state, item, spec, *, joins=True) -> tuple:
     """``(name, type before, type after)`` of the first variable whose type one
-    iteration changes (beyond what promotion joins); ``()`` when none does or the
-    body cannot be traced abstractly."""
+    iteration changes (beyond what promotion joins, with ``joins``; beyond what
+    JAX's loop promotes, without); ``()`` when none does or the body cannot be
+    traced abstractly."""
     try:
         out = jax.eval_shape(step, state, item)
     except ConversionError:
         raise
     except Exception:  # the body needs concrete values: the caller decides
         return ()
-    for name, first, second, joinable in mismatches(spec.names, abstract(state), out):
-        if not joinable:
-            return name, first, second
+    for name, before, after in zip(spec.names, abstract(state), out, strict=True):
+        found = mismatches([name], [before], [after])
+        if not found or _start_promotes(before, after) or (joins and found[0][3]):
+            continue
+        (name, first, second, _), = found
+        return name, first, second
     return ()
+
+
+def _start_promotes(before, after) -> bool:
+    """Whether JAX's loop takes a carry whose abstract value is ``before`` and becomes
+    ``after`` in an iteration: every leaf that changes dtype starts weakly typed (a
+    Python scalar) and promotes to the dtype it becomes, so the loop starts it there
+    (``x = 0`` then ``x = x + 0.5``). A strongly typed start (``jnp.int32(0)``) does
+    not promote."""
+    before_leaves, before_tree = tree_util.tree_flatten(before)
+    after_leaves, after_tree = tree_util.tree_flatten(after)
+    if before_tree != after_tree:
+        return False
+    for x, y in zip(before_leaves, after_leaves, strict=True):
+        if x.shape != y.shape:
+            return False
+        if x.dtype != y.dtype and not (x.weak_type and jnp.result_type(x, y) == y.dtype):
+            return False
+    return True
 
 
 def _bound(maximum_iterations, where) -> int:

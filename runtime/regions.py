@@ -11,7 +11,10 @@ tracing, whatever the condition, unless a Python ``if`` around it decided so.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+
+from autograph.runtime import recursion
 
 _REGIONS = "__autograph_regions__"
 
@@ -30,8 +33,16 @@ class Region:
 PYTHON_BRANCH = Region("if", None, staged=False)
 
 
+_nesting = threading.local()   # .depth: staged regions being traced on this thread
+_PASSES = "__autograph_staged_passes__"
+
+
 class staged:  # noqa: N801 - used as a context manager, like contextlib's
-    """``with staged(construct, where):`` the code run inside is the staged region."""
+    """``with staged(construct, where):`` the code run inside is the staged region.
+
+    A ``RecursionError`` that passed out of several staged regions, leaving the
+    outermost one, is a recursion whose stopping test is traced: it becomes the
+    ``ConversionError`` that says so (``recursion.stopping_error``)."""
 
     __slots__ = ("region",)
 
@@ -39,11 +50,17 @@ class staged:  # noqa: N801 - used as a context manager, like contextlib's
         self.region = Region(construct, where)
 
     def __enter__(self):
+        _nesting.depth = getattr(_nesting, "depth", 0) + 1
         return self.region
 
     def __exit__(self, kind, error, traceback):
+        _nesting.depth -= 1
         if error is not None and isinstance(error, Exception):
             record(error, self.region)
+            if isinstance(error, RecursionError):
+                passes = error.__dict__[_PASSES] = error.__dict__.get(_PASSES, 0) + 1
+                if _nesting.depth == 0 and passes >= 3:
+                    raise recursion.stopping_error(error, self.region)
         return False
 
 

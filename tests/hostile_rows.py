@@ -377,7 +377,7 @@ ROWS = [
     ("builtin len", len, ([1],), error(None, "function")),
     ("C function math.sqrt", math.sqrt, (4.0,), error(None, "function")),
     ("numpy ufunc", np.add, (1, 2), error(None, "function")),
-    ("functools.partial", partial_fn, (3,), error(None, "function")),
+    ("functools.partial", partial_fn, (3,), SAME),   # converts its function
     ("function made by exec", made_by_exec, (3,), error(None, "source")),
     ("lambda", made_by_lambda, (3,), SAME),
     ("lambda in a default argument", lambda_in_default, (3,), SAME),

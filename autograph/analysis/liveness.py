@@ -154,6 +154,10 @@ class _Liveness:
     stmt_AsyncWith = stmt_With
 
     def stmt_Try(self, node, live_out, loop):
+        # An exception no handler catches runs the `finally` and leaves: what follows
+        # the `try` is not read on that path. (Computed first: the normal path's
+        # pass, which annotates the statements of the `finally`, must come last.)
+        final_raising = self.block(node.finalbody, frozenset(), loop)
         # Any statement of the body may raise into a handler: be generous.
         final_in = self.block(node.finalbody, live_out, loop)
         orelse_in = self.block(node.orelse, final_in, loop)
@@ -163,7 +167,7 @@ class _Liveness:
             if handler.type is not None:
                 handlers_in |= read_names(handler.type)
         body_in = self.block(node.body, orelse_in | handlers_in | final_in, loop)
-        return body_in | handlers_in | final_in
+        return body_in | handlers_in | final_raising
 
     stmt_TryStar = stmt_Try
 

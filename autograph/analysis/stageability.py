@@ -43,7 +43,8 @@ def annotate_enclosing_try(fn) -> None:
             try_line = None
         elif isinstance(node, _STAGEABLE) and annos.get(node, annos.IN_TRY, _UNSET) is _UNSET:
             annos.set(node, annos.IN_TRY, try_line)
-        if isinstance(node, _TRIES) and node.handlers:
+        if isinstance(node, _TRIES) and node.handlers and not getattr(
+                node, "_ag_keeps_errors", False):   # (try_statements.KEEPS_ERRORS)
             stack.extend((stmt, node.lineno) for stmt in node.body)
             others = node.handlers + node.orelse + node.finalbody
             stack.extend((child, try_line) for child in others)

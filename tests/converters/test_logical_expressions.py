@@ -112,12 +112,65 @@ def test_python_operands_keep_python_semantics():
     assert convert(guarded)([1, 2], 1) is True
 
 
-def test_traced_operand_gives_logical_array():
+def test_traced_boolean_arrays_combine_elementwise():
     out = jax.jit(autograph.convert(both_positive))(jnp.array([1.0, -1.0, 2.0]),
                                                     jnp.array([1.0, 1.0, -2.0]))
     np.testing.assert_array_equal(out, [True, False, False])
+
+
+def scaled(scale, x):
+    return x * (scale or 1.0)
+
+
+def default_count(n, k):
+    return (n and k) + (n or k)
+
+
+def mixed_chain(a, b, c):
+    return a or b and c or 0.5
+
+
+def falsy_python_then_traced(flag, x):
+    return flag or x or -1
+
+
+def test_traced_operand_gives_pythons_value():
+    # Issue 16.1: `x * (scale or 1.0)` with a traced scale gave x * True.
+    for scale in [2.0, 0.0, -1.5]:
+        check(scaled, scale, 3.0, vmap=[0.0, 2.0, -1.0])
+    for n, k in [(0, 3), (2, 0), (2, 3), (0, 0)]:
+        check(default_count, n, k, vmap=[0, 1, 4])
+    for a, b, c in [(0, 1.5, 0), (0, 1.5, 2), (3, 0.0, 1), (0, 0.0, 0), (True, 0, 2)]:
+        check(mixed_chain, a, b, c, vmap=[0, 2, -1])
     out = jax.jit(autograph.convert(first_truthy))(jnp.float32(0.0), jnp.float32(2.0))
-    assert out.dtype == jnp.bool_ and bool(out)
+    assert out.dtype == jnp.float32 and float(out) == 2.0
+
+
+def test_python_operand_before_traced_short_circuits():
+    f = jax.jit(autograph.convert(falsy_python_then_traced), static_argnums=0)
+    assert int(f(5, jnp.int32(0))) == 5             # Python's 5 decides
+    assert int(f(0, jnp.int32(0))) == -1
+    assert int(f(0, jnp.int32(7))) == 7
+    assert f(0, jnp.int32(0)).dtype == jnp.int32
+
+
+def or_none(x):
+    return x or None
+
+
+def or_longer(x):
+    return x or jnp.ones(3)
+
+
+def test_operand_that_cannot_be_selected_is_refused_at_the_line():
+    line = or_none.__code__.co_firstlineno + 1
+    with pytest.raises(autograph.ConversionError, match="NoneType|None") as info:
+        autograph.to_graph(or_none)(jnp.float32(1.0))
+    assert f"{__file__}:{line}" in str(info.value)
+    assert autograph.convert(or_none)(0.0) is None
+    with pytest.raises(autograph.ConversionError, match="shape") as info:
+        autograph.to_graph(or_longer)(jnp.float32(1.0))
+    assert f"{__file__}:{or_longer.__code__.co_firstlineno + 1}" in str(info.value)
 
 
 def test_mixed_python_and_traced_operands():
@@ -197,7 +250,8 @@ def test_grad_through_branch_on_and():
 
 def test_right_operand_pytree():
     assert autograph.convert(and_pair)(2) == (2, 3)
-    # Traced, `and` is jnp.logical_and, which takes arrays: a plain TypeError (and
-    # no tracer leaked from tracing the operand).
-    with pytest.raises(TypeError, match="logical_and requires ndarray"):
+    # Traced, `and` is a select between arrays: a tuple operand is refused at the
+    # user's line (and no tracer leaks from tracing the operand).
+    with pytest.raises(autograph.ConversionError, match="tuple") as info:
         autograph.to_graph(and_pair)(jnp.float32(2.0))
+    assert f"{__file__}:{and_pair.__code__.co_firstlineno + 1}" in str(info.value)

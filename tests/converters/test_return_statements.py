@@ -225,8 +225,8 @@ def return_in_static_range(x):
     def loop_body(i, did_return, retval):
 
         def if_true(did_return, retval):
-            did_return = True
             retval = i
+            did_return = True
             return (did_return, retval)
 
         def if_false(did_return, retval):

@@ -46,10 +46,37 @@ def test_traced_operands():
 
 
 def test_traced_then_python_operand():
+    # Python: `True and 1` is 1, `False or 0` is 0: the operand, not a bool.
     out = jax.jit(lambda x: and_(lambda: x > 0, lambda: 1))(jnp.float32(2.0))
-    assert out.dtype == jnp.bool_ and bool(out)
+    assert out.dtype == jnp.int32 and int(out) == 1 and out.weak_type
+    out = jax.jit(lambda x: and_(lambda: x > 0, lambda: 1))(jnp.float32(-2.0))
+    assert out.dtype == jnp.int32 and int(out) == 0
     out = jax.jit(lambda x: or_(lambda: x > 0, lambda: 0))(jnp.float32(-2.0))
-    assert not bool(out)
+    assert int(out) == 0
+    # Boolean operands stay boolean.
+    out = jax.jit(lambda x: or_(lambda: x > 0, lambda: False))(jnp.float32(2.0))
+    assert out.dtype == jnp.bool_ and bool(out)
+
+
+def test_traced_operand_value_is_pythons():
+    @jax.jit
+    def f(a, b):
+        return or_(lambda: a, lambda: b), and_(lambda: a, lambda: b)
+
+    for a, b in [(0.0, 2.5), (1.5, 2.5), (0.0, 0.0), (-1.0, 0.0)]:
+        got_or, got_and = f(jnp.float32(a), jnp.float32(b))
+        assert float(got_or) == (a or b) and float(got_and) == (a and b)
+    # int32 `or` float32 promotes as NumPy does; weak operands stay weak.
+    out = jax.jit(lambda a: or_(lambda: a, lambda: 1.5))(jnp.int32(0))
+    assert out.dtype == jnp.float32 and float(out) == 1.5
+    out = jax.jit(lambda a: or_(lambda: a, lambda: 1.5))(0)
+    assert out.weak_type and float(out) == 1.5
+
+
+def test_traced_then_python_chain_short_circuits_in_python():
+    seen = []
+    out = jax.jit(lambda x: or_(lambda: x, *thunks(3, 4, seen=seen)))(jnp.int32(0))
+    assert int(out) == 3 and seen == [3]       # `3 or 4` is Python's: 4 never read
 
 
 def test_compare_chain():
