@@ -401,7 +401,9 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     (``lowering.unrolled``: a static trip count) does so, from the state it was
     given, when staging it fails for any reason: staging is an optimisation, and
     ``jax.jit`` of the original runs it unrolled (the decision is logged, see
-    ``runtime/unrolling.py``)."""
+    ``runtime/unrolling.py``). Inside a ``try`` with ``except`` clauses it is refused
+    instead: unrolled, its traced operations would not raise what the ``except``
+    expects either."""
     count = len(state)
     changed = []
     traced = []  # the decisions of the loops nested in this one, as staged
@@ -440,8 +442,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             with regions.staged(spec.construct, spec.where):
                 out = through_unbound(prepared_and_run, iteration, state, item)
         except Exception as error:
-            if lowering.unrolled is None:
-                raise
+            if lowering.unrolled is None or spec.obstacles.in_try is not None:
+                raise  # unrolled, the `except` would not see run-time errors either
             # Any failure: run it as jit of the original would.
             reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across "
                       "an iteration" if changed else unrolling.why(error))
