@@ -7,6 +7,7 @@ the mode that disagreed and the arguments); exits 1 if any was found.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import sys
 import time
@@ -21,7 +22,8 @@ def main(argv=None) -> int:
     parser.add_argument("--compile-every", type=int, default=10,
                         help="compile every N-th program whole with XLA (0: never)")
     parser.add_argument("--features", default=None,
-                        help="comma-separated (jumps,logic); default: detected")
+                        help="comma-separated (jumps, logic, scopes, directives, strings, values, "
+                             "exits, try, recursion, dtype); default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
     args = parser.parse_args(argv)
@@ -39,10 +41,11 @@ def main(argv=None) -> int:
                   f"{time.time() - start:.0f}s", flush=True)
 
     if args.jobs > 1:
-        programs, mismatches = _parallel(args, features)
+        programs, mismatches, kinds = _parallel(args, features)
     else:
         programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every,
                                             features, progress)
+        kinds = collections.Counter(k for p in programs for k in p.kinds)
     if args.show:
         for p in programs:
             if p is not None:
@@ -52,6 +55,8 @@ def main(argv=None) -> int:
             print(m)
     silent = sum(1 for m in mismatches
                  if (m[0] if isinstance(m, tuple) else m.silent and not m.known))
+    if kinds:
+        print("programs by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
           f"({silent} new wrong values or internal errors; the rest refused with "
           f"ConversionError or known, see test_regressions.py); "
@@ -64,7 +69,8 @@ def _worker(job):
 
     first_seed, count, compile_every, features = job
     programs, mismatches = harness.fuzz(first_seed, count, compile_every, features)
-    return len(programs), [(m.silent and not m.known, str(m)) for m in mismatches]
+    kinds = collections.Counter(k for p in programs for k in p.kinds)
+    return len(programs), [(m.silent and not m.known, str(m)) for m in mismatches], kinds
 
 
 def _parallel(args, features):
@@ -74,17 +80,18 @@ def _parallel(args, features):
     jobs = [(args.seed + 1_000_000 * k, min(chunk, args.count - k * chunk),
              args.compile_every, features)
             for k in range((args.count + chunk - 1) // chunk)]
-    done, found = 0, []
+    done, found, kinds = 0, [], collections.Counter()
     start = time.time()
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        for count, mismatches in pool.imap_unordered(_worker, jobs):
+        for count, mismatches, counted in pool.imap_unordered(_worker, jobs):
             done += count
+            kinds.update(counted)
             found.extend(mismatches)
             for _, m in mismatches:
                 print(m, flush=True)
             print(f"{done} programs, {len(found)} mismatches, {time.time() - start:.0f}s",
                   flush=True)
-    return [None] * done, found
+    return [None] * done, found, kinds
 
 
 if __name__ == "__main__":

@@ -61,12 +61,19 @@ def test_long_profile(features, request):
     assert not silent, _report(silent)
 
 
+def test_issue_16_features_are_fuzzed(features):
+    """A probe that fails drops its feature from the fast profile: these must stay in."""
+    assert {"values", "exits", "try", "recursion", "dtype"} <= features
+
+
 def test_generator_is_deterministic():
     from tests.fuzz.program_generator import ProgramGenerator
 
-    first = ProgramGenerator(42, {"jumps", "logic"}).function("f")
-    assert ProgramGenerator(42, {"jumps", "logic"}).function("f") == first
-    compile(first, "<fuzz>", "exec")
+    all_features = {"jumps", "logic", "values", "exits", "try", "recursion", "dtype"}
+    for chosen in ({"jumps", "logic"}, all_features):
+        first = ProgramGenerator(42, chosen).function("f")
+        assert ProgramGenerator(42, chosen).function("f") == first
+        compile(first, "<fuzz>", "exec")
 
 
 def test_validation_rejects_int32_overflow():
