@@ -49,6 +49,7 @@ class Program:
     name: str
     source: str
     fn: object = None
+    kinds: frozenset = frozenset()   # the generator kinds it uses (issue 16's, counted)
 
 
 @dataclass
@@ -96,6 +97,18 @@ def detect_features() -> frozenset:
         "loops": "def probe(n):\n    v = jnp.zeros(1) + n\n    out = []\n"
                  "    for i in range(3):\n        v = jnp.concatenate([v, v[-1:] + i])\n"
                  "        out.append(v[i:i + 2])\n    return jnp.stack(out)\n",
+        # Issue 16: the probe's value under jit must be Python's.
+        "values": "def probe(n):\n    return (n - 2 or 5) + (n > 1 and n)\n",
+        "exits": "def probe(n):\n    p = 1\n    if p > 0:\n        if n > 1:\n"
+                 "            return n\n        return -n\n    return n.missing\n",
+        "try": "def probe(n):\n    for i in range(3):\n        try:\n"
+               "            return n\n        finally:\n            break\n    return n + 1\n",
+        "dtype": "def probe(n):\n    h = 0\n    for i in range(n):\n"
+                 "        h = h + 0.5\n    return h * 2\n",
+        "recursion": "def probe(n):\n    def rec(v, d):\n        if d <= 0:\n"
+                     "            return v\n        if v > 1:\n"
+                     "            return rec(v - 1, d - 1) + 1\n"
+                     "        return rec(v + 2, d - 1)\n    return rec(n, 3)\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,7 +116,9 @@ def detect_features() -> frozenset:
             module = _load_module(Path(tmp) / f"probe_{feature}.py",
                                   _prelude([feature]) + source)
             try:
-                jax.jit(autograph.convert(module.probe))(2)
+                got = jax.jit(autograph.convert(module.probe))(2)
+                if not np.array_equal(got, module.probe(2)):
+                    continue
             except Exception:  # noqa: BLE001 - a missing feature fails in any way
                 continue
             found.add(feature)
@@ -116,8 +131,9 @@ def generate(first_seed: int, count: int, features) -> list[Program]:
     seed = first_seed
     while len(programs) < count:
         name = f"f_{seed}"
-        source = ProgramGenerator(seed, features).function(name)
-        program = Program(seed, name, source)
+        generator = ProgramGenerator(seed, features)
+        source = generator.function(name)
+        program = Program(seed, name, source, kinds=frozenset(generator.kinds))
         if is_valid(program, inputs_for(seed)[0]):
             programs.append(program)
         seed += 1

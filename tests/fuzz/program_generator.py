@@ -22,6 +22,16 @@ called, at the top level of the body) that declare a variable ``global`` or
 variables (which makes those closure cells), with ``"generators"`` nested generator
 functions and coroutines (called, iterated, driven with ``send``), with ``"match"``
 ``match`` statements on Python-valued subjects whose cases assign, branch and return.
+Issue 16's features: with ``"values"``
+``and``/``or`` whose values are used (mixed int, float and bool operands, made
+float where the variable is, so its type stays one), with ``"exits"`` returns
+under conditions that Python decides (a constant ``p``, the item of a loop over a
+tuple) mixed with traced ones, with ``"try"`` ``try``/``finally`` around returns and
+jumps, jumps in ``finally``, ``try``/``except``/``else`` around straight-line code
+and returns, with ``"recursion"`` a nested function recursing to a static depth
+through traced branches, with ``"dtype"`` a loop over a traced bound whose carry
+starts as a Python int and becomes a float. ``generator.kinds`` names the kinds a
+program used.
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -63,6 +73,7 @@ class ProgramGenerator:
         self.rng = random.Random(seed)
         self.features = frozenset(features)
         self.max_depth = max_depth
+        self.kinds = set()
 
     # -- the program -------------------------------------------------------------------
 
@@ -73,6 +84,7 @@ class ProgramGenerator:
         self._scopes = 0
         self._nested = 0                      # nested generators, coroutines, matches
         self._static = ()                     # loop variables that hold Python ints
+        self._recursive = False
         self._budget = r.randint(4, 14)       # statements, roughly
         self.returned = self._return_spec()
         self._loop_statements = loop_programs.LoopStatements(self)
@@ -84,6 +96,12 @@ class ProgramGenerator:
             self.returned += (loop_programs.RETURNED_LIST,)
         for k, var in enumerate(INT_VARS):
             body.append(f"{var} = {self._int_expr(scope=ARGS + INT_VARS[:k], depth=1)}")
+        if "exits" in self.features:
+            body.append(f"p = {r.randint(0, 3)}")        # a Python value throughout
+        if "recursion" in self.features and r.random() < 0.5:
+            body.extend(self._recursive_helper())
+        if "try" in self.features:
+            body.extend(["def fail(v):", ["raise ValueError(v)"]])
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
         body.append(f"return {self._return_expr()}")
         if "strings" in self.features:
@@ -140,8 +158,157 @@ class ProgramGenerator:
             choices += [("generator", 2), ("coroutine", 1)]
         if "match" in self.features and depth < self.max_depth and self._budget > 0:
             choices += [("match", 3)]
+        if "values" in self.features:
+            choices += [("logic_value", 3)]
+        if "exits" in self.features:
+            choices += [("python_exit", 2 if depth < self.max_depth else 0)]
+        if "try" in self.features and depth < self.max_depth and self._budget > 0:
+            choices += [("try_finally", 2), ("try_except", 1)]
+        if "recursion" in self.features and self._recursive:
+            choices += [("recursive_call", 2)]
+        if "dtype" in self.features and depth < self.max_depth:
+            choices += [("dtype_change", 2)]
         kind = _weighted(r, choices)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)
+
+    # -- issue 16: and/or values, Python exits, try, recursion --------------------------
+
+    def _logic_operand(self, scope, kind):
+        r = self.rng
+        pick = r.random()
+        if pick < 0.3:
+            return self._cond(scope, depth=0)                    # a bool (or an int)
+        if kind == "float" and pick < 0.65:
+            return r.choice(["g", self._float_const(), "0.0"])
+        return r.choice([self._int_atom(scope), "0", self._int_expr(scope, 1)])
+
+    def _stmt_logic_value(self, depth, scope, loop):
+        """``x = (a or b and c)`` with the value used: int variables take int and bool
+        operands, ending in an int; the float one takes any, made float."""
+        r = self.rng
+        self.kinds.add("values")
+        kind = "float" if r.random() < 0.35 else "int"
+        count = r.randint(2, 4)
+        operands = [self._logic_operand(scope, kind) for _ in range(count - 1)]
+        last = (r.choice(["g", self._float_const()]) if kind == "float"
+                else r.choice([self._int_atom(scope), str(r.randint(-3, 9))]))
+        expr = f"({operands[0]})"
+        for operand in operands[1:] + [last]:
+            expr = f"({expr} {r.choice(['and', 'or'])} ({operand}))"
+        if kind == "float":
+            return [f"g = {expr} * 1.0"]
+        # A bool result (a comparison operand decided) is made an int, as numpy's
+        # validation needs (Python's `-True` is -1, numpy refuses `-bool_`).
+        return [f"{r.choice(INT_VARS)} = {expr} + 0"]
+
+    def _python_cond(self, scope):
+        r = self.rng
+        items = [v for v in scope if v.startswith("t")]    # items of tuple loops
+        subject = r.choice(["p"] * 3 + items)
+        return f"{subject} {r.choice(CMP_OPS)} {r.randint(0, 3)}"
+
+    def _stmt_python_exit(self, depth, scope, loop):
+        """Returns under a Python condition mixed with traced ones: every path of the
+        ``if`` returns (so what follows is Python's to skip), or some do."""
+        r = self.rng
+        self.kinds.add("exits")
+        inner = [f"if {self._cond(scope)}:", [f"return {self._return_expr()}"]]
+        if r.random() < 0.5:
+            inner += ["else:", self._block(depth + 2, scope, loop)
+                      + [f"return {self._return_expr()}"]]
+        else:
+            inner += [f"return {self._return_expr()}"]
+        body = self._block(depth + 1, scope, loop) + inner if r.random() < 0.4 else inner
+        lines = [f"if {self._python_cond(scope)}:", body]
+        if r.random() < 0.4:
+            lines += ["else:", self._block(depth + 1, scope, loop)]
+        if r.random() < 0.3:
+            var = f"t{self._loops + 1}"
+            self._loops += 1
+            items = ", ".join(str(r.randint(0, 3)) for _ in range(r.randint(1, 3)))
+            body = [f"if {var} {r.choice(CMP_OPS)} {r.randint(0, 3)}:",
+                    [f"return {self._return_expr()}"]] + self._block(
+                        depth + 1, scope + (var,), loop=var)
+            lines += [f"for {var} in ({items},):", body]
+        return lines
+
+    def _stmt_try_finally(self, depth, scope, loop):
+        """``try``/``finally`` around a block that may return or jump; the ``finally``
+        updates a variable and sometimes jumps itself (discarding what was pending)."""
+        r = self.rng
+        self.kinds.add("try")
+        body = self._block(depth + 1, scope, loop)
+        if r.random() < 0.4:
+            body = body + [f"if {self._cond(scope)}:", [f"return {self._return_expr()}"]]
+        final = [f"{r.choice(INT_VARS)} += {r.randint(1, 5)}"]
+        jumps = ["return " + self._return_expr()] + (["break", "continue"]
+                                                      if loop is not None else [])
+        if r.random() < 0.35:
+            self.kinds.add("finally_jump")
+            jump = r.choice(jumps)
+            final += [f"if {self._cond(scope)}:", [jump]] if r.random() < 0.5 else [jump]
+        return ["try:", body, "finally:", final]
+
+    def _stmt_try_except(self, depth, scope, loop):
+        """``try``/``except``/``else`` around straight-line code (no staged region may
+        sit inside an ``except``'s ``try``: no ternaries) that may return, or raise in
+        a called function, the call's value returned or assigned."""
+        r = self.rng
+        self.kinds.add("try")
+        body = [f"{r.choice(INT_VARS)} = {self._int_atom(scope)} {r.choice('+-')} "
+                f"{self._int_atom(scope)}",
+                f"{r.choice(INT_VARS)} = abs({self._int_atom(scope)})"]
+        end = r.random()
+        if end < 0.25:
+            body.append(f"return {self._return_expr()}")
+        elif end < 0.4:
+            body.append(f"return fail({self._int_atom(scope)})")
+        elif end < 0.6:
+            body.append(f"{r.choice(INT_VARS)} = fail({self._int_atom(scope)})")
+        lines = ["try:", body, "except ValueError:", [f"{r.choice(INT_VARS)} = 0"]]
+        if r.random() < 0.5:
+            lines += ["else:", [f"{r.choice(INT_VARS)} -= 1"]]
+        return lines
+
+    def _stmt_dtype_change(self, depth, scope, loop):
+        """A loop carry that starts as a Python int (weakly typed) and becomes a float
+        in the loop (JAX's loop promotes it), added to ``g`` after the loop (so its
+        type is float on every path, as when the loop does not run)."""
+        r = self.rng
+        self.kinds.add("dtype")
+        self._counters += 1
+        var = f"h{self._counters}"
+        step = f"{var} = {var} + {r.choice(['0.25', '0.5', '-0.75'])}"
+        if r.random() < 0.5:
+            step += f" * {self._int_atom(scope)}"
+        if r.random() < 0.5:
+            head = f"for {var}i in {r.choice(['range(n)', 'range(a % 4)', 'range(1, n)'])}:"
+            body = [step]
+        else:
+            head = f"while {var}w < {r.choice(['n', 'b % 3 + 1'])}:"
+            body = [f"{var}w += 1", step]
+        lines = [f"{var} = {r.randint(-2, 3)}"]
+        if head.startswith("while"):
+            lines.append(f"{var}w = 0")
+        return lines + [head, body, f"g = g + {var}"]
+
+    def _recursive_helper(self):
+        """A nested function recursing to the static depth it is called with, through
+        branches on its traced argument (the calls: ``_stmt_recursive_call``)."""
+        r = self.rng
+        self._recursive = True
+        step = r.randint(1, 3)
+        return ["def rec(v, d):", [
+            "if d <= 0:", ["return v"],
+            f"if v % {r.randint(2, 4)} == {r.randint(0, 1)}:",
+            [f"return rec(v - {step}, d - 1) + 1" if r.random() < 0.5
+             else f"v = v + {step}"],
+            f"return rec(v % {r.randint(7, 13)}, d - 1)"]]
+
+    def _stmt_recursive_call(self, depth, scope, loop):
+        self.kinds.add("recursion")
+        var = self.rng.choice(INT_VARS)
+        return [f"{var} = rec({self._int_atom(scope)}, {self.rng.randint(0, 4)})"]
 
     def _stmt_assign(self, depth, scope, loop):
         var = self.rng.choice(INT_VARS)

@@ -7,6 +7,7 @@ the mode that disagreed and the arguments); exits 1 if any was found.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import sys
 import time
@@ -21,7 +22,9 @@ def main(argv=None) -> int:
     parser.add_argument("--compile-every", type=int, default=10,
                         help="compile every N-th program whole with XLA (0: never)")
     parser.add_argument("--features", default=None,
-                        help="comma-separated (jumps,logic,loops,match,...); default: detected")
+                        help="comma-separated (jumps, logic, scopes, directives, strings, values, "
+                             "exits, try, recursion, dtype, loops, generators, match); "
+                             "default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
     parser.add_argument("--kind", choices=("programs", "bounded_grad"), default="programs",
@@ -59,7 +62,7 @@ def main(argv=None) -> int:
     silent = sum(1 for m in mismatches
                  if (m[0] if isinstance(m, tuple) else m.silent and not m.known))
     if kinds:
-        print("programs by loop kind: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        print("programs by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
           f"({silent} new wrong values or internal errors; the rest refused with "
           f"ConversionError or known, see test_regressions.py); "
@@ -97,13 +100,13 @@ def _worker(job):
 
 
 def _kinds(programs):
-    """How many programs hold each kind of the ``loops`` feature's statements."""
-    from collections import Counter
-
+    """How many programs hold each kind of statement their features generate (the
+    generator's ``kinds``, and the ``loops`` feature's, read from the source)."""
     from tests.fuzz import loop_programs
 
-    counts = Counter()
+    counts = collections.Counter()
     for p in programs:
+        counts.update(p.kinds)
         counts.update(loop_programs.kinds(p.source))
     return counts
 
@@ -115,13 +118,12 @@ def _parallel(args, features):
     jobs = [(args.seed + 1_000_000 * k, min(chunk, args.count - k * chunk),
              args.compile_every, features)
             for k in range((args.count + chunk - 1) // chunk)]
-    done, found = 0, []
-    kinds = _kinds([])
+    done, found, kinds = 0, [], collections.Counter()
     start = time.time()
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
         for count, mismatches, counted in pool.imap_unordered(_worker, jobs):
-            kinds.update(counted)
             done += count
+            kinds.update(counted)
             found.extend(mismatches)
             for _, m in mismatches:
                 print(m, flush=True)

@@ -88,12 +88,21 @@ def test_bounded_loops_under_grad_long(request):
     assert not silent, _report(silent)
 
 
+def test_every_probed_feature_is_fuzzed(features):
+    """A probe that fails drops its feature from the fast profile silently: every
+    feature with a probe must stay in."""
+    assert {"jumps", "logic", "directives", "scopes", "generators", "match", "loops",
+            "values", "exits", "try", "recursion", "dtype"} <= features
+
+
 def test_generator_is_deterministic():
     from tests.fuzz.program_generator import ProgramGenerator
 
-    first = ProgramGenerator(42, {"jumps", "logic"}).function("f")
-    assert ProgramGenerator(42, {"jumps", "logic"}).function("f") == first
-    compile(first, "<fuzz>", "exec")
+    all_features = {"jumps", "logic", "values", "exits", "try", "recursion", "dtype"}
+    for chosen in ({"jumps", "logic"}, all_features):
+        first = ProgramGenerator(42, chosen).function("f")
+        assert ProgramGenerator(42, chosen).function("f") == first
+        compile(first, "<fuzz>", "exec")
 
 
 def test_validation_rejects_int32_overflow():
