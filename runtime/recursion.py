@@ -9,10 +9,10 @@ depth (250 levels instead of 1000 at the default limit).
 
 The runtime's frames are lent to the limit instead. Before each converted call
 ``near_limit()`` asks, for the cost of one small C recursion, whether fewer than
-``PROBE_DEPTH`` frames are left; only then ``lend`` walks the stack (from where
-its last walk stopped), counts the frames that are autograph's own (the runtime's,
-and the generated helpers and operand lambdas it calls) and has the limit raised
-by that many, plus room for the next ``PROBE_DEPTH`` frames (the ledger is in
+``PROBE_DEPTH`` frames are left; only then ``lend`` walks the stack, counts the
+frames that are autograph's own (the runtime's, and the generated helpers and
+operand lambdas it calls) and has the limit raised by that many, plus room for the
+next ``2 * PROBE_DEPTH`` frames (the ledger is in
 ``autograph/headroom.py``). The user's frames, the converted functions' and those
 of any code they call, converted or not, reach the user's limit as in Python, where
 Python raises ``RecursionError``: a recursion Python runs runs converted (to within
@@ -73,16 +73,6 @@ def _own_files() -> frozenset:
 _OWN_FILES = _own_files()
 
 
-class _Lending:
-    """A thread's lent frames: ``own`` of autograph's among ``raw`` frames counted up
-    to ``frame``; ``owner``, the outermost ``convert`` wrapper frame (repays)."""
-
-    __slots__ = ("frame", "raw", "own", "owner")
-
-    def __init__(self, frame, raw, own, owner):
-        self.frame, self.raw, self.own, self.owner = frame, raw, own, owner
-
-
 def near_limit() -> bool:
     """Whether fewer than ``PROBE_DEPTH`` frames are left before the recursion limit."""
     try:
@@ -99,22 +89,17 @@ def lend(frame, is_converted_code) -> None:
     limit (then just the runtime's, so Python's ``RecursionError`` comes where it
     would). ``is_converted_code(code)``: whether
     ``code`` is generated code (a converted function or one of its helpers)."""
-    previous = getattr(_state, "lending", None)
     raw = own = 0
     owner = None
     current = frame
     while current is not None:
-        if previous is not None and current is previous.frame:
-            raw, own = raw + previous.raw, own + previous.own
-            owner = previous.owner or owner
-            break
         raw += 1
         code = current.f_code
         caller = current.f_back
         if code.co_filename in _OWN_FILES:
             own += 1
             if code in ENTRY_CODES and code.co_name == "wrapper":
-                owner = current
+                owner = id(current)
         elif (caller is not None and caller.f_code.co_filename in _OWN_FILES
               and caller.f_code not in ENTRY_CODES and is_converted_code(code)):
             own += 1          # a generated helper or operand, called by the runtime
@@ -126,7 +111,9 @@ def lend(frame, is_converted_code) -> None:
         room = 0
     else:
         room = 2 * PROBE_DEPTH
-    _state.lending = _Lending(frame, raw, own, owner)
+    # The owner is known by id, not held: a held frame would keep the user's locals
+    # alive after a RecursionError unwinds them (it is on the stack until it repays).
+    _state.lending = owner if owner is not None else getattr(_state, "lending", None)
     ACTIVE[0] = True
     headroom.lend(threading.get_ident(), own + room)
 
@@ -135,7 +122,7 @@ def repay(frame) -> None:
     """When the ``convert`` call at ``frame`` returns (while some thread holds lent
     frames): if it is the outermost one of a lending on this thread, repay it."""
     lending = getattr(_state, "lending", None)
-    if lending is not None and lending.owner is frame:
+    if lending is not None and lending == id(frame):
         _state.lending = None
         headroom.lend(threading.get_ident(), 0)
     elif lending is None and headroom.pending() and _shallow():
