@@ -5,6 +5,11 @@ A forward pass over the structured statement lists. Every ``if``, ``while`` and
 ``MAYBE_DEFINED_IN`` (bound on some path). Every read of a local name that may be
 unbound there gets ``MAYBE_UNDEFINED``: the converters guard exactly those reads,
 so an unbound name still raises ``UnboundLocalError`` after conversion.
+
+A loop body starts each iteration with what earlier iterations may have bound
+(``t`` bound in the first iteration and read in later ones is maybe bound at the
+top of the body); the name of an ``except ... as e`` clause is unbound again at
+the clause's end.
 """
 
 from __future__ import annotations
@@ -88,16 +93,22 @@ class _Definedness:
     def stmt_While(self, node, defined, maybe):
         self._annotate(node, defined, maybe)
         self.mark_reads(node.test, defined)
-        _, m1 = self.block(node.body, defined, maybe)
-        return self.block(node.orelse, defined, maybe | m1)
+        head = maybe | _bound_in(node.body)
+        d1, m1 = self.block(node.body, defined, head)
+        if _lost(defined, d1):   # a later iteration starts without what the body deleted
+            d1, m1 = self.block(node.body, _meet(defined, d1), head)
+        return self.block(node.orelse, _meet(defined, d1), head | m1)
 
     def stmt_For(self, node, defined, maybe):
         self._annotate(node, defined, maybe)
         self.mark_reads(node.iter, defined)
         target = frozenset(bound_names(node.target))
         body_defined = defined | target if defined is not _UNREACHABLE else defined
-        _, m1 = self.block(node.body, body_defined, maybe | target)
-        return self.block(node.orelse, defined, maybe | m1)
+        head = maybe | target | _bound_in(node.body)
+        d1, m1 = self.block(node.body, body_defined, head)
+        if _lost(defined, d1):
+            d1, m1 = self.block(node.body, _meet(body_defined, d1 | target), head)
+        return self.block(node.orelse, _meet(defined, d1), head | m1)
 
     stmt_AsyncFor = stmt_For
 
@@ -123,10 +134,14 @@ class _Definedness:
         d_body, m_body = self.block(node.body, defined, maybe)
         d_out, m_out = self.block(node.orelse, d_body, m_body)
         for handler in node.handlers:
-            start = defined
-            if handler.name is not None and defined is not _UNREACHABLE:
-                start = defined | bound_names(handler.name)
-            d_h, m_h = self.block(handler.body, start, m_body)
+            start, unbound = defined, frozenset()
+            if handler.name is not None:
+                unbound = frozenset(bound_names(handler.name))
+                if defined is not _UNREACHABLE:
+                    start = defined | unbound
+            d_h, m_h = self.block(handler.body, start, m_body | unbound)
+            if d_h is not _UNREACHABLE:   # `except E as e` unbinds `e` at its end
+                d_h = d_h - unbound
             d_out, m_out = _meet(d_out, d_h), m_out | m_h
         if node.finalbody:
             _, m_final = self.block(node.finalbody, defined, m_out)
@@ -155,6 +170,25 @@ def _pattern_names(pattern):
             value = getattr(node, field, None)
             if isinstance(value, str):
                 yield value
+
+
+def _lost(before, after) -> bool:
+    """Whether a name bound ``before`` a loop body may be unbound at its end."""
+    return (before is not _UNREACHABLE and after is not _UNREACHABLE
+            and not before <= after)
+
+
+def _bound_in(stmts) -> frozenset:
+    """Every name ``stmts`` may bind in their scope, on any path."""
+    names = set()
+    for sub in walk_same_scope(stmts):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(sub.name)
+        elif isinstance(sub, (gast.Import, gast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+    return frozenset(names)
 
 
 def _binds(node) -> frozenset:
