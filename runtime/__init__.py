@@ -15,6 +15,7 @@ from autograph.runtime.builtins import (
     reversed_,
     sum_,
 )
+from autograph.runtime.cells import dir_, locals_
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
 from autograph.runtime.iterables import enumerate_, zip_
@@ -33,6 +34,7 @@ __all__ = [
     "TensorList",
     "assert_stmt",
     "bool_",
+    "dir_",
     "compare_chain",
     "float_",
     "int_",
@@ -55,6 +57,7 @@ __all__ = [
     "list_append",
     "list_pop",
     "local_or_undefined",
+    "locals_",
     "not_",
     "or_",
     "range_",

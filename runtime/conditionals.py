@@ -29,8 +29,10 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import cells as carried
 from autograph.runtime import paths, regions, returns
 from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
+from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
 from autograph.runtime.state import as_tuple, from_tuple, split_unbound
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
@@ -38,14 +40,16 @@ from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_re
 
 
 def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
-            assigns_nonlocal=None):
+            assigns_nonlocal=None, cells=None, scoped=(), mutated=()):
     """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
 
     Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
     ``cond`` stages both branches with ``lax.cond``. Each branch function takes the
     state variables as parameters and returns their new values. The keywords, given
     where they hold, say what staging cannot honour (``StagingObstacles``): a
-    staged ``if`` then raises at the user's line.
+    staged ``if`` then raises at the user's line. ``cells``/``scoped``: variables
+    the branches keep in closure cells; ``mutated``: state variables whose objects
+    the branches change in place (``cells.py``).
     """
     if not is_tracer(cond):
         try:
@@ -53,6 +57,13 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
         except Exception as error:
             regions.record(error, regions.PYTHON_BRANCH)
             raise
+    hidden = stateful_cells(if_true, if_false)
+    if cells is not None or mutated or hidden:
+        return carried.carry(lambda plan, state: if_stmt(
+            cond, plan.body(if_true), plan.body(if_false), state, in_try=in_try,
+            assigns_global=assigns_global, assigns_nonlocal=assigns_nonlocal),
+            if_true, state, construct="if", cells=cells, scoped=scoped, mutated=mutated,
+            hidden=hidden)
     where = caller_location()
     names = param_names(if_true)
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)

@@ -48,11 +48,13 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError
+from autograph.runtime import cells as carried
 from autograph.runtime import lists, paths, regions, returns
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
+from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import (
     NO_OBSTACLES,
     StagingObstacles,
@@ -135,7 +137,8 @@ def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
-               in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None):
+               in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
+               cells=None, scoped=(), mutated=()):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -148,7 +151,17 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     storing its intermediates (see ``runtime/differentiation.py``). The last
     keywords, given where they hold, say what staging cannot honour
     (``StagingObstacles``): a staged loop then raises at the user's line.
+    ``cells``/``scoped``: variables the body keeps in closure cells; ``mutated``:
+    state variables whose objects it changes in place (``cells.py``).
     """
+    hidden = stateful_cells(loop_test, loop_body)
+    if cells is not None or mutated or hidden:
+        return carried.carry(lambda plan, state: while_stmt(
+            plan.test(loop_test), plan.body(loop_body), state,
+            maximum_iterations=maximum_iterations, checkpoint=checkpoint, in_try=in_try,
+            assigns_global=assigns_global, assigns_nonlocal=assigns_nonlocal,
+            deletes=deletes), loop_body, state, construct="while loop", cells=cells,
+            scoped=scoped, mutated=mutated, hidden=hidden)
     state = tuple(state)
     count = len(state)
     reads_traced_closure = _closure_has_tracer(loop_test)
@@ -171,6 +184,7 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
 
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (cells.py)
     for cell in fn.__closure__ or ():
         try:
             contents = cell.cell_contents
@@ -196,7 +210,7 @@ def _test_is_traced(loop_test, state) -> bool:
 
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
              checkpoint=False, in_try=None, assigns_global=None, assigns_nonlocal=None,
-             deletes=None):
+             deletes=None, cells=None, scoped=(), mutated=()):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -212,6 +226,15 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     (static trip counts: one ``scan``, reverse-differentiable) or, over a traced
     range, the ``while_loop`` stops. The last keywords are ``while_stmt``'s.
     """
+    hidden = stateful_cells(loop_body, extra_test)
+    if cells is not None or mutated or hidden:
+        return carried.carry(lambda plan, state: for_stmt(
+            iterable, plan.body(loop_body, skip=1), state,
+            extra_test=plan.test(extra_test), maximum_iterations=maximum_iterations,
+            checkpoint=checkpoint, in_try=in_try, assigns_global=assigns_global,
+            assigns_nonlocal=assigns_nonlocal, deletes=deletes), loop_body, state, skip=1,
+            construct="for loop", cells=cells, scoped=scoped, mutated=mutated,
+            hidden=hidden)
     state = tuple(state)
     count = len(state)
     options = {"extra_test": extra_test, "maximum_iterations": maximum_iterations,
