@@ -206,10 +206,10 @@ class _AssigningTests(Transformer):
 
     After:
 
-        loop_cond = (line := read()) != ''
+        loop_cond = ag__.bool_((line := read()) != '')
         while loop_cond:
             out.append(line)
-            loop_cond = (line := read()) != ''
+            loop_cond = ag__.bool_((line := read()) != '')
     """
 
     def __init__(self, ctx):
@@ -239,7 +239,11 @@ class _AssigningTests(Transformer):
         """Statements leaving the value of ``expr`` in ``name``."""
         operands, is_and = _short_circuit(expr)
         if operands is None:
-            stmts = [gast.Assign(targets=[templates.name(name, gast.Store())], value=expr,
+            # The truth of each operand is what the condition needs (one type for a
+            # staged `if` to carry); `bool_` asks it once, as the condition would.
+            value = templates.replace_expr("ag__.bool_(expr)", ag__=self.ctx.runtime_name,
+                                           expr=expr)
+            stmts = [gast.Assign(targets=[templates.name(name, gast.Store())], value=value,
                                  type_comment=None)]
         else:
             stmts = self._lowered(operands[0], name, origin)
@@ -289,6 +293,11 @@ class _Scope:
                                 if a is not None)
         self.parent = parent
         self.closures = closure_uses(node, runtime_name)
+        # Names a read may find unbound; locals() sees every name as it is.
+        self.read_unbound = annos.get(node, annos.READ_UNBOUND, None)
+        if any(isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute)
+               and sub.func.attr in ("locals_", "dir_") for sub in walk_same_scope(node.body)):
+            self.read_unbound = None
         shared = (self.closures.reads & self.locals) | self.closures.writes | set(nonlocals)
         self.cells = frozenset(shared - set(globals_))
         inherited = parent.written - self.locals if parent is not None else frozenset()
@@ -410,21 +419,28 @@ class _ControlFlow(Transformer):
         maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
         elts = []
         for name in state:
-            if needed is not None and name not in needed:
+            if (needed is not None and name not in needed) or (
+                    name not in defined and name not in maybe):
+                template = ("ag__.Unset(var_name)" if self._never_read_unbound(node, name)
+                            else "ag__.Undefined(var_name)")
                 elts.append(templates.replace_expr(
-                    "ag__.Undefined(var_name)", ag__=self.ag,
-                    var_name=gast.Constant(value=name, kind=None)))
+                    template, ag__=self.ag, var_name=gast.Constant(value=name, kind=None)))
             elif name in defined:
                 elts.append(templates.name(name))
-            elif name not in maybe:
-                elts.append(templates.replace_expr(
-                    "ag__.Undefined(var_name)", ag__=self.ag,
-                    var_name=gast.Constant(value=name, kind=None)))
             else:
                 elts.append(templates.replace_expr(
                     "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
                     var_name=gast.Constant(value=name, kind=None)))
         return gast.Tuple(elts=elts, ctx=gast.Load())
+
+    def _never_read_unbound(self, node, name) -> bool:
+        """Whether ``name``, unbound before ``node``, enters it as ``ag__.Unset``: no
+        code reads it unbound, and the block may leave it so (a loop; an ``if`` not
+        binding it on both branches), so a staged region may carry a placeholder."""
+        scope = self.scopes[-1]
+        return not (scope is None or scope.read_unbound is None
+                    or name in scope.read_unbound or name in scope.cells
+                    or name in annos.get(node, annos.DEFINED_OUT, frozenset()))
 
     def _return_deleted(self, helper):
         if not self.has_delete:

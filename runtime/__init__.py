@@ -24,7 +24,13 @@ from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
 from autograph.runtime.slices import index, setitem
-from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
+from autograph.runtime.undefined import (
+    Undefined,
+    UndefinedReturn,
+    Unset,
+    ld,
+    local_or_undefined,
+)
 
 __all__ = [
     "DeferredFormat",
@@ -46,6 +52,7 @@ __all__ = [
     "TracedRange",
     "Undefined",
     "UndefinedReturn",
+    "Unset",
     "and_",
     "enumerate_",
     "for_stmt",

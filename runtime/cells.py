@@ -32,14 +32,19 @@ staged loop does not have to exist before it.
 
 from __future__ import annotations
 
+import jax
+import numpy as np
+
 from autograph.errors import ConversionError
 from autograph.runtime import objects
 from autograph.runtime.state import as_tuple, from_tuple
-from autograph.runtime.tracing import caller_location, param_names
+from autograph.runtime.tracing import Tracer, caller_location, param_names
 from autograph.runtime.undefined import Undefined
 
 _EMPTY = object()   # a snapshot of an unbound cell
 _VALUE, _OBJECT, _VIEW = "value", "object", "view"
+# Attribute values a plain object surely carries as they are (``objects.attributes``).
+_LEAVES = (jax.Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
 
 
 def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(), hidden=()):
@@ -89,6 +94,7 @@ class Carry:
         scoped = frozenset(scoped)
         self.cells = [(n, c) for n, c in pairs if n not in scoped]
         self.scoped = [(n, c) for n, c in pairs if n in scoped]
+        self.unbound = [isinstance(_contents(n, c), Undefined) for n, c in self.cells]
         self.kinds = []
         for name, cell in self.cells:
             value = _contents(name, cell)
@@ -101,6 +107,8 @@ class Carry:
         self.cell_objects = [_contents(n, c) if kind != _VALUE else None
                              for (n, c), kind in zip(self.cells, self.kinds, strict=True)]
         self.entered = [None] * len(self.cells)   # an object cell's leaves when stored
+        self.view_changes = {}  # viewed object's label -> attributes a traced call changed
+        self.view_leaves = []   # each viewed object's attributes' leaves when stored
         self.last = None        # the extra values as the block functions last left them
         self.saved = None       # what cells and viewed objects held before tracing
         self.changed = [False] * len(self.cells)
@@ -112,17 +120,34 @@ class Carry:
 
     # -- the carried values ------------------------------------------------------------
 
-    def _read(self) -> tuple:
+    def _read(self, entered=None) -> tuple:
+        """The cells' values; one still unbound that came in as ``None`` (carried
+        unbound through a staged loop) goes out as ``None`` again."""
         values = []
-        for (name, cell), kind in zip(self.cells, self.kinds, strict=True):
+        for k, ((name, cell), kind) in enumerate(zip(self.cells, self.kinds, strict=True)):
             value = _contents(name, cell)
-            values.append(objects.attributes(value) if kind == _VIEW else value)
+            if kind == _VIEW:
+                value = objects.attributes(value)
+            elif (entered is not None and entered[k] is None and self.unbound[k]
+                  and isinstance(value, Undefined)):
+                value = None
+            values.append(value)
         return tuple(values)
 
     def start(self, state) -> tuple:
         state = tuple(objects.attributes(v) if i in self.views else v
                       for i, v in enumerate(state))
         values = self._read()
+        # The attributes each viewed object carries (a Python-mode iteration reads
+        # just those back; staging checks the rest).
+        self.view_order = sorted(self.views)
+        self.view_names = {}
+        for i in self.view_order:
+            self._remember_view(i, self.objects[i], state[i])
+        for (name, _), kind, obj, value in zip(self.cells, self.kinds, self.cell_objects,
+                                               values, strict=True):
+            if kind == _VIEW:
+                self._remember_view(name, obj, value)
         self.last = (tuple(state[i] for i in sorted(self.views)), values)
         return (*state, *values)
 
@@ -134,24 +159,32 @@ class Carry:
                                                              strict=True) if kind == _VIEW]
             self.saved = (cells, viewed)
 
-    def _enter(self, params, values):
-        """Store the incoming carried values where the block's code reads them."""
+    def _enter(self, params, values) -> bool:
+        """Store the incoming carried values where the block's code reads them;
+        whether they were new (a traced call, not Python's own iteration)."""
         views = tuple(params[i] for i in sorted(self.views))
         last = self.last
         if last is not None and _same(views, last[0]) and _same(values, last[1]):
-            return
+            return False
         self._save()
         for i, view in zip(sorted(self.views), views, strict=True):
             objects.set_attributes(self.objects[i], view)
-        for (_, cell), kind, obj, value in zip(self.cells, self.kinds, self.cell_objects,
-                                               values, strict=True):
+        for (name, cell), kind, obj, value, unbound in zip(
+                self.cells, self.kinds, self.cell_objects, values, self.unbound, strict=True):
             if kind == _VIEW:
                 objects.set_attributes(obj, value)
+            elif value is None and unbound:   # carried unbound (state.through_unbound)
+                _store(cell, Undefined(name))
             else:
                 _store(cell, value)
         self.entered = [objects.leaves(v) if kind == _OBJECT else None
                         for kind, v in zip(self.kinds, values, strict=True)]
+        viewed = list(views) + [v for v, kind in zip(values, self.kinds, strict=True)
+                                if kind == _VIEW]
+        self.view_leaves = [{name: objects.leaves(v) for name, v in view.items()}
+                            for view in viewed]
         self.last = (views, values)
+        return True
 
     def _viewed(self):
         """``(label, object)`` of each plain object carried as its attributes."""
@@ -185,18 +218,80 @@ class Carry:
         entered_views += [v for v, kind in zip(entered, self.kinds, strict=True)
                           if kind == _VIEW]
         self._check_attributes(entered_views)
+        if self.saved is not None:   # while staging: which attributes really change
+            for (label, obj), before, leaves in zip(self._viewed(), entered_views,
+                                                    self.view_leaves, strict=True):
+                changes = self.view_changes.setdefault(label, set())
+                for name, value in before.items():
+                    now = getattr(obj, name, _EMPTY)
+                    if now is not value or not _same(leaves[name], objects.leaves(now)):
+                        changes.add(name)
         for i in sorted(self.views):
             out[i] = objects.attributes(self.objects[i])
-        values = self._read()
+        values = self._read(entered)
         for k, (before, after) in enumerate(zip(entered, values, strict=True)):
             leaves = self.entered[k]
-            if before is not after or (leaves is not None
+            if not _same_value(before, after) or (leaves is not None
                                        and not _same(leaves, objects.leaves(after))):
                 self.changed[k] = True
         self.last = (tuple(out[i] for i in sorted(self.views)), values)
         return (*out, *values)
 
+    def _unchanged(self, params, values) -> bool:
+        """Whether the incoming values are those the block functions last left."""
+        last_views, last_values = self.last
+        for a, b in zip(values, last_values, strict=True):
+            if a is not b and not (isinstance(a, Undefined) and isinstance(b, Undefined)):
+                return False
+        views = self.views
+        return not views or all(params[i] is v
+                                for i, v in zip(self.view_order, last_views, strict=True))
+
+    def _quick_leave(self, out):
+        """``_leave`` for a Python-mode call: the results as the body left them."""
+        out = list(out)
+        for i in self.view_order:
+            out[i] = self._view(i, self.objects[i])
+        values = []
+        for (name, cell), kind in zip(self.cells, self.kinds, strict=True):
+            value = _contents(name, cell)
+            if kind == _VIEW:
+                value = self._view(name, value)
+            values.append(value)
+        values = tuple(values)
+        self.last = (tuple(out[i] for i in self.view_order), values)
+        return (*out, *values)
+
+    def _view(self, key, obj) -> dict:
+        """The carried attributes of the plain object ``obj`` (``objects.attributes``),
+        read without asking each value what it is while the object has the same
+        attributes as last time, the carried ones still arrays or numbers and the
+        others the same objects; else found anew (an attribute added, deleted or
+        given another kind of value: a loop staged from here carries what it holds)."""
+        names, others = self.view_names[key]
+        attributes = getattr(obj, "__dict__", None)
+        if attributes is not None and len(attributes) == len(names) + len(others):
+            view = {}
+            for name, value in attributes.items():
+                if name in names:
+                    if not isinstance(value, _LEAVES):
+                        break
+                    view[name] = value
+                elif others.get(name, _EMPTY) is not value:
+                    break
+            else:
+                return view
+        view = objects.attributes(obj)
+        self._remember_view(key, obj, view)
+        return view
+
+    def _remember_view(self, key, obj, view):
+        self.view_names[key] = (frozenset(view), {
+            name: value for name, value in vars(obj).items() if name not in view})
+
     def _params(self, args):
+        if not self.views:
+            return args
         return tuple(self.objects[i] if i in self.views else a for i, a in enumerate(args))
 
     # -- the wrapped functions ---------------------------------------------------------
@@ -208,11 +303,18 @@ class Carry:
             return fn
         count = self.count
 
+        start = skip + count
+
         def with_state(*args):
-            items, params = args[:skip], args[skip:skip + count]
-            entered = args[skip + count:]
+            entered = args[start:]
+            params = args[skip:start]
+            if self.saved is None and self._unchanged(params, entered):
+                # Python mode: cells and objects hold what the body left; read them
+                # back without the bookkeeping that staging needs.
+                out = as_tuple(fn(*args[:skip], *self._params(params)), count)
+                return from_tuple(self._quick_leave(out))
             self._enter(params, entered)
-            out = as_tuple(fn(*items, *self._params(params)), count)
+            out = as_tuple(fn(*args[:skip], *self._params(params)), count)
             return from_tuple(self._leave(entered, out))
 
         with_state.state_names = self.names + tuple(n for n, _ in self.cells)
@@ -228,12 +330,14 @@ class Carry:
 
         def with_state(*args):
             params, entered = args[:count], args[count:]
-            self._enter(params, entered)
+            if self.saved is None and self._unchanged(params, entered):
+                return fn(*self._params(params))    # Python mode
+            traced = self._enter(params, entered)
             result = fn(*self._params(params))
-            if self.saved is not None:
-                for (name, _), before, after in zip(self.cells, entered, self._read(),
-                                                     strict=True):
-                    if before is not after:
+            if traced:
+                for (name, _), before, after in zip(self.cells, entered,
+                                                     self._read(entered), strict=True):
+                    if not _same_value(before, after):
                         where = self.where
                         raise ConversionError(
                             f"this loop's condition assigns '{name}' (through a nested "
@@ -255,17 +359,23 @@ class Carry:
         one), the scoped cells what they held before."""
         values = as_tuple(result, self.count + len(self.cells))
         out = list(values[:self.count])
-        for i, original in self.objects.items():
-            if i in self.views:
-                _apply(original, out[i])
-                out[i] = original
-            else:
-                out[i] = objects.write_back(original, out[i])
         saved = self.saved
+        if saved is not None:   # the attributes tracing changed get the results
+            for (label, obj), before, final in zip(
+                    self._viewed(), saved[1],
+                    [out[i] for i in sorted(self.views)]
+                    + [v for v, kind in zip(values[self.count:], self.kinds, strict=True)
+                       if kind == _VIEW], strict=True):
+                vars(obj).clear()
+                vars(obj).update(before)
+                for name in self.view_changes.get(label, ()):
+                    setattr(obj, name, final[name])
+        for i, original in self.objects.items():
+            out[i] = original if i in self.views else objects.write_back(original, out[i])
         for k, ((_, cell), kind, obj, value) in enumerate(zip(
                 self.cells, self.kinds, self.cell_objects, values[self.count:], strict=True)):
             if kind == _VIEW:
-                _apply(obj, value)
+                pass
             elif kind == _OBJECT and saved is not None and not self.changed[k]:
                 _store(cell, obj)
             elif kind == _OBJECT:
@@ -297,14 +407,13 @@ class Carry:
             vars(obj).update(before)
 
 
-def _apply(obj, attributes):
-    for name, value in attributes.items():
-        if getattr(obj, name, _EMPTY) is not value:
-            setattr(obj, name, value)
-
-
 def _same(a, b) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _same_value(a, b) -> bool:
+    """The same object, or both unbound."""
+    return a is b or (isinstance(a, Undefined) and isinstance(b, Undefined))
 
 
 def _contents(name, cell):

@@ -57,7 +57,8 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
         except Exception as error:
             regions.record(error, regions.PYTHON_BRANCH)
             raise
-    hidden = stateful_cells(if_true, if_false)
+    # What the branches reach through their closures and a call may change in place.
+    hidden = stateful_cells(if_true, if_false, mutable=True)
     if cells is not None or mutated or hidden:
         return carried.carry(lambda plan, state: if_stmt(
             cond, plan.body(if_true), plan.body(if_false), state, in_try=in_try,

@@ -142,13 +142,15 @@ def _stateful_types():
                              getattr(nnx, "Variable", None)) if isinstance(t, type))
 
 
-def stateful_cells(*functions):
+def stateful_cells(*functions, mutable=False):
     """``[(name, cell)]`` of the closure cells of ``functions`` (a block's helper
     functions, whose closures hold every variable the block reads from the
     function around it) holding objects with hidden mutable state (Flax NNX
-    modules, variables, random streams), each cell once."""
+    modules, variables, random streams), each cell once. With ``mutable``, also
+    those holding any object a function the block calls may change in place: a
+    dict or list of arrays, a plain object with array attributes."""
     types = _stateful_types()
-    if not types:
+    if not types and not mutable:
         return []
     found, seen = [], set()
     for fn in functions:
@@ -164,7 +166,14 @@ def stateful_cells(*functions):
                 value = cell.cell_contents
             except ValueError:
                 continue
-            if isinstance(value, types):
+            if isinstance(value, types) or mutable and _mutable_state(value):
                 seen.add(id(cell))
                 found.append((name, cell))
     return found
+
+
+def _mutable_state(value) -> bool:
+    """A container or plain object holding arrays that code may change in place."""
+    if isinstance(value, (dict, list)):
+        return bool(value) and _carriable(value)
+    return is_plain_object(value) and bool(attributes(value))

@@ -283,3 +283,105 @@ def test_staged_loops_keep_closures_right_under_grad():
     value, grad = jax.value_and_grad(autograph.convert(loss))(2.0)
     expected, expected_grad = jax.value_and_grad(loss)(2.0)
     assert jnp.allclose(value, expected) and jnp.allclose(grad, expected_grad)
+
+
+# --- loop `else` and names bound before a `break` -----------------------------------------
+
+
+def bound_in_break_and_else(n):
+    for i in range(n):
+        if i == 3:
+            r = i * 10
+            break
+    else:
+        r = -1
+    return r
+
+
+def bound_in_break_and_else_while(n):
+    i = 0
+    while i < n:
+        i += 1
+        if i == 3:
+            r = 10.0
+            break
+    else:
+        r = 20.0
+    return r + i
+
+
+def break_and_else_after_a_try(n, x):
+    for i in range(4):
+        try:
+            raise ValueError(i)
+        except ValueError as e:
+            x = x + e.args[0]
+        if i == n:
+            r = x
+            break
+    else:
+        r = 7
+    return r
+
+
+def flag_set_before_the_binding(n):
+    found = False
+    for i in range(n):
+        if i == 3:
+            found = True
+            if n > 5:
+                r = 1
+    if not found:
+        r = 2
+    return r
+
+
+def test_a_name_bound_before_break_and_in_else():
+    check(bound_in_break_and_else, 5, vmap=[0, 2, 4, 6])
+    check(bound_in_break_and_else, 2)
+    check(bound_in_break_and_else_while, 5, vmap=[0, 2, 4, 6])
+    check(break_and_else_after_a_try, 1, 3, vmap=[0, 1, 5])
+
+
+def test_a_flag_does_not_vouch_for_a_name_bound_after_it():
+    # r is unbound after the loop when it finds 3 with n <= 5: Python raises, and a
+    # staged loop cannot tell, so it refuses rather than make up a value.
+    assert autograph.convert(flag_set_before_the_binding)(7) == 1
+    with pytest.raises(UnboundLocalError):
+        autograph.convert(flag_set_before_the_binding)(4)
+    with pytest.raises(ConversionError):
+        jax.jit(autograph.convert(flag_set_before_the_binding))(7)
+
+
+# --- what the fuzzer found ----------------------------------------------------------------
+
+
+def closure_over_maybe_unbound_in_a_loop(a, n):
+    z = a
+    for i in range(n):
+        if 1 > 2:
+            u = i
+        read = lambda: u  # noqa: E731, B023
+        try:
+            z = z + read()
+        except NameError:
+            z = z - 1
+    return z
+
+
+def first_binding_in_a_staged_static_loop(n):
+    z = n % 7
+    for i in range(1, 3):
+        if i == 1:
+            t = 5
+        else:
+            t = t + i
+        z = (z + t) % 79
+    return z
+
+
+def test_found_by_the_fuzzer():
+    # A cell carried unbound through a staged loop stays unbound (it held None).
+    check(closure_over_maybe_unbound_in_a_loop, 3, 2, vmap=[0, 1, 5])
+    # A static loop staged from its start binds t in the first iteration.
+    check(first_binding_in_a_staged_static_loop, 3, vmap=[0, 2, 9])
