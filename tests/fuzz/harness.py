@@ -49,6 +49,7 @@ class Program:
     name: str
     source: str
     fn: object = None
+    kinds: dict = None      # statements of each ``names`` kind (name_programs.py)
 
 
 @dataclass
@@ -88,6 +89,10 @@ def detect_features() -> frozenset:
         "directives": "def probe(n):\n    while n < 5:\n"
                       "        set_loop_options(maximum_iterations=9)\n        n += 1\n"
                       "    return n\n",
+        "names": "def probe(n):\n    x = 0\n    rd = lambda: x\n    def bump():\n"
+                 "        nonlocal x\n        x += 1\n    s = 0\n"
+                 "    while (k := s) < n:\n        bump()\n        s = s + rd() + k\n"
+                 "    return s\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,8 +113,9 @@ def generate(first_seed: int, count: int, features) -> list[Program]:
     seed = first_seed
     while len(programs) < count:
         name = f"f_{seed}"
-        source = ProgramGenerator(seed, features).function(name)
-        program = Program(seed, name, source)
+        generator = ProgramGenerator(seed, features)
+        source = generator.function(name)
+        program = Program(seed, name, source, kinds=dict(generator.kinds))
         if is_valid(program, inputs_for(seed)[0]):
             programs.append(program)
         seed += 1

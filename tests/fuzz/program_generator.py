@@ -17,7 +17,10 @@ so the results stay the same; the module must import ``set_loop_options``, see
 ``PRELUDE``), with ``"scopes"`` nested scopes among the statements: functions (never
 called, at the top level of the body) that declare a variable ``global`` or
 ``nonlocal`` and assign it, and classes whose body computes from the function's
-variables (which makes those closure cells).
+variables (which makes those closure cells), with ``"names"`` statements sharing
+names and objects by identity (closures, ``nonlocal`` writers, late binding,
+first-iteration bindings, loop ``else``, mutated objects, ``except ... as``, ``del``,
+assignment expressions in conditions; see ``name_programs``).
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -37,6 +40,7 @@ import ast
 import random
 
 from tests.fuzz import string_programs
+from tests.fuzz.name_programs import NameFeatures
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
@@ -58,6 +62,13 @@ class ProgramGenerator:
         self.rng = random.Random(seed)
         self.features = frozenset(features)
         self.max_depth = max_depth
+        self.int_vars = INT_VARS
+        self._names = None
+
+    @property
+    def kinds(self):
+        """How many statements of each ``names`` kind the last program has."""
+        return self._names.kinds if self._names is not None else {}
 
     # -- the program -------------------------------------------------------------------
 
@@ -72,6 +83,9 @@ class ProgramGenerator:
         body = [f"g = {self._float_const()}"]
         for k, var in enumerate(INT_VARS):
             body.append(f"{var} = {self._int_expr(scope=ARGS + INT_VARS[:k], depth=1)}")
+        self._names = NameFeatures(self) if "names" in self.features else None
+        if self._names is not None:
+            body.extend(self._names.prelude(INT_VARS))
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
         body.append(f"return {self._return_expr()}")
         if "strings" in self.features:
@@ -122,7 +136,11 @@ class ProgramGenerator:
             if loop is not None:
                 choices += [("break", 1), ("continue", 1)]
             choices += [("return", 1)]
+        if self._names is not None and self._budget > -3:
+            choices += self._names.choices(depth, loop)
         kind = _weighted(r, choices)
+        if kind.startswith("names_"):
+            return getattr(self._names, kind[len("names_"):])(depth, scope, loop)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)
 
     def _stmt_assign(self, depth, scope, loop):
@@ -255,6 +273,10 @@ class ProgramGenerator:
         r = self.rng
         if r.random() < 0.3:
             return str(r.randint(-3, 9))
+        if self._names is not None and r.random() < 0.15:
+            shared = self._names.atom()
+            if shared is not None:
+                return shared
         return r.choice(scope)
 
     def _int_expr(self, scope, depth):

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import time
+from collections import Counter
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -39,10 +40,11 @@ def main(argv=None) -> int:
                   f"{time.time() - start:.0f}s", flush=True)
 
     if args.jobs > 1:
-        programs, mismatches = _parallel(args, features)
+        programs, mismatches, kinds = _parallel(args, features)
     else:
         programs, mismatches = harness.fuzz(args.seed, args.count, args.compile_every,
                                             features, progress)
+        kinds = _kinds(programs)
     if args.show:
         for p in programs:
             if p is not None:
@@ -52,6 +54,9 @@ def main(argv=None) -> int:
             print(m)
     silent = sum(1 for m in mismatches
                  if (m[0] if isinstance(m, tuple) else m.silent and not m.known))
+    if kinds:
+        print("programs with each 'names' kind: "
+              + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())))
     print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
           f"({silent} new wrong values or internal errors; the rest refused with "
           f"ConversionError or known, see test_regressions.py); "
@@ -59,12 +64,22 @@ def main(argv=None) -> int:
     return 1 if mismatches else 0
 
 
+def _kinds(programs) -> Counter:
+    """How many programs have at least one statement of each ``names`` kind."""
+    counts = Counter()
+    for p in programs:
+        if p is not None and p.kinds:
+            counts.update(kind for kind, n in p.kinds.items() if n)
+    return counts
+
+
 def _worker(job):
     from tests.fuzz import harness
 
     first_seed, count, compile_every, features = job
     programs, mismatches = harness.fuzz(first_seed, count, compile_every, features)
-    return len(programs), [(m.silent and not m.known, str(m)) for m in mismatches]
+    return (len(programs), [(m.silent and not m.known, str(m)) for m in mismatches],
+            _kinds(programs))
 
 
 def _parallel(args, features):
@@ -74,17 +89,18 @@ def _parallel(args, features):
     jobs = [(args.seed + 1_000_000 * k, min(chunk, args.count - k * chunk),
              args.compile_every, features)
             for k in range((args.count + chunk - 1) // chunk)]
-    done, found = 0, []
+    done, found, kinds = 0, [], Counter()
     start = time.time()
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        for count, mismatches in pool.imap_unordered(_worker, jobs):
+        for count, mismatches, counts in pool.imap_unordered(_worker, jobs):
             done += count
             found.extend(mismatches)
+            kinds.update(counts)
             for _, m in mismatches:
                 print(m, flush=True)
             print(f"{done} programs, {len(found)} mismatches, {time.time() - start:.0f}s",
                   flush=True)
-    return [None] * done, found
+    return [None] * done, found, kinds
 
 
 if __name__ == "__main__":
