@@ -155,12 +155,12 @@ class NameFeatures:
         self.kinds["first_binding"] += 1
         values = r.sample(range(-3, 8), r.randint(1, 3))
         if r.random() < 0.5:
-            header, first = f"for i{k} in ({', '.join(map(str, values))},):", values[0]
+            header, first = f"for fi{k} in ({', '.join(map(str, values))},):", values[0]
         else:
             start = r.randint(-1, 2)
-            header, first = f"for i{k} in range({start}, {start + r.randint(0, 4)}):", start
-        body = [f"if i{k} == {first}:", [f"t{k} = {self.gen._int_expr(scope, 1)} % 13"],
-                "else:", [f"t{k} = (t{k} + i{k}) % 17"],
+            header, first = f"for fi{k} in range({start}, {start + r.randint(0, 4)}):", start
+        body = [f"if fi{k} == {first}:", [f"t{k} = {self.gen._int_expr(scope, 1)} % 13"],
+                "else:", [f"t{k} = (t{k} + fi{k}) % 17"],
                 f"{var} = ({var} + t{k}) % 79"]
         return [header, body]
 
@@ -173,16 +173,16 @@ class NameFeatures:
         binds = jumps and r.random() < 0.6
         # With `r` bound before the `break` and in the `else`, no other `break`: it
         # would leave `r` unbound after the loop.
-        inner = self.gen._block(depth + 1, scope + (f"i{k}",),
-                                loop=None if binds else f"i{k}")
+        inner = self.gen._block(depth + 1, scope + (f"li{k}",),
+                                loop=None if binds else f"li{k}")
         if r.random() < 0.5:
-            header = f"for i{k} in {r.choice(['(1, 2, 3,)', 'range(4)', 'range(1, 3)'])}:"
+            header = f"for li{k} in {r.choice(['(1, 2, 3,)', 'range(4)', 'range(1, 3)'])}:"
             lines = [header]
         else:
-            lines = [f"i{k} = 0", f"while i{k} < {r.randint(0, 4)}:"]
-            inner = [f"i{k} += 1"] + inner
+            lines = [f"li{k} = 0", f"while li{k} < {r.randint(0, 4)}:"]
+            inner = [f"li{k} += 1"] + inner
         if binds:
-            cond = f"i{k} == {r.randint(0, 3)}"
+            cond = f"li{k} == {r.randint(0, 3)}"
             inner = inner + [f"if {cond}:", [f"r{k} = {self.gen._int_atom(scope)}", "break"]]
             orelse = [f"r{k} = {r.randint(-3, 9)}"]
             after = [f"{var} = ({var} + r{k}) % 83"]
