@@ -60,6 +60,10 @@ class ConversionContext:
             self._fresh[base] = candidate
         return self._fresh[base]
 
+    def generated_names(self) -> frozenset:
+        """Every name ``fresh_name`` has given out (helpers, flags, loop items)."""
+        return frozenset(self._fresh.values())
+
     def is_builtin(self, name: str) -> bool:
         """Whether ``name`` read in this function is Python's builtin of that name."""
         return name not in self.shadowing_names and hasattr(builtins, name)

@@ -19,10 +19,10 @@ Two needs raise the process-wide limit, and share one ledger of them:
 The limit is the user's limit plus the most any thread has been lent, and at least
 what any running conversion needs; when nothing needs more, the user's limit is
 put back (unless someone changed it meanwhile, which makes that the user's limit).
-The limit only comes down while every other thread is shallow: CPython 3.11 cannot
-recover a thread that a lowered limit leaves past it (a thread that went deep in
-the room raised for another), so until then the limit waits (``pending``), and the
-next ``settle()`` tries again.
+The limit only comes down while every other thread is far below the new limit:
+CPython 3.11 cannot recover a thread that a lowered limit leaves past it (a thread
+that went deep in the room raised for another), so until then the limit waits
+(``pending``), and the next ``settle()`` tries again.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sys
 import threading
 
 MARGIN = 1000
-_SHALLOW = 100     # frames: a thread with fewer is far below any limit set here
+_SHALLOW = 100     # frames: a thread this far below a limit keeps running when it is set
 
 _lock = threading.Lock()
 _user_limit: int | None = None    # the user's limit while autograph raised it
@@ -115,7 +115,7 @@ def _apply() -> None:
         _user_limit = current
     asked = max(_user_limit + max(_lent.values(), default=0), *_conversions, _user_limit)
     wanted = asked
-    if wanted < current and not _other_threads_shallow():
+    if wanted < current and not _other_threads_below(wanted):
         wanted = current
     if wanted != current:
         try:
@@ -130,16 +130,19 @@ def _apply() -> None:
     _set_limit = now
 
 
-def _other_threads_shallow() -> bool:
-    """Whether every other thread's stack holds fewer than ``_SHALLOW`` frames."""
+def _other_threads_below(limit: int) -> bool:
+    """Whether every other thread's stack holds fewer than ``limit - _SHALLOW``
+    frames: far enough below ``limit`` (C calls count against it too) to keep
+    running when the limit comes down to it."""
     me = threading.get_ident()
+    room = limit - _SHALLOW
     for ident, frame in sys._current_frames().items():
         if ident == me:
             continue
         depth = 0
         while frame is not None:
             depth += 1
-            if depth >= _SHALLOW:
+            if depth >= room:
                 return False
             frame = frame.f_back
     return True

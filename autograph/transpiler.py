@@ -50,6 +50,7 @@ from autograph.converters import (
     control_flow,
     directives,
     lists,
+    locals_calls,
     logical_expressions,
     print_function,
     return_statements,
@@ -73,6 +74,7 @@ DEFAULT_CONVERTERS = (
     builtin_functions,
     slices,
     call_trees,
+    locals_calls,
     control_flow,
     conditional_expressions,
     logical_expressions,
@@ -335,7 +337,8 @@ class Transpiler:
         filename = parsed.filename
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
-        code = _compile(node, filename, ctx.runtime_name, fn.__code__)
+        code = _compile(node, filename, ctx.runtime_name, fn.__code__,
+                        ctx.generated_names())
         freevars = fn.__code__.co_freevars
         plan = tuple(-1 if name == ctx.runtime_name else freevars.index(name)
                      for name in code.co_freevars)
@@ -448,9 +451,11 @@ def _reject_unsupported_function(node, filename):
             "with autograph.do_not_convert.", filename, found.lineno, found.col_offset)
 
 
-def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
+def _compile(node, filename, runtime_name, original_code,
+             helpers=frozenset()) -> types.CodeType:
     """Compile the converted definition inside a factory whose parameters are the
-    runtime and the original free variables, and return the definition's code."""
+    runtime and the original free variables, and return the definition's code.
+    ``helpers``: the names of generated helper functions (``loop_body``...)."""
     params = [runtime_name, *original_code.co_freevars]
     # Defined under a name of its own: under the user's name the definition would
     # shadow the global it reads when it calls itself (recursion).
@@ -476,7 +481,8 @@ def _compile(node, filename, runtime_name, original_code) -> types.CodeType:
     factory_code = _code_constant(module_code, _FACTORY_NAME)
     code = _code_constant(factory_code, _CONVERTED_NAME)
     code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
-                      _qualname_prefix(original_code) + original_code.co_name)
+                      _qualname_prefix(original_code) + original_code.co_name,
+                      _helper_scopes(helpers))
     return code.replace(co_name=original_code.co_name)
 
 
@@ -532,16 +538,34 @@ def _qualname_prefix(code) -> str:
     return qualname[:len(qualname) - len(code.co_name)]
 
 
-def _requalify(code, old: str, new: str):
+def _helper_scopes(helpers):
+    """A pattern matching ``loop_body.<locals>.`` for each generated helper name."""
+    if not helpers:
+        return None
+    names = "|".join(re.escape(h) for h in sorted(helpers))
+    return re.compile(rf"(?:{names})\.<locals>\.")
+
+
+def _requalify(code, old: str, new: str, helper_scopes=None):
     """``code`` with the factory's prefix in its and its nested code's qualified names
     replaced by the original's, so JAX's source information and profiler names read
-    ``f.<locals>.loop_body`` rather than the factory's."""
-    consts = tuple(_requalify(c, old, new) if isinstance(c, types.CodeType) else c
-                   for c in code.co_consts)
+    ``f.<locals>.loop_body`` rather than the factory's. The user's own functions and
+    classes nested in generated helpers lose the helpers' part, as in the original
+    (``f.<locals>.A``, not ``f.<locals>.loop_body.<locals>.A``); a class keeps the
+    name in the constant its body stores as ``__qualname__``."""
+    consts = tuple(_requalify(c, old, new, helper_scopes) if isinstance(c, types.CodeType)
+                   else c for c in code.co_consts)
     changes = {"co_consts": consts}
     qualname = getattr(code, "co_qualname", None)
     if qualname is not None and qualname.startswith(old):
-        changes["co_qualname"] = new + qualname[len(old):]
+        renamed = new + qualname[len(old):]
+        is_helper = helper_scopes is not None and helper_scopes.fullmatch(
+            code.co_name + ".<locals>.")
+        if helper_scopes is not None and not is_helper:
+            renamed = helper_scopes.sub("", renamed)
+        changes["co_qualname"] = renamed
+        if "__qualname__" in code.co_names:   # a class body: `__qualname__ = '...'`
+            changes["co_consts"] = tuple(renamed if c == qualname else c for c in consts)
     return code.replace(**changes)
 
 

@@ -9,7 +9,8 @@ After:
     y = ag__.if_exp(x > 0, lambda: x, lambda: -x)
 
 Only the chosen value is computed when the condition is a Python value; a traced
-condition stages both with ``lax.cond``.
+condition stages both with ``lax.cond``. A value that assigns (``a if c else
+(y := b)``) keeps Python's expression: in a lambda it would bind the lambda's ``y``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import annos
+from autograph.analysis import annos, assigns_in_scope
 from autograph.analysis.stageability import annotate_enclosing_try
 from autograph.converters.base import Transformer
 
@@ -36,6 +37,8 @@ class _ConditionalExpressions(Transformer):
 
     def visit_IfExp(self, node):
         node = self.generic_visit(node)
+        if assigns_in_scope([node.body, node.orelse]):
+            return node
         new = templates.replace_expr(
             "ag__.if_exp(test, lambda: body, lambda: orelse)",
             ag__=self.ag, test=node.test, body=node.body, orelse=node.orelse)

@@ -15,7 +15,10 @@ After:
     ordered = ag__.compare_chain(f(a), '<', lambda: g(b), '<', lambda: h(c))
 
 Each operand is behind a lambda, so it is evaluated only when Python would
-evaluate it. A chain whose middle operands are plain names or constants reads as
+evaluate it. An expression whose operands assign (``x and (y := f(x))``) stays
+Python's own: in a lambda the assignment would bind the lambda's variable (the
+control-flow converter has already turned such an ``if``/``while`` condition
+into statements, which stage). A chain whose middle operands are plain names or constants reads as
 the ``and`` it means; any other chain goes through ``compare_chain``, which
 evaluates each middle operand once. Single comparisons (``x is None``,
 ``k in d``, ``a < b``) are left alone: JAX's operators already handle them.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import assigns_in_scope
 from autograph.converters.base import Transformer
 
 _OPERATORS = {
@@ -52,6 +56,8 @@ class _LogicalExpressions(Transformer):
 
     def visit_BoolOp(self, node):
         node = self.generic_visit(node)
+        if assigns_in_scope(node):
+            return node
         template = ("ag__.and_(operands)" if isinstance(node.op, gast.And)
                     else "ag__.or_(operands)")
         new = templates.replace_expr(template, ag__=self.ag,
@@ -70,7 +76,7 @@ class _LogicalExpressions(Transformer):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
-        if len(node.ops) == 1:
+        if len(node.ops) == 1 or assigns_in_scope(node.comparators):
             return node
         middle = node.comparators[:-1]
         if all(isinstance(m, (gast.Name, gast.Constant)) for m in middle):

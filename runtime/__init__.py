@@ -15,6 +15,7 @@ from autograph.runtime.builtins import (
     reversed_,
     sum_,
 )
+from autograph.runtime.cells import dir_, locals_
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
 from autograph.runtime.handlers import check_caught, current_exception
@@ -25,7 +26,13 @@ from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
 from autograph.runtime.slices import getitem, index, setitem
-from autograph.runtime.undefined import Undefined, UndefinedReturn, ld, local_or_undefined
+from autograph.runtime.undefined import (
+    Undefined,
+    UndefinedReturn,
+    Unset,
+    ld,
+    local_or_undefined,
+)
 
 __all__ = [
     "DeferredFormat",
@@ -38,6 +45,7 @@ __all__ = [
     "bool_",
     "check_caught",
     "current_exception",
+    "dir_",
     "compare_chain",
     "float_",
     "int_",
@@ -49,6 +57,7 @@ __all__ = [
     "TracedRange",
     "Undefined",
     "UndefinedReturn",
+    "Unset",
     "and_",
     "enumerate_",
     "for_stmt",
@@ -61,6 +70,7 @@ __all__ = [
     "list_pop",
     "local_or_undefined",
     "loop_bound",
+    "locals_",
     "not_",
     "or_",
     "range_",

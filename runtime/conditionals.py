@@ -29,8 +29,10 @@ import jax.numpy as jnp
 from jax import lax, tree_util
 
 from autograph.errors import ConversionError
+from autograph.runtime import cells as carried
 from autograph.runtime import lists, paths, regions, returns, unrolling
 from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
+from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
 from autograph.runtime.state import as_tuple, from_tuple, split_unbound
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
@@ -38,14 +40,16 @@ from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_re
 
 
 def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
-            assigns_nonlocal=None):
+            assigns_nonlocal=None, cells=None, scoped=(), mutated=()):
     """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
 
     Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
     ``cond`` stages both branches with ``lax.cond``. Each branch function takes the
     state variables as parameters and returns their new values. The keywords, given
     where they hold, say what staging cannot honour (``StagingObstacles``): a
-    staged ``if`` then raises at the user's line.
+    staged ``if`` then raises at the user's line. ``cells``/``scoped``: variables
+    the branches keep in closure cells; ``mutated``: state variables whose objects
+    the branches change in place (``cells.py``).
     """
     if not is_tracer(cond):
         branch = if_true if cond else if_false
@@ -63,6 +67,14 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
         except Exception as error:
             regions.record(error, regions.PYTHON_BRANCH)
             raise
+    # What the branches reach through their closures and a call may change in place.
+    hidden = stateful_cells(if_true, if_false, mutable=True)
+    if cells is not None or mutated or hidden:
+        return carried.carry(lambda plan, state: if_stmt(
+            cond, plan.body(if_true), plan.body(if_false), state, in_try=in_try,
+            assigns_global=assigns_global, assigns_nonlocal=assigns_nonlocal),
+            if_true, state, construct="if", cells=cells, scoped=scoped, mutated=mutated,
+            hidden=hidden)
     where = caller_location()
     names = param_names(if_true)
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
@@ -120,6 +132,9 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
 
             def run(ops):
                 inputs = rebuild(ops)
+                # Taken before the branch runs: it may replace the leaves of its inputs
+                # in place (objects it carries, cells.py).
+                python_inputs = _python_inputs(state, inputs)
                 with paths.on_path(taken):
                     out = list(as_tuple(fn(*inputs), count))
                 for i, value in enumerate(out):
@@ -130,7 +145,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                         out[i] = None
                 out = tuple(out) if buffers is None else lists.as_buffers(out, buffers)
                 check_carriable(out, names, where, construct)
-                python_leaves[label] = _python_scalars(out, _python_inputs(state, inputs))
+                python_leaves[label] = _python_scalars(out, python_inputs)
                 return out if dtypes is None else cast_to(out, dtypes)
             return run
 
@@ -183,14 +198,16 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 
 
 def _python_inputs(state, inputs):
-    """``{id(tracer): value}``: the branch's input leaves that stand for a Python
-    scalar of the state (``lax.cond`` hands a branch its operands traced)."""
+    """``{id(tracer): (tracer, value)}``: the branch's input leaves that stand for a
+    Python scalar of the state (``lax.cond`` hands a branch its operands traced).
+    Each tracer is held, so its id stays its own while the map is in use."""
     found = {}
     for before, traced in zip(state, inputs, strict=True):
         leaves, treedef = tree_util.tree_flatten(before)
         traced_leaves, traced_def = tree_util.tree_flatten(traced)
         if treedef == traced_def:
-            found.update((id(t), leaf) for leaf, t in zip(leaves, traced_leaves, strict=True)
+            found.update((id(t), (t, leaf))
+                         for leaf, t in zip(leaves, traced_leaves, strict=True)
                          if type(leaf) in _PYTHON_SCALARS)
     return found
 
@@ -206,8 +223,8 @@ def _python_scalars(out, python_inputs):
         for k, leaf in enumerate(leaves):
             if type(leaf) in _PYTHON_SCALARS:
                 scalars[k] = leaf
-            elif id(leaf) in python_inputs:
-                scalars[k] = python_inputs[id(leaf)]
+            elif id(leaf) in python_inputs and python_inputs[id(leaf)][0] is leaf:
+                scalars[k] = python_inputs[id(leaf)][1]
         found.append((treedef, scalars))
     return found
 

@@ -56,10 +56,12 @@ from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
 from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
+from autograph.runtime import cells as carried
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
+from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import (
     NO_OBSTACLES,
     StagingObstacles,
@@ -155,14 +157,16 @@ def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
-               in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None):
+               in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
+               cells=None, scoped=(), mutated=()):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
     the loop is one ``lax.while_loop`` carrying ``state``. With
     ``maximum_iterations`` the staged part stops after that many iterations at most,
-    as a bounded, masked ``scan`` that reverse-mode ``grad`` goes through (a Python
-    loop ignores the bound, as the original would). Without a bound, reverse-mode
+    as a bounded loop that reverse-mode ``grad`` goes through
+    (``runtime/bounded_loops.py``; a Python loop ignores the bound, as the original
+    would). Without a bound, reverse-mode
     differentiation of the staged loop raises a ``ConversionError`` naming the
     loop; ``checkpoint=True`` recomputes the body in the backward pass instead of
     storing its intermediates (see ``runtime/differentiation.py``). The last
@@ -172,7 +176,18 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     Outside any JAX trace nothing can be traced, so the loop is Python's own and
     costs what it costs; under a trace only the condition's value decides each
     iteration (the state is looked into once, on entry).
+
+    ``cells``/``scoped``: variables the body keeps in closure cells; ``mutated``:
+    state variables whose objects it changes in place (``cells.py``).
     """
+    hidden = stateful_cells(loop_test, loop_body)
+    if cells is not None or mutated or hidden:
+        return carried.carry(lambda plan, state: while_stmt(
+            plan.test(loop_test), plan.body(loop_body), state,
+            maximum_iterations=maximum_iterations, checkpoint=checkpoint, in_try=in_try,
+            assigns_global=assigns_global, assigns_nonlocal=assigns_nonlocal,
+            deletes=deletes), loop_body, state, construct="while loop", cells=cells,
+            scoped=scoped, mutated=mutated, hidden=hidden)
     state = tuple(state)
     count = len(state)
     if not _tracing():
@@ -225,6 +240,7 @@ def _top_level_tracer(state) -> bool:
 
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
+    fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (cells.py)
     for cell in fn.__closure__ or ():
         try:
             contents = cell.cell_contents
@@ -251,7 +267,7 @@ def _test_is_traced(loop_test, state) -> bool:
 
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
              checkpoint=False, bound=None, in_try=None, assigns_global=None,
-             assigns_nonlocal=None, deletes=None):
+             assigns_nonlocal=None, deletes=None, cells=None, scoped=(), mutated=()):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -277,6 +293,15 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     decides on its first iteration from the whole state, and after each later one
     from whether a state variable itself became traced.
     """
+    hidden = stateful_cells(loop_body, extra_test)
+    if cells is not None or mutated or hidden:
+        return carried.carry(lambda plan, state: for_stmt(
+            iterable, plan.body(loop_body, skip=1), state,
+            extra_test=plan.test(extra_test), maximum_iterations=maximum_iterations,
+            checkpoint=checkpoint, bound=bound, in_try=in_try, assigns_global=assigns_global,
+            assigns_nonlocal=assigns_nonlocal, deletes=deletes), loop_body, state, skip=1,
+            construct="for loop", cells=cells, scoped=scoped, mutated=mutated,
+            hidden=hidden)
     state = tuple(state)
     count = len(state)
     if not _tracing():

@@ -104,6 +104,8 @@ def lend(frame, is_converted_code) -> None:
               and caller.f_code not in ENTRY_CODES and is_converted_code(code)):
             own += 1          # a generated helper or operand, called by the runtime
         current = caller
+    if owner is None:
+        return    # no `convert` call on this stack would repay it (a bare Transpiler's)
     if raw - own + PROBE_DEPTH >= headroom.user_limit():
         # The user's frames are near the user's limit: lend exactly the runtime's
         # frames, no room ahead (the probe fires again at the next call), so the
@@ -113,7 +115,7 @@ def lend(frame, is_converted_code) -> None:
         room = 2 * PROBE_DEPTH
     # The owner is known by id, not held: a held frame would keep the user's locals
     # alive after a RecursionError unwinds them (it is on the stack until it repays).
-    _state.lending = owner if owner is not None else getattr(_state, "lending", None)
+    _state.lending = owner
     ACTIVE[0] = True
     headroom.lend(threading.get_ident(), own + room)
 

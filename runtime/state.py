@@ -55,16 +55,17 @@ def fill_undefined(iteration, state, item):
     """Give the state variables that are unbound before a loop known to run at least
     once the zeros of the type one iteration gives them (``iteration(state, item)``
     returns the new state), so the staged loop can carry them. Variables a first
-    iteration may leave unbound stay ``Undefined``."""
+    iteration may leave unbound stay ``Undefined``. A first ``item`` known as a
+    value (a range's first index) stays one: ``if i == 0: t = v`` binds ``t``."""
     defined, holes, rebuild = split_unbound(state)
     if not holes:
         return state
 
-    def unbound_after_one(defined, item):
+    def unbound_after_one(defined):
         out = iteration(rebuild(defined), item)
         return tuple(None if is_undefined(out[i]) else out[i] for i in holes)
 
-    shapes = jax.eval_shape(unbound_after_one, defined, item)
+    shapes = jax.eval_shape(unbound_after_one, defined)
     filled = list(state)
     for i, shape in zip(holes, shapes, strict=True):
         if shape is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -58,10 +59,16 @@ class Location:
         return f"{self.filename}:{self.lineno}"
 
 
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def caller_location(depth: int = 2) -> Location:
     """The user's line that called the operator calling this (generated code keeps
-    the user's line numbers, so the calling frame is at the user's statement)."""
+    the user's line numbers, so the calling frame is at the user's statement);
+    frames of the runtime itself in between are passed over."""
     frame = sys._getframe(depth)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+        frame = frame.f_back
     return Location(frame.f_code.co_filename, frame.f_lineno)
 
 
@@ -85,6 +92,10 @@ def _describe_aval(aval) -> str:
 
 def param_names(fn, skip: int = 0) -> tuple:
     """The names of ``fn``'s positional parameters after the first ``skip``: generated
-    branch and loop functions take the state variables under their own names."""
+    branch and loop functions take the state variables under their own names (a
+    runtime wrapper says them as ``state_names``)."""
+    names = getattr(fn, "state_names", None)
+    if names is not None:
+        return names
     code = fn.__code__
     return code.co_varnames[skip:code.co_argcount]

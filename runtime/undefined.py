@@ -48,7 +48,19 @@ def is_undefined(value) -> bool:
     return False
 
 
-class UndefinedReturn(Undefined):
+class Unset(Undefined):
+    """The unbound local variable ``name``, which no code reads (or deletes) before
+    assigning it: definedness analysis found it bound before every read
+    (``for ...: if c: r = 1; break / else: r = 2`` binds ``r`` on every path).
+
+    So a staged ``if`` or loop may stand in a placeholder of the type the region
+    gives it (zeros) where Python has it unbound: nothing ever sees it.
+    """
+
+    __slots__ = ()
+
+
+class UndefinedReturn(Unset):
     """The function's return value before any ``return`` ran.
 
     Generated code reads it only after a ``return`` set it (behind the
@@ -60,4 +72,5 @@ class UndefinedReturn(Undefined):
 
 
 def is_undefined_return(value) -> bool:
-    return isinstance(value, UndefinedReturn)
+    """Whether ``value`` is unbound and never read so: a placeholder may stand in."""
+    return isinstance(value, Unset)

@@ -515,7 +515,10 @@ def fit(model, optimizer, x, y):
     return jnp.stack(losses)
 
 
-def test_a_flax_nnx_training_loop_runs_unrolled_under_nnx_jit():
+def test_a_flax_nnx_training_loop_runs_under_nnx_jit():
+    # The model and optimizer the loop reaches are carried through the staged loop as
+    # state (runtime/cells.py), so it stages; before that it ran unrolled, as
+    # nnx.jit of the original does. Either way, the same training.
     nnx = pytest.importorskip("flax.nnx")
     optax = pytest.importorskip("optax")
 
@@ -532,9 +535,7 @@ def test_a_flax_nnx_training_loop_runs_unrolled_under_nnx_jit():
     assert_close(expected, actual)
     assert_close(model.kernel[...], model2.kernel[...])
     assert int(optimizer2.step[...]) == 3
-    assert seen.counts["unrolled"] == 1
-    (reason,) = seen.reasons   # the library's own error, no `raise` of the user's
-    assert reason.startswith("staging it failed with ValueError: Cannot extract graph node")
+    assert seen.counts == {"staged": 1}
 
 
 # -- the unroll fallback is taken only where needed ---------------------------------

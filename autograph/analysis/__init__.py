@@ -10,22 +10,25 @@ from autograph.analysis.activity import (
     bound_names,
     local_names,
     modified_names,
+    mutated_objects,
     read_names,
 )
 from autograph.analysis.definedness import annotate_definedness
 from autograph.analysis.liveness import annotate_liveness
 from autograph.analysis.python_only import first_yield, stays_python
-from autograph.analysis.scopes import SCOPES, walk_same_scope
+from autograph.analysis.scopes import SCOPES, assigns_in_scope, walk_same_scope
 
 __all__ = [
     "SCOPES",
     "annos",
+    "assigns_in_scope",
     "annotate_definedness",
     "annotate_liveness",
     "bound_names",
     "first_yield",
     "local_names",
     "modified_names",
+    "mutated_objects",
     "read_names",
     "walk_same_scope",
     "stays_python",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from autograph.analysis.scopes import SCOPES
+from autograph.analysis.scopes import SCOPES, walk_same_scope
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -234,3 +234,64 @@ class _Binders(_ModifiedNames):
 
     def _target(self, target):
         self.names |= bound_names(target)
+
+
+def mutated_objects(stmts) -> tuple[set, set]:
+    """``(mutated, rebound)`` for ``stmts``, in their own scope: the names whose
+    objects they change in place (``x.a = v``, ``x[k] += v``, ``del x.a``, and
+    ``x = <runtime>.setitem(x, ...)``, which the slices converter makes of
+    ``x[k] = v``), and the names they bind or delete otherwise.
+
+    A name in the first set and not the second still denotes the same object after
+    the statements: what changed is that object's state."""
+    mutated, rebound = set(), set()
+    for node in walk_same_scope(stmts):
+        targets = []
+        if isinstance(node, gast.Assign):
+            if _is_setitem(node):
+                mutated.add(node.targets[0].id)
+                continue
+            targets = node.targets
+        elif isinstance(node, (gast.AugAssign, gast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, gast.Delete):
+            targets = node.targets
+        elif isinstance(node, (gast.For, gast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, gast.withitem) and node.optional_vars is not None:
+            targets = [node.optional_vars]
+        elif isinstance(node, gast.NamedExpr):
+            targets = [node.target]
+        elif isinstance(node, gast.ExceptHandler) and node.name is not None:
+            targets = [node.name]
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            rebound.add(node.name)
+        elif isinstance(node, (gast.Import, gast.ImportFrom)):
+            rebound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        for target in targets:
+            _split_target(target, mutated, rebound)
+    return mutated, rebound
+
+
+def _split_target(target, mutated, rebound):
+    if isinstance(target, gast.Name):
+        rebound.add(target.id)
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        for elt in target.elts:
+            _split_target(elt, mutated, rebound)
+    elif isinstance(target, gast.Starred):
+        _split_target(target.value, mutated, rebound)
+    else:
+        base = _base_name(target)
+        if base is not None:
+            mutated.add(base)
+
+
+def _is_setitem(node) -> bool:
+    """``x = <runtime>.setitem(x, ...)``."""
+    value = node.value
+    return (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+            and isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "setitem" and isinstance(value.func.value, gast.Name)
+            and value.args and isinstance(value.args[0], gast.Name)
+            and value.args[0].id == node.targets[0].id)

@@ -5,19 +5,40 @@ A forward pass over the structured statement lists. Every ``if``, ``while`` and
 ``MAYBE_DEFINED_IN`` (bound on some path). Every read of a local name that may be
 unbound there gets ``MAYBE_UNDEFINED``: the converters guard exactly those reads,
 so an unbound name still raises ``UnboundLocalError`` after conversion.
+
+A loop body starts each iteration with what earlier iterations may have bound
+(``t`` bound in the first iteration and read in later ones is maybe bound at the
+top of the body); the name of an ``except ... as e`` clause is unbound again at
+the clause's end.
+
+Boolean *flags*, variables only ever assigned ``True`` or ``False`` (the
+``did_break``/``did_return`` of the jump converters, or the user's own
+``found = True``), are followed too: at ``flag = True`` the analysis remembers
+what is bound, and a block run under ``if flag:`` (or after ``if not flag:``
+falls through) knows it. So ``for ...: if c: r = 1; break / else: r = 2`` leaves
+``r`` bound after the loop, as Python has it. Each ``if`` also gets
+``DEFINED_OUT`` (bound on every path after it), and the function ``READ_UNBOUND``:
+the names some read (or ``del``) of which may find them unbound. A name outside
+it is assigned before every read, so a staged region may carry a placeholder of
+its type where Python has it unbound (``ag__.Unset``).
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, local_names, pattern_captures
+from autograph.analysis.closures import IMMEDIATE_OPERATORS
 from autograph.analysis.scopes import walk_same_scope
 
 # After `return`, `raise`, `break` or `continue` nothing is reachable: every name
 # counts as bound there (the identity of the intersection at a join).
 _UNREACHABLE = None
+# A flag known to be False: whatever holds when it is True holds vacuously.
+_FALSE = "false"
 
 
 def annotate_definedness(fn: gast.FunctionDef) -> None:
@@ -35,9 +56,29 @@ def _meet(a, b):
     return a & b
 
 
+def _meet_flags(a, b):
+    """Flags at a join: a flag both paths know, with what both know when it is True."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    out = {}
+    for flag in a.keys() & b.keys():
+        x, y = a[flag], b[flag]
+        out[flag] = y if x is _FALSE else x if y is _FALSE else x & y
+    return out
+
+
 class _Definedness:
+    """The pass over one function. ``self.flags`` is the flag state of the path being
+    analysed: ``{flag: names bound whenever it is True, or _FALSE}``, None where
+    nothing is reachable."""
+
     def __init__(self, locals_):
         self.locals = frozenset(locals_)
+        self.flags = {}
+        self.candidates = frozenset()
+        self.read_unbound = set()
 
     def function(self, fn):
         args = fn.args
@@ -48,7 +89,9 @@ class _Definedness:
             if isinstance(sub, (gast.Global, gast.Nonlocal)):
                 names.update(sub.names)
         names = frozenset(names)
+        self.candidates = _flag_names(fn) - names
         self.block(fn.body, names, names)
+        annos.set(fn, annos.READ_UNBOUND, frozenset(self.read_unbound))
 
     def block(self, stmts, defined, maybe):
         for stmt in stmts:
@@ -64,8 +107,20 @@ class _Definedness:
             return defined, maybe
         bound = _binds(node)
         if isinstance(node, gast.Delete):
+            self.read_unbound |= bound - defined
+            self._forget(bound)
             return defined - bound, maybe
-        return defined | bound, maybe | bound
+        defined = defined | bound
+        if self.flags is not None and bound & self.candidates:
+            for flag in bound & self.candidates:
+                is_true = isinstance(node, gast.Assign) and node.value.value is True
+                self.flags[flag] = defined if is_true else _FALSE
+        return defined, maybe | bound
+
+    def _forget(self, names):
+        """Names unbound on this path are not bound when a flag says so either."""
+        if self.flags:
+            self.flags = {f: d if d is _FALSE else d - names for f, d in self.flags.items()}
 
     def mark_reads(self, node, defined):
         if defined is _UNREACHABLE:
@@ -73,36 +128,96 @@ class _Definedness:
         for name in _reads_here(node):
             if name.id in self.locals and name.id not in defined:
                 annos.set(name, annos.MAYBE_UNDEFINED, True)
+                self.read_unbound.add(name.id)
 
     def _annotate(self, node, defined, maybe):
         annos.set(node, annos.DEFINED_IN, defined if defined is not _UNREACHABLE else maybe)
         annos.set(node, annos.MAYBE_DEFINED_IN, maybe)
 
+    def _branch(self, test, truth, defined, flags):
+        """``(defined, flags)`` where ``test`` is known to be ``truth``."""
+        flags = dict(flags) if flags is not None else None
+        if defined is _UNREACHABLE or flags is None:
+            return defined, flags
+        stack = [(test, truth)]
+        while stack:
+            expr, value = stack.pop()
+            if isinstance(expr, gast.Name) and expr.id in self.candidates:
+                known = flags.get(expr.id)
+                if not value:
+                    flags[expr.id] = _FALSE
+                elif known is _FALSE:
+                    return _UNREACHABLE, None
+                elif known is not None:
+                    defined = defined | known
+                continue
+            negated = _negation(expr)
+            if negated is not None:
+                stack.append((negated, not value))
+                continue
+            operands, is_and = _operands(expr)
+            if operands is not None and value == is_and:
+                stack.extend((operand, value) for operand in operands)
+        return defined, flags
+
     def stmt_If(self, node, defined, maybe):
         self._annotate(node, defined, maybe)
         self.mark_reads(node.test, defined)
-        d1, m1 = self.block(node.body, defined, maybe)
-        d2, m2 = self.block(node.orelse, defined, maybe)
-        return _meet(d1, d2), m1 | m2
+        flags = self.flags
+        start, self.flags = self._branch(node.test, True, defined, flags)
+        d1, m1 = self.block(node.body, start, maybe)
+        after_body = self.flags
+        start, self.flags = self._branch(node.test, False, defined, flags)
+        d2, m2 = self.block(node.orelse, start, maybe)
+        self.flags = _meet_flags(after_body, self.flags)
+        out = _meet(d1, d2)
+        annos.set(node, annos.DEFINED_OUT, out if out is not _UNREACHABLE else frozenset())
+        return out, m1 | m2
+
+    def _loop(self, node, body_start, defined, head, test=None):
+        """The body from the loop head to its fixed point: ``(defined, maybe)`` at
+        its end; ``self.flags`` as at the head (where the loop is left)."""
+        flags = self.flags
+        for _ in range(3):
+            start, self.flags = (self._branch(test, True, body_start, flags)
+                                 if test is not None else (body_start, dict(flags or {})))
+            d1, m1 = self.block(node.body, start, head)
+            merged = _meet_flags(flags, self.flags)
+            next_start = body_start
+            if _lost(defined, d1):   # a later iteration starts without what it deleted
+                next_start = _meet(body_start, d1 | (body_start - defined))
+            if merged == flags and next_start == body_start:
+                break
+            flags, body_start = merged, next_start
+        else:
+            # No fixed point in three rounds: trust no flag at the head.
+            flags = {}
+            self.flags = {}
+            d1, m1 = self.block(node.body, body_start, head)
+        self.flags = flags
+        return d1, m1
 
     def stmt_While(self, node, defined, maybe):
         self._annotate(node, defined, maybe)
         self.mark_reads(node.test, defined)
-        _, m1 = self.block(node.body, defined, maybe)
-        return self.block(node.orelse, defined, maybe | m1)
+        head = maybe | _bound_in(node.body)
+        d1, m1 = self._loop(node, defined, defined, head, node.test)
+        return self.block(node.orelse, _meet(defined, d1), head | m1)
 
     def stmt_For(self, node, defined, maybe):
         self._annotate(node, defined, maybe)
         self.mark_reads(node.iter, defined)
         target = frozenset(bound_names(node.target))
         body_defined = defined | target if defined is not _UNREACHABLE else defined
-        _, m1 = self.block(node.body, body_defined, maybe | target)
-        return self.block(node.orelse, defined, maybe | m1)
+        head = maybe | target | _bound_in(node.body)
+        d1, m1 = self._loop(node, body_defined, defined, head)
+        return self.block(node.orelse, _meet(defined, d1), head | m1)
 
     stmt_AsyncFor = stmt_For
 
     def _exit(self, node, defined, maybe):
         self.mark_reads(node, defined)
+        self.flags = None
         return _UNREACHABLE, maybe
 
     stmt_Return = stmt_Raise = stmt_Break = stmt_Continue = _exit
@@ -119,17 +234,33 @@ class _Definedness:
 
     def stmt_Try(self, node, defined, maybe):
         # A handler may start after any statement of the body: it sees only what
-        # was bound before the `try`.
+        # was bound before the `try`, and the flags the body does not assign.
+        entry = self.flags
+        assigned = {n.id for n in walk_same_scope(node.body) if isinstance(n, gast.Name)
+                    and not isinstance(n.ctx, gast.Load)}
+        flags = None if entry is None else {f: v for f, v in entry.items()
+                                            if f not in assigned}
         d_body, m_body = self.block(node.body, defined, maybe)
         d_out, m_out = self.block(node.orelse, d_body, m_body)
+        after = self.flags
         for handler in node.handlers:
-            start = defined
-            if handler.name is not None and defined is not _UNREACHABLE:
-                start = defined | bound_names(handler.name)
-            d_h, m_h = self.block(handler.body, start, m_body)
+            self.flags = dict(flags) if flags is not None else None
+            start, unbound = defined, frozenset()
+            if handler.name is not None:
+                unbound = frozenset(bound_names(handler.name))
+                if defined is not _UNREACHABLE:
+                    start = defined | unbound
+            d_h, m_h = self.block(handler.body, start, m_body | unbound)
+            if d_h is not _UNREACHABLE:   # `except E as e` unbinds `e` at its end
+                d_h = d_h - unbound
             d_out, m_out = _meet(d_out, d_h), m_out | m_h
+            after = _meet_flags(after, self.flags)
+        self.flags = after
         if node.finalbody:
+            after = self.flags
+            self.flags = dict(flags) if flags is not None else None
             _, m_final = self.block(node.finalbody, defined, m_out)
+            self.flags = after
             d_final, _ = self.block(node.finalbody, d_out, m_out)
             return d_final, m_out | m_final
         return d_out, m_out
@@ -139,14 +270,88 @@ class _Definedness:
     def stmt_Match(self, node, defined, maybe):
         self.mark_reads(node.subject, defined)
         d_out, m_out = defined, maybe  # no case may match
+        flags = after = self.flags
         for case in node.cases:
+            self.flags = dict(flags) if flags is not None else None
             bound = pattern_captures(case.pattern)
             start = defined | bound if defined is not _UNREACHABLE else defined
             if case.guard is not None:
                 self.mark_reads(case.guard, start)
             d_c, m_c = self.block(case.body, start, maybe | bound)
             d_out, m_out = _meet(d_out, d_c), m_out | m_c
+            after = _meet_flags(after, self.flags)
+        self.flags = after
         return d_out, m_out
+
+
+def _flag_names(fn) -> frozenset:
+    """Names ``fn`` only ever assigns ``True`` or ``False`` (single assignments in its
+    own scope), that it does not declare ``global``/``nonlocal`` and that no nested
+    function or lambda mentions."""
+    stores, constants, others = Counter(), Counter(), set()
+    for sub in walk_same_scope(fn.body):
+        if isinstance(sub, (gast.Global, gast.Nonlocal)):
+            others.update(sub.names)
+        elif isinstance(sub, gast.Name) and not isinstance(sub.ctx, gast.Load):
+            stores[sub.id] += 1
+        elif isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            others.add(sub.name)
+        elif isinstance(sub, (gast.Import, gast.ImportFrom)):
+            others.update((a.asname or a.name).split(".")[0] for a in sub.names)
+        if (isinstance(sub, gast.Assign) and len(sub.targets) == 1
+                and isinstance(sub.targets[0], gast.Name)
+                and isinstance(sub.value, gast.Constant) and isinstance(sub.value.value, bool)):
+            constants[sub.targets[0].id] += 1
+    operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
+    for sub in gast.walk(fn):
+        if (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute)
+                and sub.func.attr in IMMEDIATE_OPERATORS):
+            operands |= {id(a) for a in sub.args if isinstance(a, gast.Lambda)}
+    for sub in gast.walk(fn):
+        if sub is not fn and id(sub) not in operands and isinstance(
+                sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            others |= {n.id for n in gast.walk(sub) if isinstance(n, gast.Name)}
+    return frozenset(n for n, k in constants.items() if stores[n] == k) - others
+
+
+def _negation(expr):
+    """``x`` of ``not x`` or ``ag__.not_(x)``, else None."""
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.Not):
+        return expr.operand
+    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
+            and expr.func.attr == "not_" and len(expr.args) == 1 and not expr.keywords):
+        return expr.args[0]
+    return None
+
+
+def _operands(expr):
+    """``(operands, is_and)`` of ``a and b`` or ``ag__.and_(lambda: a, lambda: b)``."""
+    if isinstance(expr, gast.BoolOp):
+        return expr.values, isinstance(expr.op, gast.And)
+    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
+            and expr.func.attr in ("and_", "or_")
+            and all(isinstance(a, gast.Lambda) for a in expr.args)):
+        return [a.body for a in expr.args], expr.func.attr == "and_"
+    return None, None
+
+
+def _lost(before, after) -> bool:
+    """Whether a name bound ``before`` a loop body may be unbound at its end."""
+    return (before is not _UNREACHABLE and after is not _UNREACHABLE
+            and not before <= after)
+
+
+def _bound_in(stmts) -> frozenset:
+    """Every name ``stmts`` may bind in their scope, on any path."""
+    names = set()
+    for sub in walk_same_scope(stmts):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(sub.name)
+        elif isinstance(sub, (gast.Import, gast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+    return frozenset(names)
 
 
 def _binds(node) -> frozenset:

@@ -5,11 +5,12 @@ point. The result is attached to every ``if``, ``while`` and ``for``:
 ``LIVE_OUT`` (after the statement), ``LIVE_IN_BODY`` / ``LIVE_IN_ORELSE`` (on
 entry to a block) and ``LIVE_AT_HEAD`` (at the top of each loop iteration).
 
-The answer errs on the side of "live": a name that may be read is live. Names
-that a nested function or lambda reads from this function are live everywhere,
-because a closure reads them whenever it is called. (A class body is not such a
-closure: it runs where the class is defined, and its reads count there; the
-functions defined in it are.)
+The answer errs on the side of "live": a name that may be read is live. What a
+nested function or lambda reads counts where it is defined; a name that one
+which may run later shares with the function is kept in its cell rather than
+carried as a value (``analysis/closures.py``, ``converters/control_flow.py``), so
+whether it is live elsewhere does not decide what a block carries. The name an
+``except ... as e`` clause binds is unbound at the clause's end: it is dead there.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, pattern_captures, read_names
-from autograph.analysis.scopes import SCOPES
-
-_CLOSURES = tuple(scope for scope in SCOPES if scope is not gast.ClassDef)
 
 
 @dataclass(frozen=True)
@@ -35,48 +33,18 @@ class _JumpTargets:
 
 def annotate_liveness(fn: gast.FunctionDef, runtime_name: str | None = None) -> None:
     """Annotate every control-flow statement of ``fn`` (nested functions included).
-
-    Lambdas passed straight to the runtime (``ag__.and_(lambda: a, lambda: b)``) are
-    called on the spot, so unlike other closures they do not keep what they read
-    alive everywhere."""
-    immediate = _immediate_lambdas(fn, runtime_name)
-    _Liveness(_closure_reads(fn, immediate)).block(fn.body, frozenset(), None)
+    (``runtime_name`` is accepted for the callers that pass it; lambdas are
+    expressions read where they stand.)"""
     for node in gast.walk(fn):
-        if node is not fn and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            _Liveness(_closure_reads(node, immediate)).block(node.body, frozenset(), None)
-
-
-def _immediate_lambdas(fn, runtime_name) -> set:
-    """``id`` of each lambda that is an argument of a call to ``runtime_name.<op>``."""
-    if runtime_name is None:
-        return set()
-    found = set()
-    for node in gast.walk(fn):
-        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and isinstance(node.func.value, gast.Name)
-                and node.func.value.id == runtime_name):
-            found.update(id(arg) for arg in node.args if isinstance(arg, gast.Lambda))
-    return found
-
-
-def _closure_reads(fn, immediate=frozenset()) -> frozenset:
-    """Names that the functions and lambdas nested in ``fn`` read from it."""
-    names = set()
-    for stmt in fn.body:
-        for node in gast.walk(stmt):
-            if isinstance(node, _CLOSURES) and id(node) not in immediate:
-                names |= read_names(node)
-    return frozenset(names)
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            _Liveness().block(node.body, frozenset(), None)
 
 
 class _Liveness:
-    def __init__(self, always_live: frozenset):
-        self.always_live = always_live
-
     def block(self, stmts, live_out, loop):
-        live = frozenset(live_out) | self.always_live
+        live = frozenset(live_out)
         for stmt in reversed(stmts):
-            live = self.stmt(stmt, live, loop) | self.always_live
+            live = self.stmt(stmt, live, loop)
         return live
 
     def stmt(self, node, live_out, loop):
@@ -163,7 +131,9 @@ class _Liveness:
         orelse_in = self.block(node.orelse, final_in, loop)
         handlers_in = frozenset()
         for handler in node.handlers:
-            handlers_in |= self.block(handler.body, final_in, loop)
+            # `except E as e`: `e` is bound on entry and unbound at the end.
+            unbound = frozenset(bound_names(handler.name)) if handler.name else frozenset()
+            handlers_in |= self.block(handler.body, final_in - unbound, loop) - unbound
             if handler.type is not None:
                 handlers_in |= read_names(handler.type)
         body_in = self.block(node.body, orelse_in | handlers_in | final_in, loop)

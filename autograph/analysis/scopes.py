@@ -36,3 +36,10 @@ def _evaluated_by_definition(scope):
     args = scope.args
     defaults = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
     return defaults if isinstance(scope, gast.Lambda) else [*scope.decorator_list, *defaults]
+
+
+def assigns_in_scope(node) -> bool:
+    """Whether ``node`` holds an assignment expression (``y := f()``) that binds in
+    the scope ``node`` runs in (one in a comprehension does; one in a nested
+    function or lambda does not)."""
+    return any(isinstance(sub, gast.NamedExpr) for sub in walk_same_scope(node))

@@ -60,16 +60,35 @@ def outer_write(stmts, state, globals_, nonlocals):
 
     ``globals_``/``nonlocals`` are the names the enclosing function declares
     ``global``/``nonlocal``: the block's function declares them too. A function
-    nested in the block writes outside when it declares a name ``global``, or
-    ``nonlocal`` with no scope in between binding it."""
+    nested in the block writes outside when the block calls it (by its name) and
+    it declares a name ``global``, or ``nonlocal`` with no scope in between binding
+    it; a function only defined there writes nothing yet."""
     bound, _ = _bindings(stmts)
     bound = (bound | set(state)) - set(globals_) - set(nonlocals)
     region = _Scope(bound, set(globals_), set(nonlocals))
+    called = _called_names(stmts)
     for stmt in stmts:
-        found = _first_write(stmt, [region])
+        found = _first_write(stmt, [region], called)
         if found is not None:
             return found
     return None
+
+
+def _called_names(stmts) -> set:
+    """Names ``stmts`` call: ``f(...)``, or ``ag__.converted_call(f, ...)``."""
+    names = set()
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, gast.Call):
+            func = node.func
+            if isinstance(func, gast.Name):
+                names.add(func.id)
+            elif (isinstance(func, gast.Attribute) and func.attr == "converted_call"
+                  and node.args and isinstance(node.args[0], gast.Name)):
+                names.add(node.args[0].id)
+        stack.extend(gast.iter_child_nodes(node))
+    return names
 
 
 def deleted_name(stmts, names):
@@ -97,21 +116,25 @@ class _Scope:
         self.is_class = is_class
 
 
-def _first_write(node, scopes):
+def _first_write(node, scopes, called):
     """The first outer write under ``node``, ``scopes`` the scopes around it
-    (innermost last; ``scopes[0]`` is the block's own function)."""
+    (innermost last; ``scopes[0]`` is the block's own function); ``called``: the
+    names the block calls (a function it only defines writes nothing)."""
     for name in _names_written(node):
         found = _resolve(name, scopes)
         if found is not None:
             return found
     if isinstance(node, gast.Lambda):
         return None   # a lambda binds nothing outside itself
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and len(scopes) == 1 and (
+            node.name not in called):
+        return None
     if isinstance(node, _SCOPES):
         scopes, children = [*scopes, _scope_of(node)], node.body
     else:
         children = _children(node)
     for child in children:
-        found = _first_write(child, scopes)
+        found = _first_write(child, scopes, called)
         if found is not None:
             return found
     return None

@@ -109,6 +109,10 @@ def detect_features() -> frozenset:
                      "            return v\n        if v > 1:\n"
                      "            return rec(v - 1, d - 1) + 1\n"
                      "        return rec(v + 2, d - 1)\n    return rec(n, 3)\n",
+        "names": "def probe(n):\n    x = 0\n    rd = lambda: x\n    def bump():\n"
+                 "        nonlocal x\n        x += 1\n    s = 0\n"
+                 "    while (k := s) < n:\n        bump()\n        s = s + rd() + k\n"
+                 "    return s\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,7 +137,8 @@ def generate(first_seed: int, count: int, features) -> list[Program]:
         name = f"f_{seed}"
         generator = ProgramGenerator(seed, features)
         source = generator.function(name)
-        program = Program(seed, name, source, kinds=frozenset(generator.kinds))
+        program = Program(seed, name, source, kinds=frozenset(generator.kinds) | frozenset(
+            kind for kind, count in generator.name_kinds.items() if count))
         if is_valid(program, inputs_for(seed)[0]):
             programs.append(program)
         seed += 1

@@ -21,8 +21,11 @@ called, at the top level of the body) that declare a variable ``global`` or
 ``nonlocal`` and assign it, and classes whose body computes from the function's
 variables (which makes those closure cells), with ``"generators"`` nested generator
 functions and coroutines (called, iterated, driven with ``send``), with ``"match"``
-``match`` statements on Python-valued subjects whose cases assign, branch and return.
-Issue 16's features: with ``"values"``
+``match`` statements on Python-valued subjects whose cases assign, branch and
+return, with ``"names"`` statements sharing names and objects by identity
+(closures, ``nonlocal`` writers, late binding, first-iteration bindings, loop
+``else``, mutated objects, ``except ... as``, ``del``, assignment expressions in
+conditions; see ``name_programs``). Issue 16's features: with ``"values"``
 ``and``/``or`` whose values are used (mixed int, float and bool operands, made
 float where the variable is, so its type stays one), with ``"exits"`` returns
 under conditions that Python decides (a constant ``p``, the item of a loop over a
@@ -31,7 +34,7 @@ jumps, jumps in ``finally``, ``try``/``except``/``else`` around straight-line co
 and returns, with ``"recursion"`` a nested function recursing to a static depth
 through traced branches, with ``"dtype"`` a loop over a traced bound whose carry
 starts as a Python int and becomes a float. ``generator.kinds`` names the kinds a
-program used.
+program used (``generator.name_kinds`` counts the ``names`` statements).
 
 Values are kept small by construction (``%`` by constants, multiplication by small
 constants only) and floats stay exactly representable (quarters, doubling,
@@ -51,6 +54,7 @@ import ast
 import random
 
 from tests.fuzz import loop_programs, string_programs
+from tests.fuzz.name_programs import NameFeatures
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
@@ -74,6 +78,13 @@ class ProgramGenerator:
         self.features = frozenset(features)
         self.max_depth = max_depth
         self.kinds = set()
+        self.int_vars = INT_VARS
+        self._names = None
+
+    @property
+    def name_kinds(self):
+        """How many statements of each ``names`` kind the last program has."""
+        return self._names.kinds if self._names is not None else {}
 
     # -- the program -------------------------------------------------------------------
 
@@ -102,6 +113,9 @@ class ProgramGenerator:
             body.extend(self._recursive_helper())
         if "try" in self.features:
             body.extend(["def fail(v):", ["raise ValueError(v)"]])
+        self._names = NameFeatures(self) if "names" in self.features else None
+        if self._names is not None:
+            body.extend(self._names.prelude(INT_VARS))
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
         body.append(f"return {self._return_expr()}")
         if "strings" in self.features:
@@ -168,7 +182,11 @@ class ProgramGenerator:
             choices += [("recursive_call", 2)]
         if "dtype" in self.features and depth < self.max_depth:
             choices += [("dtype_change", 2)]
+        if self._names is not None and self._budget > -3:
+            choices += self._names.choices(depth, loop)
         kind = _weighted(r, choices)
+        if kind.startswith("names_"):
+            return getattr(self._names, kind[len("names_"):])(depth, scope, loop)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)
 
     # -- issue 16: and/or values, Python exits, try, recursion --------------------------
@@ -532,6 +550,10 @@ class ProgramGenerator:
         r = self.rng
         if r.random() < 0.3:
             return str(r.randint(-3, 9))
+        if self._names is not None and r.random() < 0.15:
+            shared = self._names.atom()
+            if shared is not None:
+                return shared
         return r.choice(scope)
 
     def _int_expr(self, scope, depth):

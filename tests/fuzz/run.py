@@ -106,6 +106,8 @@ def _kinds(programs):
 
     counts = collections.Counter()
     for p in programs:
+        if p is None:
+            continue
         counts.update(p.kinds)
         counts.update(loop_programs.kinds(p.source))
     return counts

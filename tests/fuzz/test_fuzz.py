@@ -91,7 +91,7 @@ def test_bounded_loops_under_grad_long(request):
 def test_every_probed_feature_is_fuzzed(features):
     """A probe that fails drops its feature from the fast profile silently: every
     feature with a probe must stay in."""
-    assert {"jumps", "logic", "directives", "scopes", "generators", "match", "loops",
+    assert {"jumps", "logic", "directives", "scopes", "generators", "match", "loops", "names",
             "values", "exits", "try", "recursion", "dtype"} <= features
 
 

@@ -83,3 +83,68 @@ def test_del_unbinds():
             return y
     """)
     assert _maybe_undefined_reads(fn) == ["y"]
+
+
+def test_flags_remember_what_is_bound_when_they_are_set():
+    # `for ... else` after the break converter: r is bound on the break path and in
+    # the else clause, so it is bound after the loop.
+    fn = _function("""
+        def f(n):
+            did_break = False
+            for i in range(n):
+                if i == 3:
+                    r = 1
+                    did_break = True
+            if ag__.not_(did_break):
+                r = 2
+            return r
+    """)
+    assert _maybe_undefined_reads(fn) == []
+    assert "r" not in annos.get(fn, annos.READ_UNBOUND)
+
+
+def test_a_flag_set_without_the_binding_does_not_vouch_for_it():
+    fn = _function("""
+        def f(n):
+            found = False
+            for i in range(n):
+                if i == 3:
+                    found = True
+                    if n > 5:
+                        r = 1
+            if not found:
+                r = 2
+            return r
+    """)
+    assert _maybe_undefined_reads(fn) == ["r"]
+    assert "r" in annos.get(fn, annos.READ_UNBOUND)
+
+
+def test_a_flag_assigned_anything_else_is_no_flag():
+    fn = _function("""
+        def f(n):
+            ok = False
+            if n:
+                r = 1
+                ok = True
+            ok = n > 2
+            if ok:
+                return r
+            return 0
+    """)
+    assert _maybe_undefined_reads(fn) == ["r"]
+
+
+def test_if_records_what_is_bound_after_it():
+    fn = _function("""
+        def f(x):
+            if x:
+                y = 1
+                z = 2
+            else:
+                y = 3
+            return y
+    """)
+    node = [n for n in gast.walk(fn) if isinstance(n, gast.If)][0]
+    assert {"y"} <= annos.get(node, annos.DEFINED_OUT)
+    assert "z" not in annos.get(node, annos.DEFINED_OUT)

@@ -101,7 +101,15 @@ def test_nested_functions_declaring_global_or_nonlocal():
             def inner():
                 global g
                 g = 1
+            inner()
     """) == ("global", "g")
+    # Only defined in the block, not called there: it writes nothing yet.
+    assert _write("""
+        def block():
+            def inner():
+                global g
+                g = 1
+    """) is None
     # `nonlocal acc` names the block's own state: written inside, not outside.
     assert _write("""
         def block():
@@ -116,6 +124,7 @@ def test_nested_functions_declaring_global_or_nonlocal():
             def bump():
                 nonlocal count
                 count += 1
+            ag__.converted_call(bump)
     """) == ("nonlocal", "count")
     # ... a variable an enclosing nested function binds: inside.
     assert _write("""

@@ -1,0 +1,179 @@
+"""Objects a staged region mutates: their new state written back into them, in place.
+
+Python mutates objects in place: ``self.count[...] += 1`` or ``stats[k] += v``
+inside a branch changes the object the caller holds. A staged branch or loop
+carries the object as a pytree instead, and ``lax`` hands back a new one; so
+after the region the new leaves are written back into the *original* object
+(``write_back``): attribute set, item set, a Flax NNX ``Variable``'s value set,
+the object keeping its identity (a part that cannot change in place, a tuple say,
+is replaced in its parent). An object that is not a pytree at all (a plain
+Python object with attributes) is carried as the pytree of its array-valued
+attributes (``attributes``/``set_attributes``).
+
+Objects that a staged region only reaches through a closure and that hide state
+of their own (Flax NNX modules, ``Variable``s, ``Rngs``: a ``BatchNorm`` updating
+its statistics, a ``Dropout`` drawing from its random stream) are found by
+``stateful_cells``; the region carries them too.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import jax
+import numpy as np
+from jax import tree_util
+
+from autograph.runtime.tracing import Tracer
+
+
+class _Replace(Exception):
+    """The value at this path cannot be set in place: replace its parent."""
+
+
+def write_back(original, new):
+    """``original`` holding ``new``'s leaves, changed in place where it can be, and
+    returned; ``new`` when ``original`` cannot hold them (an array, a number, a
+    tuple, or a different structure): then the variable is rebound, as before."""
+    if original is new or is_immutable(original):
+        return new
+    try:
+        if tree_util.tree_structure(original) != tree_util.tree_structure(new):
+            return new
+        leaves = tree_util.tree_flatten_with_path(new)[0]
+    except Exception:  # noqa: BLE001 - not comparable as pytrees: rebind
+        return new
+    try:
+        for path, leaf in leaves:
+            if _get(original, path) is not leaf:
+                _set(original, new, path, leaf)
+    except _Replace:
+        return new
+    return original
+
+
+def leaves(value) -> list:
+    """The pytree leaves of ``value``."""
+    return tree_util.tree_leaves(value)
+
+
+def is_immutable(value) -> bool:
+    """Values no assignment can change in place."""
+    return isinstance(value, (jax.Array, Tracer, np.generic, bool, int, float, complex, str,
+                              bytes, tuple, frozenset, type(None)))
+
+
+def _get(obj, path):
+    for key in path:
+        obj = _child(obj, key)
+    return obj
+
+
+def _child(obj, key):
+    if isinstance(key, tree_util.DictKey):
+        return obj[key.key]
+    if isinstance(key, tree_util.SequenceKey):
+        return obj[key.idx]
+    if isinstance(key, tree_util.GetAttrKey):
+        return getattr(obj, key.name)
+    raise _Replace
+
+
+def _set(root, new_root, path, value):
+    if not path:
+        raise _Replace
+    parent, key = _get(root, path[:-1]), path[-1]
+    try:
+        if isinstance(key, tree_util.DictKey) and isinstance(parent, dict):
+            parent[key.key] = value
+        elif isinstance(key, tree_util.SequenceKey) and isinstance(parent, list):
+            parent[key.idx] = value
+        elif isinstance(key, tree_util.GetAttrKey) and not is_immutable(parent):
+            setattr(parent, key.name, value)
+        else:
+            raise _Replace
+    except (_Replace, AttributeError, TypeError):
+        _set(root, new_root, path[:-1], _get(new_root, path[:-1]))
+
+
+# -- plain objects ---------------------------------------------------------------------
+
+
+def is_plain_object(value) -> bool:
+    """An object with attributes that JAX takes as one leaf (not a pytree, not an
+    array): a staged region carries its array-valued attributes instead."""
+    if is_immutable(value) or isinstance(value, (np.ndarray, list, dict, type, _CODE_TYPES)):
+        return False
+    if not hasattr(value, "__dict__"):
+        return False
+    leaves = tree_util.tree_leaves(value)
+    return len(leaves) == 1 and leaves[0] is value
+
+
+_CODE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+               types.ModuleType)
+
+
+def _carriable(value) -> bool:
+    leaves = tree_util.tree_leaves(value)
+    return all(isinstance(leaf, (jax.Array, Tracer, np.ndarray, np.generic, bool, int, float,
+                                 complex)) for leaf in leaves)
+
+
+def attributes(obj) -> dict:
+    """The array-valued attributes of a plain object, as a dict (a pytree)."""
+    return {name: value for name, value in vars(obj).items() if _carriable(value)}
+
+
+def set_attributes(obj, values: dict):
+    for name, value in values.items():
+        setattr(obj, name, value)
+
+
+# -- objects with state of their own, reached through closures --------------------------
+
+
+def _stateful_types():
+    nnx = sys.modules.get("flax.nnx")
+    if nnx is None:
+        return ()
+    return tuple(t for t in (getattr(nnx, "Pytree", None), getattr(nnx, "Object", None),
+                             getattr(nnx, "Variable", None)) if isinstance(t, type))
+
+
+def stateful_cells(*functions, mutable=False):
+    """``[(name, cell)]`` of the closure cells of ``functions`` (a block's helper
+    functions, whose closures hold every variable the block reads from the
+    function around it) holding objects with hidden mutable state (Flax NNX
+    modules, variables, random streams), each cell once. With ``mutable``, also
+    those holding any object a function the block calls may change in place: a
+    dict or list of arrays, a plain object with array attributes."""
+    types = _stateful_types()
+    if not types and not mutable:
+        return []
+    found, seen = [], set()
+    for fn in functions:
+        code = getattr(fn, "__code__", None)
+        if getattr(fn, "state_names", None) is not None:
+            continue   # already carrying (cells.py)
+        if code is None or not fn.__closure__:
+            continue
+        for name, cell in zip(code.co_freevars, fn.__closure__, strict=True):
+            if id(cell) in seen:
+                continue
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, types) or mutable and _mutable_state(value):
+                seen.add(id(cell))
+                found.append((name, cell))
+    return found
+
+
+def _mutable_state(value) -> bool:
+    """A container or plain object holding arrays that code may change in place."""
+    if isinstance(value, (dict, list)):
+        return bool(value) and _carriable(value)
+    return is_plain_object(value) and bool(attributes(value))
