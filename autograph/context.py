@@ -84,7 +84,8 @@ class ConversionContext:
 
 
 def all_identifiers(node) -> frozenset:
-    """Every identifier in ``node``: names, parameters, function and class names."""
+    """Every identifier in ``node``: names, parameters, function and class names,
+    imports, ``global``/``nonlocal`` declarations and ``case`` pattern captures."""
     names = set()
     for sub in gast.walk(node):
         if isinstance(sub, gast.Name):
@@ -93,4 +94,10 @@ def all_identifiers(node) -> frozenset:
             names.add(sub.name)
         elif isinstance(sub, gast.alias):
             names.add((sub.asname or sub.name).split(".")[0])
+        elif isinstance(sub, (gast.Global, gast.Nonlocal)):
+            names.update(sub.names)
+        elif isinstance(sub, (gast.MatchAs, gast.MatchStar, gast.MatchMapping)):
+            captured = getattr(sub, "rest" if isinstance(sub, gast.MatchMapping) else "name")
+            if captured:
+                names.add(captured)     # a case pattern's capture (not a Name node)
     return frozenset(names)

@@ -55,7 +55,9 @@ class _LocalsCalls(Transformer):
         self.outer = outer
 
     def visit_FunctionDef(self, node):
-        enclosing = set().union(*self.scopes) if self.scopes else self.outer
+        # (a class body's names are not a method's: its scope, None here, is skipped)
+        enclosing = (set().union(*(s for s in self.scopes if s is not None))
+                     if self.scopes else self.outer)
         own = local_names(node)
         used = read_names(node.body) & enclosing
         self.scopes.append(frozenset((own | used) & self.ctx.user_names))

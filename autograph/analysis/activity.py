@@ -232,6 +232,10 @@ class _Binders(_ModifiedNames):
 
     visit_Nonlocal = visit_Global
 
+    def visit_match_case(self, node):
+        self.names |= pattern_captures(node.pattern)
+        self.generic_visit(node)
+
     def _target(self, target):
         self.names |= bound_names(target)
 

@@ -45,6 +45,37 @@ def make_locals_of_a_closure(a):
     return inner
 
 
+def locals_in_a_method_of_a_local_class(x):
+    class C:
+        y = x
+
+        def m(self):
+            return sorted(locals()), x
+
+        z = sorted(locals())
+    return C.z, C().m()
+
+
+def locals_after_a_match(x):
+    match x:
+        case (a, b) | (b, a, 0):
+            w = a - b
+        case _:
+            w = 0
+    out = locals()
+    del out["x"]
+    return sorted(out.items())
+
+
+def test_locals_in_class_bodies_and_match_cases():
+    # (CPython's test_scope.testLocalsClass and test_patma_246: a method inside a
+    # class body failed to convert; names a case pattern captures were left out)
+    same_in_python_mode(locals_in_a_method_of_a_local_class, 1)
+    same_in_python_mode(locals_after_a_match, (2, 1))
+    same_in_python_mode(locals_after_a_match, (1, 2, 0))
+    same_in_python_mode(locals_after_a_match, 3)
+
+
 def test_locals_shows_the_users_names():
     seen = autograph.convert(locals_in_a_loop_body)(3)
     assert seen["i"] == 2 and seen["total"] == 3 and seen["n"] == 3
