@@ -225,10 +225,41 @@ def _holds_tracer(tree) -> bool:
     """Whether any leaf of ``tree`` is a tracer; False for what is no pytree JAX can
     flatten (dict keys that do not sort, lists nested past the recursion limit):
     such a value cannot be staged, so its loop runs as Python."""
+    if not _flattenable(tree):
+        return False
     try:
         return has_tracer(tree)
     except Exception:  # noqa: BLE001 - any failure to flatten: not stageable
         return False
+
+
+_MAX_NESTING = 256
+_CONTAINERS = (list, tuple, dict)
+
+
+def _flattenable(tree) -> bool:
+    """Whether JAX's pytree flattening would take the built-in containers of ``tree``:
+    every dict's keys sort, and they nest less than ``_MAX_NESTING`` deep. Asked in
+    Python first because jaxlib's flattening, failing inside a container, leaves the
+    thread's recursion count one level higher each time (found by the fuzzer: a
+    long-running process lost its usable recursion depth, and conversions then
+    failed as nesting too deeply)."""
+    pending = [(tree, 0)] if isinstance(tree, _CONTAINERS) else []
+    while pending:
+        node, depth = pending.pop()
+        if depth >= _MAX_NESTING:
+            return False
+        if isinstance(node, dict):
+            try:
+                sorted(node)
+            except TypeError:
+                return False
+            children = node.values()
+        else:
+            children = node
+        pending.extend((child, depth + 1) for child in children
+                       if isinstance(child, _CONTAINERS))
+    return True
 
 
 def _top_level_tracer(state) -> bool:

@@ -152,3 +152,30 @@ def test_concrete_jax_arrays_outside_a_trace_run_as_python():
     assert_same_python(concrete_arrays(jnp.float32(1.5)),
                        autograph.convert(concrete_arrays)(jnp.float32(1.5)))
     check(concrete_arrays, 1.5)
+
+
+def _deepest() -> int:
+    reached = [0]
+
+    def down(k):
+        reached[0] = k
+        down(k + 1)
+
+    try:
+        down(0)
+    except RecursionError:
+        pass
+    return reached[0]
+
+
+def test_unsortable_state_under_a_trace_costs_no_recursion_depth():
+    # jaxlib's flattening, failing on a nested dict whose keys do not sort, left the
+    # thread's recursion count a level higher each time: a long-running process lost
+    # its usable depth (the fuzzer's 10,000-program run failed after ~6,000 programs).
+    from autograph.runtime import loops
+
+    state = ({complex(k, 1): k for k in range(3)}, [[[]]])
+    before = _deepest()
+    for _ in range(20):
+        assert not loops._holds_tracer(state)
+    assert _deepest() == before
