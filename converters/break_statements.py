@@ -233,7 +233,7 @@ def cancel_pending(stmts, flag, into_loops):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
                 setattr(stmt, field, cancel_pending(block, flag, into_loops))
-        for handler in getattr(stmt, "handlers", []):
+        for handler in _handlers_and_cases(stmt):
             handler.body = cancel_pending(handler.body, flag, into_loops)
     return out
 
