@@ -424,13 +424,7 @@ def _contents(name, cell):
 
 
 def _store(cell, value):
-    if isinstance(value, Undefined):
-        try:
-            del cell.cell_contents
-        except ValueError:
-            pass
-    else:
-        cell.cell_contents = value
+    _set_cell(cell, value, unbind=isinstance(value, Undefined))
 
 
 def _snapshot(cell):
@@ -441,13 +435,18 @@ def _snapshot(cell):
 
 
 def _restore(cell, value):
-    if value is _EMPTY:
-        try:
-            del cell.cell_contents
-        except ValueError:
-            pass
-    else:
+    _set_cell(cell, value, unbind=value is _EMPTY)
+
+
+def _set_cell(cell, value, *, unbind):
+    """``cell`` holding ``value``, or unbound (``unbind``), as ``del x`` leaves it."""
+    if not unbind:
         cell.cell_contents = value
+        return
+    try:
+        del cell.cell_contents
+    except ValueError:
+        pass
 
 
 def locals_(names) -> dict:
