@@ -1,0 +1,322 @@
+"""How many times a staged branch or loop body runs while its region is traced.
+
+A hand-written ``lax.cond`` traces each branch once, ``lax.while_loop``/``scan``
+their body once. A converted ``if``/``while``/``for`` may add at most one
+abstract probe of each (to find the type a body gives an unbound variable, the
+lists it grows...): every body runs at most twice while its region is staged.
+Each case counts the runs of every labelled block (``tick`` is called once per
+run, in the user's code) under one trace of the converted function, and checks
+the value against the original under ``jax.jit``.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import autograph
+
+RUNS: collections.Counter = collections.Counter()
+
+# Each staged branch or loop body: one trace, at most one abstract probe.
+MOST = 2
+
+
+@autograph.do_not_convert
+def tick(label):
+    RUNS[label] += 1
+
+
+class Box:
+    def __init__(self, total):
+        self.total = total
+
+
+# -- if ---------------------------------------------------------------------------------
+
+def if_plain(x):
+    if x > 0:
+        tick("if")
+        y = x + 1
+    else:
+        tick("else")
+        y = x - 1
+    return y
+
+
+def if_python_scalars_that_promote(x):
+    if x > 0:
+        tick("if")
+        y = 1
+    else:
+        tick("else")
+        y = 2.5
+    return y
+
+
+def if_unbound_before(x):
+    if x > 0:
+        tick("if")
+        y = x * 2
+    else:
+        tick("else")
+        y = x
+    return y
+
+
+def if_early_return(x):
+    if x > 0:
+        tick("if")
+        return x * 2.0
+    tick("after")
+    return x
+
+
+def if_list(x):
+    out = [x]
+    if x > 0:
+        tick("if")
+        out[0] = x + 1
+    else:
+        tick("else")
+        out[0] = x - 1
+    return out[0]
+
+
+def if_closure_cell(x):
+    t = x
+    g = lambda: t  # noqa: E731
+    if x > 0:
+        tick("if")
+        t = t + 1
+    else:
+        tick("else")
+        t = t - 1
+    return g()
+
+
+def if_closure_cell_promotes(x):
+    t = 0
+    g = lambda: t  # noqa: E731
+    if x > 0:
+        tick("if")
+        t = 1
+    else:
+        tick("else")
+        t = 2.5
+    return g()
+
+
+def if_mutated_object_promotes(x):
+    box = Box(0)
+    if x > 0:
+        tick("if")
+        box.total = 1
+    else:
+        tick("else")
+        box.total = 2.5
+    return box.total
+
+
+def if_mutated_object(x):
+    box = Box(x)
+    if x > 0:
+        tick("if")
+        box.total = box.total * 2
+    else:
+        tick("else")
+        box.total = box.total - 1
+    return box.total
+
+
+def if_mutated_dict(x):
+    d = {"a": x}
+    if x > 0:
+        tick("if")
+        d["a"] = d["a"] * 3
+    else:
+        tick("else")
+    return d["a"]
+
+
+# -- while ------------------------------------------------------------------------------
+
+def while_plain(x):
+    i = 0
+    s = x
+    while i < x:
+        tick("body")
+        s = s + i
+        i += 1
+    return s
+
+
+def while_list(x):
+    out = [x, x]
+    while out[0] < 10:
+        tick("body")
+        out = [out[0] + 1, out[1] * 2]
+    return out[1]
+
+
+def while_closure_cell(x):
+    s = x
+    g = lambda: s  # noqa: E731
+    while s < 10:
+        tick("body")
+        s = s + 1
+    return g()
+
+
+def while_mutated_object(x):
+    box = Box(x)
+    while box.total < 10:
+        tick("body")
+        box.total = box.total + 1
+    return box.total
+
+
+def while_promotes(x):
+    s = 0
+    while s < x:
+        tick("body")
+        s = s + 0.5
+    return s
+
+
+def while_early_return(x):
+    i = 0
+    while i < 10:
+        tick("body")
+        if i > x:
+            return i * 2.0
+        i += 1
+    return -1.0
+
+
+# -- for --------------------------------------------------------------------------------
+
+def for_range(x):
+    s = x
+    for i in range(5):
+        tick("body")
+        s = s + i
+    return s
+
+
+def for_traced_range(x):
+    s = 0
+    for i in range(x):
+        tick("body")
+        s = s + i
+    return s
+
+
+def for_array(x):
+    s = 0.0
+    for v in jnp.arange(4.0) * x:
+        tick("body")
+        s = s + v
+    return s
+
+
+def for_list_append(x):
+    out = []
+    for i in range(4):
+        tick("body")
+        out.append(x * i)
+    return out[-1]
+
+
+def for_closure_cell(x):
+    s = x
+    g = lambda: s  # noqa: E731
+    for i in range(4):
+        tick("body")
+        s = s + i
+    return g()
+
+
+def for_mutated_object(x):
+    box = Box(x)
+    for i in range(4):
+        tick("body")
+        box.total = box.total + i
+    return box.total
+
+
+def for_first_binding(x):
+    for i in range(3):
+        tick("body")
+        t = x * i
+    return t
+
+
+CASES = {
+    "if_plain": (if_plain, 3),
+    "if_python_scalars_that_promote": (if_python_scalars_that_promote, 3),
+    "if_unbound_before": (if_unbound_before, 3),
+    "if_early_return": (if_early_return, 3),
+    "if_list": (if_list, 3),
+    "if_closure_cell": (if_closure_cell, 3),
+    "if_closure_cell_promotes": (if_closure_cell_promotes, 3),
+    "if_mutated_object": (if_mutated_object, 3),
+    "if_mutated_object_promotes": (if_mutated_object_promotes, 3),
+    "if_mutated_dict": (if_mutated_dict, 3),
+    "while_plain": (while_plain, 3),
+    "while_list": (while_list, 3),
+    "while_closure_cell": (while_closure_cell, 3),
+    "while_mutated_object": (while_mutated_object, 3),
+    "while_promotes": (while_promotes, 3),
+    "while_early_return": (while_early_return, 3),
+    "for_range": (for_range, 3),
+    "for_traced_range": (for_traced_range, 3),
+    "for_array": (for_array, 3),
+    "for_list_append": (for_list_append, 3),
+    "for_closure_cell": (for_closure_cell, 3),
+    "for_mutated_object": (for_mutated_object, 3),
+    "for_first_binding": (for_first_binding, 3),
+}
+
+# Cases not brought down to MOST yet (the count today, for the record).
+NOT_YET: dict[str, int] = {
+    "if_python_scalars_that_promote": 3,
+    "if_early_return": 3,
+    "if_closure_cell_promotes": 3,
+    "if_mutated_object_promotes": 3,
+    "for_first_binding": 3,
+}
+
+
+def runs_while_traced(fn, arg) -> dict:
+    """The runs of each labelled block during one trace of the converted ``fn``."""
+    RUNS.clear()
+    jax.make_jaxpr(autograph.convert(fn))(arg)
+    return dict(RUNS)
+
+
+def params():
+    for name in CASES:
+        marks = [pytest.mark.xfail(strict=True, reason=f"today {NOT_YET[name]} runs")
+                 ] if name in NOT_YET else []
+        yield pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", list(params()))
+def test_each_staged_body_runs_at_most_once_plus_one_probe(name):
+    fn, arg = CASES[name]
+    counts = runs_while_traced(fn, jnp.int32(arg))
+    assert counts, "nothing was traced"
+    assert max(counts.values()) <= MOST, counts
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_counted_programs_compute_what_the_original_does(name):
+    fn, arg = CASES[name]
+    expected = fn(arg)
+    got = autograph.to_graph(fn)(jnp.int32(arg))
+    assert jnp.allclose(jnp.asarray(got), jnp.asarray(expected)), (got, expected)
+    assert autograph.convert(fn)(arg) == fn(arg)
