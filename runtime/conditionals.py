@@ -24,14 +24,23 @@ or stages both with ``lax.cond`` when it is traced.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax, tree_util
+from jax.extend.core import jaxpr_as_fun
 
 from autograph.errors import ConversionError
 from autograph.runtime import cells as carried
 from autograph.runtime import lists, paths, regions, returns, unrolling
-from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
+from autograph.runtime.abstract import (
+    cast_to,
+    joined_dtypes,
+    mismatch_error,
+    mismatches,
+    placeholder,
+)
 from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
 from autograph.runtime.state import as_tuple, from_tuple, split_unbound
@@ -111,6 +120,11 @@ def predicate(cond, where, construct: str):
 
 
 def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstacles):
+    """The ``if`` as one ``lax.cond``, JAX's way: each branch traced once to a jaxpr
+    (``_Branch``), the two checked and reconciled here (one-sided returns filled,
+    lists grown in a branch's loop made buffers in both, Python scalars that meet
+    arrays promoted), then bound once, replaying the jaxprs: the user's code of
+    each branch runs once."""
     with regions.staged(construct, where):
         pred = predicate(cond, where, construct)
         operands, _, rebuild = split_unbound(state)
@@ -119,79 +133,101 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             check_carriable(operands, defined_names, where, construct)
         check_stageable(obstacles, where, construct)
         count = len(names)
-        unbound = {"if": set(), "else": set()}
-        python_leaves = {}   # per branch: its outputs' leaves that are Python scalars
-
-        with unrolling.held():  # abstract probes of the branches
-            fill = returns.fill_for_branches(
-                lambda ops: as_tuple(if_true(*rebuild(ops)), count),
-                lambda ops: as_tuple(if_false(*rebuild(ops)), count), state, operands)
-
-        def branch(fn, label, dtypes=None, buffers=None):
-            taken = (lambda: pred) if label == "if" else (lambda: jnp.logical_not(pred))
-
-            def run(ops):
-                inputs = rebuild(ops)
-                # Taken before the branch runs: it may replace the leaves of its inputs
-                # in place (objects it carries, cells.py).
-                python_inputs = _python_inputs(state, inputs)
-                with paths.on_path(taken):
-                    out = list(as_tuple(fn(*inputs), count))
-                for i, value in enumerate(out):
-                    if is_undefined(value) and i in fill:
-                        out[i] = fill[i]
-                    elif is_undefined(value):
-                        unbound[label].add(i)
-                        out[i] = None
-                out = tuple(out) if buffers is None else lists.as_buffers(out, buffers)
-                check_carriable(out, names, where, construct)
-                python_leaves[label] = _python_scalars(out, python_inputs)
-                return out if dtypes is None else cast_to(out, dtypes)
-            return run
-
-        kept = []   # the decisions of the loops in the branches, as finally staged
-
-        def cond(true_fn, false_fn):
-            with unrolling.held() as decisions:
-                result = lax.cond(pred, true_fn, false_fn, operands)
-            kept[:] = decisions
-            return result
-
-        true_fn, false_fn = branch(if_true, "if"), branch(if_false, "else")
-        try:
-            out, failure = cond(true_fn, false_fn), None
-        except TypeError as error:
-            out, failure = None, error
+        with unrolling.held() as decisions:  # the loops in the branches, as staged
+            true = _Branch.trace(if_true, lambda: pred, state, rebuild, operands, count,
+                                 names, where, construct)
+            false = _Branch.trace(if_false, lambda: jnp.logical_not(pred), state, rebuild,
+                                  operands, count, names, where, construct)
+        _fill_one_sided_returns(true, false, state)
+        _raise_for_one_sided(true.unbound, false.unbound, names, where, construct)
         buffers = None
-        if failure is not None:
+        if _holds_staged_list(true.shapes) or _holds_staged_list(false.shapes):
             # A list one branch grows in a staged loop is a buffer there: make it one
             # in both (runtime/lists.py).
-            with unrolling.held():
-                buffers = lists.branch_buffers(true_fn, false_fn, operands)
-            if buffers:
-                true_fn = branch(if_true, "if", buffers=buffers)
-                false_fn = branch(if_false, "else", buffers=buffers)
-                try:
-                    out, failure = cond(true_fn, false_fn), None
-                except TypeError as error:
-                    failure = error
-        if failure is not None:
-            # Explained outside the `except`, so our error does not chain to JAX's.
-            _raise_for_one_sided(unbound, names, where, construct)
-            with unrolling.held():
-                dtypes = _joined_output_dtypes(true_fn, false_fn, operands, names, where,
-                                               construct, (if_true, if_false))
-            if dtypes is None:
-                raise failure
-            del failure
-            out = cond(branch(if_true, "if", dtypes, buffers),
-                       branch(if_false, "else", dtypes, buffers))
-        unrolling.release(kept)
-        _raise_for_one_sided(unbound, names, where, construct)
-        out = _keep_python_constants(out, python_leaves["if"], python_leaves["else"])
+            buffers = lists.branch_buffers(true.emit, false.emit, operands)
+        true.buffers = false.buffers = buffers or None
+        if buffers:
+            true.shapes = jax.eval_shape(true.emit, operands)
+            false.shapes = jax.eval_shape(false.emit, operands)
+        dtypes = _joined_output_dtypes(true.shapes, false.shapes, names, where, construct,
+                                       (if_true, if_false))
+        true.dtypes = false.dtypes = dtypes
+        out = lax.cond(pred, true.emit, false.emit, operands)
+        unrolling.release(decisions)
+        out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
-                     if i in unbound["if"] else value
+                     if i in true.unbound else value
                      for i, value in enumerate(out))
+
+
+class _Branch:
+    """One branch of a staged ``if``, traced once (``trace``): its jaxpr, the
+    abstract values it gives (``shapes``), the positions it leaves unbound, its
+    Python scalar outputs; ``emit(operands)`` replays it inside ``lax.cond``, with
+    what reconciling the two branches decided (``fill``, ``buffers``, ``dtypes``)."""
+
+    def __init__(self, jaxpr, shapes, unbound, python_leaves):
+        self.jaxpr = jaxpr
+        self.shapes = shapes
+        self.unbound = unbound
+        self.python_leaves = python_leaves
+        self.fill = {}        # position -> placeholder for a return the other branch sets
+        self.buffers = None   # lists.as_buffers of the outputs
+        self.dtypes = None    # the joined dtypes of the outputs
+
+    @classmethod
+    def trace(cls, fn, taken, state, rebuild, operands, count, names, where, construct):
+        unbound, python_leaves = set(), []
+
+        def run(ops):
+            inputs = rebuild(ops)
+            # Taken before the branch runs: it may replace the leaves of its inputs
+            # in place (objects it carries, cells.py).
+            python_inputs = _python_inputs(state, inputs)
+            with paths.on_path(taken):
+                out = list(as_tuple(fn(*inputs), count))
+            for i, value in enumerate(out):
+                if is_undefined(value):
+                    unbound.add(i)
+                    out[i] = None
+            check_carriable(out, names, where, construct)
+            python_leaves[:] = _python_scalars(out, python_inputs)
+            return tuple(out)
+
+        jaxpr, shapes = jax.make_jaxpr(run, return_shape=True)(operands)
+        return cls(jaxpr, shapes, unbound, python_leaves)
+
+    def emit(self, operands):
+        out = jaxpr_as_fun(self.jaxpr)(*tree_util.tree_leaves(operands))
+        out = list(tree_util.tree_unflatten(tree_util.tree_structure(self.shapes_traced),
+                                            out))
+        for i, value in self.fill.items():
+            out[i] = value()
+        out = tuple(out) if self.buffers is None else lists.as_buffers(out, self.buffers)
+        return out if self.dtypes is None else cast_to(out, self.dtypes)
+
+
+def _holds_staged_list(tree) -> bool:
+    return any(isinstance(leaf, lists.TensorList) for leaf in tree_util.tree_leaves(
+        tree, is_leaf=lambda v: isinstance(v, lists.TensorList)))
+
+
+def _fill_one_sided_returns(true, false, state):
+    """A return value one branch sets and the other leaves unset (``UndefinedReturn``
+    before the ``if``): the unset side gives zeros of the set side's type, which
+    nothing reads (``did_return`` says which)."""
+    for first, second in ((true, false), (false, true)):
+        for i in first.unbound - second.unbound:
+            if is_undefined_return(state[i]):
+                first.fill[i] = functools.partial(placeholder, second.shapes[i])
+    for branch in (true, false):
+        branch.shapes_traced = branch.shapes
+        if branch.fill:
+            branch.unbound -= set(branch.fill)
+            branch.shapes = tuple(
+                second_shape if i in branch.fill else shape
+                for i, (shape, second_shape) in enumerate(zip(
+                    branch.shapes, (false if branch is true else true).shapes, strict=True)))
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
@@ -249,9 +285,9 @@ def _keep_python_constants(out, true_leaves, false_leaves):
     return tuple(new)
 
 
-def _raise_for_one_sided(unbound, names, where, construct):
-    for i in sorted(unbound["if"] ^ unbound["else"]):
-        missing = "else" if i in unbound["else"] else "if"
+def _raise_for_one_sided(true_unbound, false_unbound, names, where, construct):
+    for i in sorted(true_unbound ^ false_unbound):
+        missing = "else" if i in false_unbound else "if"
         raise ConversionError(
             f"'{names[i]}' has a value after only one branch of this {construct}, and the "
             f"{construct} is staged with lax.cond because its condition is traced: the "
@@ -260,15 +296,10 @@ def _raise_for_one_sided(unbound, names, where, construct):
             "both branches.", where.filename, where.lineno)
 
 
-def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
-                          branch_functions):
-    """Promoted dtypes when the branches differ only where Python scalars meet
-    arrays (``1`` vs ``2.5``); otherwise raise naming the variable and both types."""
-    try:
-        true_out = jax.eval_shape(true_fn, operands)
-        false_out = jax.eval_shape(false_fn, operands)
-    except TypeError:  # a branch fails by itself: lax.cond's error says where
-        return None
+def _joined_output_dtypes(true_out, false_out, names, where, construct, branch_functions):
+    """Promoted dtypes when the branches' abstract outputs differ only where Python
+    scalars meet arrays (``1`` vs ``2.5``), None when they agree; otherwise raise
+    naming the variable and both types."""
     found = mismatches(names, true_out, false_out)
     if not found:
         return None
@@ -284,4 +315,3 @@ def _joined_output_dtypes(true_fn, false_fn, operands, names, where, construct,
                 ".astype) or compute it outside the `if`.",
                 ("when the condition is true", "when it is false"))
     return joined_dtypes(true_out, false_out)
-

@@ -66,32 +66,6 @@ def fill_undefined_returns(iteration, state, item):
                  for i, value in enumerate(state))
 
 
-def fill_for_branches(true_run, false_run, state, operands):
-    """For a staged ``if``: ``{position: placeholder}`` for each ``UndefinedReturn``
-    that one branch sets and the other leaves unset."""
-    if not any(is_undefined_return(v) for v in state):
-        return {}
-    outs, unset = [], []
-    for run in (true_run, false_run):
-        missing = set()
-
-        def probe(ops, run=run, missing=missing):
-            out = list(run(ops))
-            for i, value in enumerate(out):
-                if is_undefined(value):
-                    missing.add(i)
-                    out[i] = None
-            return tuple(out)
-
-        outs.append(jax.eval_shape(probe, operands))
-        unset.append(missing)
-    fill = {}
-    for i in unset[0] ^ unset[1]:
-        if is_undefined_return(state[i]):
-            fill[i] = placeholder(outs[1][i] if i in unset[0] else outs[0][i])
-    return fill
-
-
 @dataclass(frozen=True)
 class ReturnMismatch:
     """Returns of different types that meet in a staged ``if``, recorded on its error:
