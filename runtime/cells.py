@@ -116,7 +116,7 @@ class Carry:
     @property
     def wraps(self) -> bool:
         """Whether the block functions need wrapping (else only ``finish`` works)."""
-        return bool(self.cells) or bool(self.views)
+        return bool(self.cells or self.views) or bool(self.scoped) and self.construct == "if"
 
     # -- the carried values ------------------------------------------------------------
 
@@ -148,7 +148,7 @@ class Carry:
                                                values, strict=True):
             if kind == _VIEW:
                 self._remember_view(name, obj, value)
-        self.last = (tuple(state[i] for i in sorted(self.views)), values)
+        self.last = self.first = (tuple(state[i] for i in sorted(self.views)), values)
         return (*state, *values)
 
     def _save(self):
@@ -159,14 +159,21 @@ class Carry:
                                                              strict=True) if kind == _VIEW]
             self.saved = (cells, viewed)
 
-    def _enter(self, params, values) -> bool:
+    def _enter(self, params, values, traced=False) -> bool:
         """Store the incoming carried values where the block's code reads them;
-        whether they were new (a traced call, not Python's own iteration)."""
+        whether they were new (a traced call, not Python's own iteration; ``traced``:
+        known to be one)."""
         views = tuple(params[i] for i in sorted(self.views))
         last = self.last
-        if last is not None and _same(views, last[0]) and _same(values, last[1]):
+        if (not traced and last is not None and _same(views, last[0])
+                and _same(values, last[1])):
             return False
         self._save()
+        # Each traced run (a branch, a loop body, a probe of one) starts from what the
+        # scoped cells held before the statement, not from what another run left.
+        for (_, cell), before in zip(self.scoped, self.saved[0][len(self.cells):],
+                                     strict=True):
+            _restore(cell, before)
         for i, view in zip(sorted(self.views), views, strict=True):
             objects.set_attributes(self.objects[i], view)
         for (name, cell), kind, obj, value, unbound in zip(
@@ -302,23 +309,24 @@ class Carry:
         if not self.wraps:
             return fn
         count = self.count
-
         start = skip + count
+        branch = self.construct == "if"   # a branch is only carried when staged
 
         def with_state(*args):
             entered = args[start:]
             params = args[skip:start]
-            if self.saved is None and self._unchanged(params, entered):
+            if not branch and self.saved is None and self._unchanged(params, entered):
                 # Python mode: cells and objects hold what the body left; read them
                 # back without the bookkeeping that staging needs.
                 out = as_tuple(fn(*args[:skip], *self._params(params)), count)
                 return from_tuple(self._quick_leave(out))
-            self._enter(params, entered)
+            self._enter(params, entered, traced=branch)
             out = as_tuple(fn(*args[:skip], *self._params(params)), count)
             return from_tuple(self._leave(entered, out))
 
         with_state.state_names = self.names + tuple(n for n, _ in self.cells)
         with_state.__wrapped__ = fn
+        with_state.on_unroll = self.on_unroll
         return with_state
 
     def test(self, fn):
@@ -391,6 +399,15 @@ class Carry:
                                          strict=True):
                 _restore(cell, before)
         return from_tuple(tuple(out))
+
+    def on_unroll(self):
+        """The loop's staging failed and it runs unrolled instead, as Python from the
+        state it was given: cells and objects as they were before tracing, and from
+        here on Python's (an escaping closure reads the cells the iterations left)."""
+        self.abandon()
+        self.saved = None
+        self.last = self.first
+        self.view_changes.clear()
 
     def abandon(self):
         """After an error while staging: cells and objects as they were before."""

@@ -123,8 +123,11 @@ class LoopSpec:
     user's line ``where``, for messages; its options, ``maximum_iterations`` (a
     checked int, or None, always None where the trip count is static) and
     ``checkpoint``; ``extra_test(*state)``, the condition a ``for`` with ``break``
-    or ``return`` checks before each iteration (or None); and what the converters
-    found in its code that staging cannot honour (``obstacles``)."""
+    or ``return`` checks before each iteration (or None); what the converters
+    found in its code that staging cannot honour (``obstacles``); the static
+    bounds of its index (``index_bounds``); and ``on_unroll()``, called when
+    staging fails and the loop runs unrolled (its body carries cells or objects:
+    cells.py), or None."""
 
     construct: str
     names: tuple
@@ -134,6 +137,7 @@ class LoopSpec:
     extra_test: Callable | None = None
     obstacles: StagingObstacles = NO_OBSTACLES
     index_bounds: tuple | None = None
+    on_unroll: Callable | None = None
 
 
 def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
@@ -153,7 +157,8 @@ def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
         limit = bound.trips if limit is None else min(limit, bound.trips)
         index_bounds = (bound.low, bound.high) if bound.low is not None else None
     return LoopSpec(construct, names, where, limit, checkpoint, extra_test,
-                    StagingObstacles(**obstacles), index_bounds)
+                    StagingObstacles(**obstacles), index_bounds,
+                    getattr(loop_body, "on_unroll", None))
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
@@ -506,6 +511,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             del error
     if reason is not None:
         unrolling.unrolled(spec.construct, spec.where, reason)
+        if spec.on_unroll is not None:   # cells and objects carried (cells.py)
+            spec.on_unroll()
         return lowering.unrolled(state)
     unrolling.staged(spec.construct, spec.where)
     unrolling.release(traced)
