@@ -54,6 +54,7 @@ import jax.numpy as jnp
 from jax import lax, tree_util
 from jax._src import core as jax_core  # trace state has no public accessor
 
+from autograph.directives import loop_option_error
 from autograph.errors import ConversionError
 from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
 from autograph.runtime import cells as carried
@@ -807,20 +808,15 @@ def _start_promotes(before, after) -> bool:
 
 
 def _bound(maximum_iterations, where) -> int:
-    """``maximum_iterations`` as the scan length it becomes: a Python int >= 0."""
+    """``maximum_iterations`` as the scan length it becomes: a Python int >= 0
+    (``directives.loop_option_error`` says why a value is not; the converter asks
+    it too, for a constant it sees in the code)."""
     if is_tracer(maximum_iterations):
         raise ConversionError(
             "set_loop_options(maximum_iterations=...) must be a Python int (it is the "
             "length of the staged loop), not a traced value; use a static upper bound",
             where.filename, where.lineno)
-    try:
-        bound = operator.index(maximum_iterations)
-    except TypeError:
-        raise ConversionError(
-            "set_loop_options(maximum_iterations=...) must be an int, got "
-            f"{type(maximum_iterations).__name__}", where.filename, where.lineno) from None
-    if bound < 0:
-        raise ConversionError(
-            f"set_loop_options(maximum_iterations=...) must be >= 0, got {bound}",
-            where.filename, where.lineno)
-    return bound
+    message = loop_option_error("maximum_iterations", maximum_iterations)
+    if message is not None:
+        raise ConversionError(message, where.filename, where.lineno)
+    return operator.index(maximum_iterations)
