@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 from dataclasses import dataclass
 
-from jax._src import core as jax_core
+from autograph.runtime.trace_context import FRAMES, current_trace
 
 PRINT_MODES = ("callback", "drop")
 ASSERT_MODES = ("auto", "callback", "checkify", "drop")
@@ -41,12 +40,11 @@ class Modes:
 
 
 DEFAULT = Modes()
-_LOCAL = threading.local()
 
 
 def current() -> Modes:
     """The modes in force on this thread."""
-    return getattr(_LOCAL, "modes", DEFAULT)
+    return FRAMES.modes or DEFAULT
 
 
 def validate(prints=None, asserts=None) -> None:
@@ -64,21 +62,18 @@ def using(prints=None, asserts=None):
     in force."""
     validate(prints, asserts)
     before = current()
-    _LOCAL.modes = Modes(prints if prints is not None else before.prints,
+    FRAMES.modes = Modes(prints if prints is not None else before.prints,
                          asserts if asserts is not None else before.asserts)
     try:
         yield
     finally:
-        _LOCAL.modes = before
+        FRAMES.modes = before
 
 
 def under_checkify() -> bool:
     """Whether the current trace is nested in one made by ``checkify.checkify``
     (which turns ``checkify.check`` into the error value it returns)."""
-    try:
-        trace = jax_core.trace_ctx.trace
-    except AttributeError:  # pragma: no cover - a JAX without trace_ctx
-        return False
+    trace = current_trace()
     while trace is not None:
         info = getattr(getattr(trace, "frame", None), "debug_info", None)
         if getattr(info, "traced_for", None) == "checkify":

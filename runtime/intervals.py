@@ -15,33 +15,21 @@ from __future__ import annotations
 import contextlib
 import itertools
 import operator
-import threading
 from dataclasses import dataclass
 
+from autograph.runtime.trace_context import FRAMES, pushed
 from autograph.runtime.tracing import is_tracer
 
-_LOCAL = threading.local()
 _RANGE_ITERATOR = type(iter(range(0)))
 # How many combinations of outer index values ``loop_bound`` evaluates at most.
 MAX_COMBINATIONS = 1 << 16
 
 
-def _stack() -> list:
-    stack = getattr(_LOCAL, "stack", None)
-    if stack is None:
-        stack = _LOCAL.stack = []
-    return stack
-
-
 @contextlib.contextmanager
 def bounded(index, low: int, high: int):
     """While the block runs, the tracer ``index`` is known to lie in ``[low, high]``."""
-    stack = _stack()
-    stack.append((index, low, high))
-    try:
+    with pushed(FRAMES.index_bounds, (index, low, high)):
         yield
-    finally:
-        stack.pop()
 
 
 def bounds(value) -> tuple[int, int] | None:
@@ -53,7 +41,7 @@ def bounds(value) -> tuple[int, int] | None:
         except TypeError:
             return None
         return exact, exact
-    for index, low, high in reversed(_stack()):
+    for index, low, high in reversed(FRAMES.index_bounds):
         if index is value:
             return low, high
     return None

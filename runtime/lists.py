@@ -43,7 +43,6 @@ length stays a Python list (a pytree of arrays, carried as it is).
 from __future__ import annotations
 
 import operator
-import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -51,10 +50,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
-from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.errors import ConversionError
 from autograph.runtime import paths
+from autograph.runtime.trace_context import FRAMES, trace_active
 from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
 
 
@@ -317,7 +316,7 @@ def set_element_type(lst, dtype, shape=()):
                             f"{list(lst.buffer.shape[1:])}, not {element.dtype}"
                             f"{list(element.shape)}")
         return lst
-    if _is_list(lst) and not jax_core.trace_state_clean():
+    if _is_list(lst) and trace_active():
         return TypedList(lst, element)
     return lst
 
@@ -341,7 +340,7 @@ def check_returned(value, function):
     converted ``function`` returns to its caller under a JAX trace, holds a list
     whose length is traced (directly, or in tuples, lists and dicts): a ``jit``
     would return its buffer, not a list."""
-    if not isinstance(value, _MAY_HOLD_LISTS) or jax_core.trace_state_clean():
+    if not isinstance(value, _MAY_HOLD_LISTS) or not trace_active():
         return
     pending = [value]
     while pending:
@@ -410,11 +409,8 @@ def as_buffers(values, buffers) -> tuple:
 
 # -- lists entering staged loops -------------------------------------------------------
 
-_local = threading.local()
-
-
 def _staging_depth() -> int:
-    return getattr(_local, "depth", 0)
+    return FRAMES.staged_lists
 
 
 def stage_lists(state, names, step, trip_count, where, item=None, construct="loop",
@@ -499,10 +495,10 @@ class _Staging:
         self.lists = {}
 
     def __enter__(self):
-        _local.depth = _staging_depth() + 1
+        FRAMES.staged_lists += 1
 
     def __exit__(self, *exc):
-        _local.depth -= 1
+        FRAMES.staged_lists -= 1
         for probe, appends, pops in self.counts:
             probe.appends, probe.pops = appends, pops
 
@@ -596,7 +592,7 @@ def grows_traced(step, state, item) -> bool:
     Staging at once, rather than after a first Python iteration, gives the one
     ``scan`` a hand-written loop would be."""
     lists = [k for k, value in enumerate(state) if _is_list(value)]
-    if not lists or jax_core.trace_state_clean():
+    if not lists or not trace_active():
         return False
     grown = []
 

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 from jax import lax, tree_util
-from jax._src import core as jax_core  # trace state has no public accessor
 
 from autograph.directives import loop_option_error
 from autograph.errors import ConversionError
@@ -71,6 +70,7 @@ from autograph.runtime.stageable import (
     require_defined,
 )
 from autograph.runtime.state import as_tuple, fill_undefined, from_tuple, through_unbound
+from autograph.runtime.trace_context import trace_active
 from autograph.runtime.tracing import (
     FlatTree,
     Location,
@@ -224,7 +224,7 @@ def _tracing() -> bool:
     """Whether a JAX trace is active (``jit``, ``grad``, ``vmap``...): only then can a
     loop's condition, iterable or state be traced. (It cannot change while a loop
     runs: a trace begun in its body ends there.)"""
-    return not jax_core.trace_state_clean()
+    return trace_active()
 
 
 def _holds_tracer(tree) -> bool:

@@ -18,32 +18,24 @@ nothing: it acts once per iteration, when the loop runs forward.
 from __future__ import annotations
 
 import contextlib
-import threading
 
 import jax.numpy as jnp
 
-_LOCAL = threading.local()
+from autograph.runtime.trace_context import FRAMES, counted, pushed
 
 
 @contextlib.contextmanager
 def on_path(condition):
     """While tracing the block this guards, ``condition()`` says the block runs."""
-    stack = _stack()
-    stack.append(condition)
-    try:
+    with pushed(FRAMES.path_conditions, condition):
         yield
-    finally:
-        stack.pop()
 
 
 def condition():
     """Whether the current point of the staged program is reached (a traced bool),
     or ``None`` outside any staged branch or loop body."""
-    stack = _stack()
-    if not stack:
-        return None
     result = None
-    for make in stack:
+    for make in FRAMES.path_conditions:
         value = make()
         result = value if result is None else jnp.logical_and(result, value)
     return result
@@ -53,27 +45,16 @@ def condition():
 def replaying():
     """While tracing a loop body again to differentiate it, staged prints and
     asserts are left out (they acted when the loop ran forward)."""
-    depth = getattr(_LOCAL, "replay", 0)
-    _LOCAL.replay = depth + 1
-    try:
+    with counted("replaying"):
         yield
-    finally:
-        _LOCAL.replay = depth
 
 
 def is_replaying() -> bool:
     """Whether a loop body is being traced again to differentiate it."""
-    return bool(getattr(_LOCAL, "replay", 0))
+    return bool(FRAMES.replaying)
 
 
 def depth() -> int:
     """How many staged branches and loop bodies the current point is inside of that
     do not always run (the conditions ``condition()`` would combine)."""
-    return len(_stack())
-
-
-def _stack() -> list:
-    stack = getattr(_LOCAL, "stack", None)
-    if stack is None:
-        stack = _LOCAL.stack = []
-    return stack
+    return len(FRAMES.path_conditions)

@@ -33,10 +33,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
-from jax._src import core as jax_core
 
 from autograph.errors import ConversionError
 from autograph.runtime import effects, paths
+from autograph.runtime.trace_context import under_jit
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 
 
@@ -187,10 +187,7 @@ def message_text(message):
 
 def _staging() -> bool:
     """Whether the current code is being traced into a staged program (``jit``)."""
-    try:
-        return jax_core.unsafe_am_i_under_a_jit()
-    except AttributeError:  # a JAX without it: Python values print at trace time
-        return False
+    return under_jit()
 
 
 def _options(sep=None, end=None, file=None, flush=False):

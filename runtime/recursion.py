@@ -41,6 +41,7 @@ import threading
 from pathlib import Path
 
 from autograph import headroom
+from autograph.runtime.trace_context import FRAMES
 
 PROBE_DEPTH = 32
 
@@ -58,7 +59,6 @@ NESTED = _nested_types(PROBE_DEPTH)
 # Codes whose callee is a frame of the user's (converted_call, the convert wrapper).
 ENTRY_CODES: set = set()
 ACTIVE = [False]          # whether some thread holds lent frames (read without a lock)
-_state = threading.local()
 
 
 def _own_files() -> frozenset:
@@ -115,7 +115,7 @@ def lend(frame, is_converted_code) -> None:
         room = 2 * PROBE_DEPTH
     # The owner is known by id, not held: a held frame would keep the user's locals
     # alive after a RecursionError unwinds them (it is on the stack until it repays).
-    _state.lending = owner
+    FRAMES.lending = owner
     ACTIVE[0] = True
     headroom.lend(threading.get_ident(), own + room)
 
@@ -123,9 +123,9 @@ def lend(frame, is_converted_code) -> None:
 def repay(frame) -> None:
     """When the ``convert`` call at ``frame`` returns (while some thread holds lent
     frames): if it is the outermost one of a lending on this thread, repay it."""
-    lending = getattr(_state, "lending", None)
+    lending = FRAMES.lending
     if lending is not None and lending == id(frame):
-        _state.lending = None
+        FRAMES.lending = None
         headroom.lend(threading.get_ident(), 0)
     elif lending is None and headroom.pending() and _shallow():
         headroom.settle()     # a thread that was deeper then may be done by now

@@ -11,10 +11,10 @@ tracing, whatever the condition, unless a Python ``if`` around it decided so.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 from autograph.runtime import recursion
+from autograph.runtime.trace_context import FRAMES
 
 _REGIONS = "__autograph_regions__"
 
@@ -33,7 +33,6 @@ class Region:
 PYTHON_BRANCH = Region("if", None, staged=False)
 
 
-_nesting = threading.local()   # .depth: staged regions being traced on this thread
 _PASSES = "__autograph_staged_passes__"
 
 
@@ -50,16 +49,16 @@ class staged:  # noqa: N801 - used as a context manager, like contextlib's
         self.region = Region(construct, where)
 
     def __enter__(self):
-        _nesting.depth = getattr(_nesting, "depth", 0) + 1
+        FRAMES.staged_regions += 1
         return self.region
 
     def __exit__(self, kind, error, traceback):
-        _nesting.depth -= 1
+        FRAMES.staged_regions -= 1
         if error is not None and isinstance(error, Exception):
             record(error, self.region)
             if isinstance(error, RecursionError):
                 passes = error.__dict__[_PASSES] = error.__dict__.get(_PASSES, 0) + 1
-                if _nesting.depth == 0 and passes >= 3:
+                if FRAMES.staged_regions == 0 and passes >= 3:
                     raise recursion.stopping_error(error, self.region)
         return False
 

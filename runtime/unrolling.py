@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 from collections import Counter
+
+from autograph.runtime.trace_context import FRAMES, pushed
 
 logger = logging.getLogger("autograph.loops")
 
@@ -40,18 +41,8 @@ def unrolled(construct: str, where, reason: str) -> None:
     _decide(UNROLLED, construct, where, reason)
 
 
-_LOCAL = threading.local()
-
-
-def _held() -> list:
-    stack = getattr(_LOCAL, "stack", None)
-    if stack is None:
-        stack = _LOCAL.stack = []
-    return stack
-
-
 def _decide(decision, construct, where, reason):
-    stack = _held()
+    stack = FRAMES.held_decisions
     if stack:
         stack[-1].append((decision, construct, where, reason))
     else:
@@ -75,13 +66,8 @@ def held():
     ``release(decisions)`` records them. A trace that is thrown away (an abstract
     probe of a body, a staging attempt that failed) releases nothing, so that each
     loop of the program is recorded once, as it finally runs."""
-    decisions: list = []
-    stack = _held()
-    stack.append(decisions)
-    try:
+    with pushed(FRAMES.held_decisions, []) as decisions:
         yield decisions
-    finally:
-        stack.pop()
 
 
 def release(decisions) -> None:

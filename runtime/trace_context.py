@@ -1,0 +1,83 @@
+"""The trace-time context: what the runtime keeps per thread while it traces.
+
+A staged region (a branch set, a loop body) is traced by running the user's code
+once on tracers; while it runs, the operators it calls need to know where they
+are: which conditions lead there (``paths``), what the loop indices range over
+(``intervals``), whether the trace is a thrown-away probe whose loop decisions
+are held (``unrolling``), how many staged regions and staged-list loops enclose
+the point (``regions``, ``lists``), which print/assert modes are in force
+(``effects``), which convert call lent recursion frames (``recursion``). Each of
+those modules keeps its part in one field of ``FRAMES``, this thread's frame
+record, and pushes and pops it with ``pushed``/``counted``.
+
+This is also the one runtime module that asks JAX's private trace state
+(``jax._src``), which has no public accessor: ``trace_active``,
+``under_jit``, ``current_trace``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from jax._src import core as _jax_core  # trace state has no public accessor
+
+
+class _Frames(threading.local):
+    """This thread's trace-time context (a fresh one in each thread)."""
+
+    def __init__(self):
+        self.path_conditions: list = []   # paths.on_path: conditions to reach here
+        self.replaying = 0                # paths.replaying: a body traced again for grad
+        self.index_bounds: list = []      # intervals.bounded: (index, low, high)
+        self.held_decisions: list = []    # unrolling.held: lists of loop decisions
+        self.staged_regions = 0           # regions.staged: staged regions being traced
+        self.staged_lists = 0             # lists: loops carrying staged lists
+        self.modes = None                 # effects.using: print/assert modes, or default
+        self.lending = None               # recursion.lend: id of the lending frame
+
+
+FRAMES = _Frames()
+
+
+@contextlib.contextmanager
+def pushed(stack: list, item):
+    """While the block runs, ``item`` is on top of ``stack`` (a field of ``FRAMES``)."""
+    stack.append(item)
+    try:
+        yield item
+    finally:
+        stack.pop()
+
+
+@contextlib.contextmanager
+def counted(field: str):
+    """While the block runs, the counter ``FRAMES.<field>`` is one higher."""
+    frames = FRAMES
+    setattr(frames, field, getattr(frames, field) + 1)
+    try:
+        yield
+    finally:
+        setattr(frames, field, getattr(frames, field) - 1)
+
+
+def trace_active() -> bool:
+    """Whether a JAX trace is active (``jit``, ``grad``, ``vmap``...): only then can
+    a condition, an iterable or a state be traced."""
+    return not _jax_core.trace_state_clean()
+
+
+def under_jit() -> bool:
+    """Whether the current code is being traced into a staged program (``jit``)."""
+    try:
+        return _jax_core.unsafe_am_i_under_a_jit()
+    except AttributeError:  # pragma: no cover - a JAX without it
+        return False
+
+
+def current_trace():
+    """The innermost active JAX trace object (None where JAX has no ``trace_ctx``)."""
+    try:
+        return _jax_core.trace_ctx.trace
+    except AttributeError:  # pragma: no cover - a JAX without trace_ctx
+        return None
