@@ -57,7 +57,7 @@ from autograph.directives import loop_option_error
 from autograph.errors import ConversionError
 from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
 from autograph.runtime import cells as carried
-from autograph.runtime.abstract import abstract, mismatch_error, mismatches
+from autograph.runtime.abstract import abstract, mismatch_error, mismatches, placeholder
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
@@ -69,7 +69,13 @@ from autograph.runtime.stageable import (
     check_stageable,
     require_defined,
 )
-from autograph.runtime.state import as_tuple, fill_undefined, from_tuple, through_unbound
+from autograph.runtime.state import (
+    HoleProbe,
+    as_tuple,
+    fill_undefined,
+    from_tuple,
+    through_unbound,
+)
 from autograph.runtime.trace_context import trace_active
 from autograph.runtime.tracing import (
     FlatTree,
@@ -473,10 +479,15 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     def iteration(values, item):
         return as_tuple(loop_body(item, *values), count)
 
+    probe = None   # one abstract iteration, for the variables unbound before the loop
+
     def prepared_and_run(state):
-        state = returns.fill_undefined_returns(iteration, state, item)
-        if first_item is not _NO_ITEM:
-            state = fill_undefined(iteration, state, first_item)
+        if probe is not None:
+            state = probe.filled(state, first_item is not _NO_ITEM, placeholder)
+        else:
+            state = returns.fill_undefined_returns(iteration, state, item)
+            if first_item is not _NO_ITEM:
+                state = fill_undefined(iteration, state, first_item)
         require_defined(state, spec.names, spec.where, f"staged {spec.construct}")
         check_carriable(state, spec.names, spec.where, spec.construct)
         check_stageable(spec.obstacles, spec.where, spec.construct)
@@ -502,7 +513,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with regions.staged(spec.construct, spec.where):
-                out = through_unbound(prepared_and_run, iteration, state, item)
+                probe = HoleProbe.run(iteration, state, item)
+                out = through_unbound(prepared_and_run, iteration, state, item, probe)
         except Exception as error:
             if lowering.unrolled is None or spec.obstacles.in_try is not None:
                 raise  # unrolled, the `except` would not see run-time errors either

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 from jax import tree_util
 
-from autograph.runtime.undefined import is_undefined
+from autograph.runtime.undefined import is_undefined, is_undefined_return
 
 
 def as_tuple(value, count: int) -> tuple:
@@ -73,7 +73,54 @@ def fill_undefined(iteration, state, item):
     return tuple(filled)
 
 
-def through_unbound(stage, iteration, state, item):
+class HoleProbe:
+    """One abstract iteration of a loop whose state has unbound variables (holes):
+    the abstract value it gives each hole (``shapes``), and the holes it leaves
+    unbound (``unbound``). One probe answers what ``through_unbound``,
+    ``returns.fill_undefined_returns`` and ``fill_undefined`` would each trace the
+    body to find out."""
+
+    def __init__(self, shapes: dict, unbound: set):
+        self.shapes = shapes
+        self.unbound = unbound
+
+    @classmethod
+    def run(cls, iteration, state, item):
+        """The probe of ``iteration(state, item)`` (abstract ``item``); None when the
+        state has no holes or the body cannot be traced abstractly (each question
+        is then asked on its own, as before)."""
+        defined, holes, rebuild = split_unbound(state)
+        if not holes:
+            return None
+        unbound = set()
+
+        def one(defined, item):
+            out = iteration(rebuild(defined), item)
+            unbound.update(i for i in holes if is_undefined(out[i]))
+            return {i: None if is_undefined(out[i]) else out[i] for i in holes}
+
+        try:
+            shapes = jax.eval_shape(one, defined, item)
+        except Exception:  # noqa: BLE001 - asked one at a time by the staging path
+            return None
+        return cls(shapes, unbound)
+
+    def filled(self, state, known_to_run: bool, placeholder):
+        """``state`` with each hole the probe binds filled, as the two fills would:
+        a return value (``UndefinedReturn``) with ``placeholder`` of its type, any
+        other with zeros of its type where the loop is ``known_to_run``."""
+        filled = list(state)
+        for i, shape in self.shapes.items():
+            if i in self.unbound or not is_undefined(state[i]):
+                continue
+            if is_undefined_return(state[i]):
+                filled[i] = placeholder(shape)
+            elif known_to_run:
+                filled[i] = tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shape)
+        return tuple(filled)
+
+
+def through_unbound(stage, iteration, state, item, probe=None):
     """``stage(state)`` (a staged loop) for a state in which the variables that are
     unbound before the loop and that one iteration (``iteration(state, item)``, on an
     abstract ``item``) leaves unbound are carried as ``None``, an empty pytree, and
@@ -82,6 +129,8 @@ def through_unbound(stage, iteration, state, item):
     defined, holes, rebuild = split_unbound(state)
     if not holes:
         return stage(state)
+    if probe is not None:
+        return _through(stage, state, holes, {i for i in holes if i in probe.unbound})
     still_unbound = []
 
     def unbound_after_one(defined, item):
@@ -93,6 +142,10 @@ def through_unbound(stage, iteration, state, item):
     except Exception:  # the body needs concrete values: let the staging path decide
         return stage(state)
     through = {i for i, unbound in zip(holes, still_unbound[0], strict=True) if unbound}
+    return _through(stage, state, holes, through)
+
+
+def _through(stage, state, holes, through):
     if not through:
         return stage(state)
     out = stage(tuple(None if i in through else v for i, v in enumerate(state)))
