@@ -51,9 +51,11 @@ def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(
     """``run(carry, state)`` for a statement whose block function ``fn`` (its first
     ``skip`` parameters are loop items) writes ``cells`` or mutates the parameters
     named in ``mutated``; ``hidden`` are further ``(name, cell)`` pairs of objects
-    with state of their own (``objects.stateful_cells``). ``run`` calls the
-    statement's operator again with ``carry``'s wrapped functions and its state;
-    the result comes back in the statement's own form, cells and objects updated."""
+    with state of their own (``objects.stateful_cells``). ``run(plan, state)`` runs
+    the statement (its operator's inner path, never the operator again) with
+    ``plan``'s wrapped functions (``plan.body``, ``plan.test``) on the carried
+    state; the result comes back in the statement's own form, cells and objects
+    updated."""
     state = tuple(state)
     plan = Carry(fn, skip, state, cells, scoped, mutated, hidden)
     plan.where, plan.construct = caller_location(), construct

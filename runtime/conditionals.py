@@ -77,17 +77,20 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
             regions.record(error, regions.PYTHON_BRANCH)
             raise
     # What the branches reach through their closures and a call may change in place.
-    hidden = stateful_cells(if_true, if_false, mutable=True)
-    if cells is not None or mutated or hidden:
-        return carried.carry(lambda plan, state: if_stmt(
-            cond, plan.body(if_true), plan.body(if_false), state, in_try=in_try,
-            assigns_global=assigns_global, assigns_nonlocal=assigns_nonlocal),
-            if_true, state, construct="if", cells=cells, scoped=scoped, mutated=mutated,
-            hidden=hidden)
-    where = caller_location()
-    names = param_names(if_true)
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
-    out = _staged_cond(cond, if_true, if_false, tuple(state), names, where, "if", obstacles)
+    hidden = stateful_cells(if_true, if_false, mutable=True)
+    if cells is None and not mutated and not hidden:
+        return _staged_if(cond, if_true, if_false, tuple(state), obstacles)
+    return carried.carry(lambda plan, state: _staged_if(
+        cond, plan.body(if_true), plan.body(if_false), state, obstacles),
+        if_true, state, construct="if", cells=cells, scoped=scoped, mutated=mutated,
+        hidden=hidden)
+
+
+def _staged_if(cond, if_true, if_false, state, obstacles):
+    """The staged ``if`` statement over ``state`` (its cells and objects carried)."""
+    out = _staged_cond(cond, if_true, if_false, state, param_names(if_true),
+                       caller_location(), "if", obstacles)
     return from_tuple(out)
 
 

@@ -48,6 +48,7 @@ import functools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -147,15 +148,27 @@ class LoopSpec:
     on_unroll: Callable | None = None
 
 
-def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
-               maximum_iterations=None, checkpoint=False, bound=None,
-               **obstacles) -> LoopSpec:
+class LoopOptions(NamedTuple):
+    """The keywords of a loop operator besides its functions and state, packed once
+    where the operator is called: the loop options (``maximum_iterations`` as
+    given, unchecked; ``checkpoint``), the exit test of a ``for`` with ``break`` or
+    ``return``, a derived trip ``bound`` and what staging cannot honour."""
+
+    maximum_iterations: object = None
+    checkpoint: bool = False
+    extra_test: Callable | None = None
+    bound: object = None
+    obstacles: StagingObstacles = NO_OBSTACLES
+
+
+def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) -> LoopSpec:
     """The spec of a loop about to be staged, its state named after ``loop_body``'s
     parameters (after the item, for a ``for``). ``bounded``: its trip count is
     unknown while tracing (a ``while``, a ``for`` over a traced range), so
     ``maximum_iterations`` bounds it and is checked here; a static trip count
     ignores the option."""
     names = param_names(loop_body, skip=1 if construct == "for loop" else 0)
+    maximum_iterations, bound = options.maximum_iterations, options.bound
     limit = (_bound(maximum_iterations, where)
              if bounded and maximum_iterations is not None else None)
     index_bounds = None
@@ -163,9 +176,8 @@ def _loop_spec(construct, loop_body, where, *, bounded, extra_test=None,
         # A trip bound derived from the enclosing loops' ranges (a triangular loop).
         limit = bound.trips if limit is None else min(limit, bound.trips)
         index_bounds = (bound.low, bound.high) if bound.low is not None else None
-    return LoopSpec(construct, names, where, limit, checkpoint, extra_test,
-                    StagingObstacles(**obstacles), index_bounds,
-                    getattr(loop_body, "on_unroll", None))
+    return LoopSpec(construct, names, where, limit, options.checkpoint, options.extra_test,
+                    options.obstacles, index_bounds, getattr(loop_body, "on_unroll", None))
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
@@ -193,14 +205,18 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     state variables whose objects it changes in place (``cells.py``).
     """
     hidden = stateful_cells(loop_test, loop_body)
-    if cells is not None or mutated or hidden:
-        return carried.carry(lambda plan, state: while_stmt(
-            plan.test(loop_test), plan.body(loop_body), state,
-            maximum_iterations=maximum_iterations, checkpoint=checkpoint, in_try=in_try,
-            assigns_global=assigns_global, assigns_nonlocal=assigns_nonlocal,
-            deletes=deletes), loop_body, state, construct="while loop", cells=cells,
-            scoped=scoped, mutated=mutated, hidden=hidden)
-    state = tuple(state)
+    if cells is None and not mutated and not hidden:
+        return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
+                      in_try, assigns_global, assigns_nonlocal, deletes)
+    return carried.carry(lambda plan, state: _while(
+        plan.test(loop_test), plan.body(loop_body), state, maximum_iterations, checkpoint,
+        in_try, assigns_global, assigns_nonlocal, deletes), loop_body, state,
+        construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden)
+
+
+def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
+           assigns_global, assigns_nonlocal, deletes):
+    """``while_stmt`` once its cells and objects are carried (``cells.carry``)."""
     count = len(state)
     if not _tracing():
         while loop_test(*state):
@@ -219,10 +235,9 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
         if not cond:
             return from_tuple(state)
         state = as_tuple(loop_body(*state), count)
-    spec = _loop_spec("while loop", loop_body, caller_location(), bounded=True,
-                      maximum_iterations=maximum_iterations, checkpoint=checkpoint,
-                      in_try=in_try, assigns_global=assigns_global,
-                      assigns_nonlocal=assigns_nonlocal, deletes=deletes)
+    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes)
+    options = LoopOptions(maximum_iterations, checkpoint, obstacles=obstacles)
+    spec = _loop_spec("while loop", loop_body, caller_location(), options, bounded=True)
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
 
@@ -337,27 +352,29 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     from whether a state variable itself became traced.
     """
     hidden = stateful_cells(loop_body, extra_test)
-    if cells is not None or mutated or hidden:
-        return carried.carry(lambda plan, state: for_stmt(
-            iterable, plan.body(loop_body, skip=1), state,
-            extra_test=plan.test(extra_test), maximum_iterations=maximum_iterations,
-            checkpoint=checkpoint, bound=bound, in_try=in_try, assigns_global=assigns_global,
-            assigns_nonlocal=assigns_nonlocal, deletes=deletes), loop_body, state, skip=1,
-            construct="for loop", cells=cells, scoped=scoped, mutated=mutated,
-            hidden=hidden)
-    state = tuple(state)
+    if cells is None and not mutated and not hidden:
+        return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,
+                    checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes)
+    return carried.carry(lambda plan, state: _for(
+        iterable, plan.body(loop_body, skip=1), state, plan.test(extra_test),
+        maximum_iterations, checkpoint, bound, in_try, assigns_global, assigns_nonlocal,
+        deletes), loop_body, state, skip=1, construct="for loop", cells=cells,
+        scoped=scoped, mutated=mutated, hidden=hidden)
+
+
+def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,
+         in_try, assigns_global, assigns_nonlocal, deletes):
+    """``for_stmt`` once its cells and objects are carried (``cells.carry``)."""
     count = len(state)
     if not _tracing():
         return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
-    options = {"extra_test": extra_test, "maximum_iterations": maximum_iterations,
-               "checkpoint": checkpoint, "in_try": in_try, "assigns_global": assigns_global,
-               "assigns_nonlocal": assigns_nonlocal, "deletes": deletes}
+    options = LoopOptions(maximum_iterations, checkpoint, extra_test, bound,
+                          StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes))
     if isinstance(iterable, TracedRange):
-        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True,
-                          bound=bound, **options)
+        spec = _loop_spec("for loop", loop_body, caller_location(), options, bounded=True)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))
     if is_tracer(iterable) or isinstance(iterable, Scanned):
-        spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False, **options)
+        spec = _loop_spec("for loop", loop_body, caller_location(), options, bounded=False)
         return from_tuple(_staged_scan(iterable, loop_body, state, spec))
     if type(iterable) is _RANGE_ITERATOR and extra_test is None:
         # `reversed(range(n))`, `iter(range(n))`: the rest of a range, which can stage;
@@ -368,8 +385,8 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             if count and (_top_level_tracer(state) if k else (
                     _holds_tracer(state) or _closure_has_tracer(loop_body)
                     or _grows_traced(loop_body, state, item))):
-                spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
-                                  **options)
+                spec = _loop_spec("for loop", loop_body, caller_location(), options,
+                                  bounded=False)
                 return from_tuple(_staged_range(iterable[k:], loop_body, state, spec))
             if extra_test is not None and not extra_test(*state):
                 break
@@ -381,8 +398,8 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     while True:
         keep = extra_test(*state)
         if is_tracer(keep):
-            spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
-                              **options)
+            spec = _loop_spec("for loop", loop_body, caller_location(), options,
+                              bounded=False)
             return from_tuple(_masked_python_for(items, loop_body, state, spec))
         if not keep:
             break
