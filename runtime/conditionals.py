@@ -123,11 +123,13 @@ def predicate(cond, where, construct: str):
 
 
 def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstacles):
-    """The ``if`` as one ``lax.cond``, JAX's way: each branch traced once to a jaxpr
-    (``_Branch``), the two checked and reconciled here (one-sided returns filled,
-    lists grown in a branch's loop made buffers in both, Python scalars that meet
-    arrays promoted), then bound once, replaying the jaxprs: the user's code of
-    each branch runs once."""
+    """The ``if`` as one ``lax.cond``. Where the branches agree on their types (the
+    common case) that is ``lax.cond`` over them: each branch runs once. Where they
+    may not (a return value set on one side only, types ``lax.cond`` rejects), it
+    goes JAX's way: each branch traced once to a jaxpr (``_Branch``), the two
+    checked and reconciled here (one-sided returns filled, lists grown in a
+    branch's loop made buffers in both, Python scalars that meet arrays promoted),
+    then bound once, replaying the jaxprs. Either way a branch runs at most twice."""
     with regions.staged(construct, where):
         pred = predicate(cond, where, construct)
         operands, _, rebuild = split_unbound(state)
@@ -135,27 +137,25 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
             check_carriable(operands, defined_names, where, construct)
         check_stageable(obstacles, where, construct)
-        count = len(names)
-        with unrolling.held() as decisions:  # the loops in the branches, as staged
-            true = _Branch.trace(if_true, lambda: pred, state, rebuild, operands, count,
-                                 names, where, construct)
-            false = _Branch.trace(if_false, lambda: jnp.logical_not(pred), state, rebuild,
-                                  operands, count, names, where, construct)
-        _fill_one_sided_returns(true, false, state)
+
+        def branches():
+            return (_Branch(if_true, lambda: pred, state, rebuild, names, where, construct),
+                    _Branch(if_false, lambda: jnp.logical_not(pred), state, rebuild, names,
+                            where, construct))
+
+        out = None
+        if not any(is_undefined_return(v) for v in state):
+            true, false = branches()
+            try:
+                with unrolling.held() as decisions:  # the loops in the branches
+                    out = lax.cond(pred, true.run, false.run, operands)
+            except TypeError:
+                out = None   # reconciled below, from one trace of each branch
+        if out is None:
+            true, false = branches()
+            with unrolling.held() as decisions:
+                out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
         _raise_for_one_sided(true.unbound, false.unbound, names, where, construct)
-        buffers = None
-        if _holds_staged_list(true.shapes) or _holds_staged_list(false.shapes):
-            # A list one branch grows in a staged loop is a buffer there: make it one
-            # in both (runtime/lists.py).
-            buffers = lists.branch_buffers(true.emit, false.emit, operands)
-        true.buffers = false.buffers = buffers or None
-        if buffers:
-            true.shapes = jax.eval_shape(true.emit, operands)
-            false.shapes = jax.eval_shape(false.emit, operands)
-        dtypes = _joined_output_dtypes(true.shapes, false.shapes, names, where, construct,
-                                       (if_true, if_false))
-        true.dtypes = false.dtypes = dtypes
-        out = lax.cond(pred, true.emit, false.emit, operands)
         unrolling.release(decisions)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
@@ -163,42 +163,64 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                      for i, value in enumerate(out))
 
 
-class _Branch:
-    """One branch of a staged ``if``, traced once (``trace``): its jaxpr, the
-    abstract values it gives (``shapes``), the positions it leaves unbound, its
-    Python scalar outputs; ``emit(operands)`` replays it inside ``lax.cond``, with
-    what reconciling the two branches decided (``fill``, ``buffers``, ``dtypes``)."""
+def _reconciled_cond(pred, true, false, operands, state, functions):
+    """``lax.cond`` of the two branches, each traced once to a jaxpr first and the
+    two reconciled before binding (``_staged_cond``)."""
+    true.trace(operands)
+    false.trace(operands)
+    _fill_one_sided_returns(true, false, state)
+    _raise_for_one_sided(true.unbound, false.unbound, true.names, true.where,
+                         true.construct)
+    buffers = None
+    if _holds_staged_list(true.shapes) or _holds_staged_list(false.shapes):
+        # A list one branch grows in a staged loop is a buffer there: make it one
+        # in both (runtime/lists.py).
+        buffers = lists.branch_buffers(true.emit, false.emit, operands)
+    true.buffers = false.buffers = buffers or None
+    if buffers:
+        true.shapes = jax.eval_shape(true.emit, operands)
+        false.shapes = jax.eval_shape(false.emit, operands)
+    dtypes = _joined_output_dtypes(true.shapes, false.shapes, true.names, true.where,
+                                   true.construct, functions)
+    true.dtypes = false.dtypes = dtypes
+    return lax.cond(pred, true.emit, false.emit, operands)
 
-    def __init__(self, jaxpr, shapes, unbound, python_leaves):
-        self.jaxpr = jaxpr
-        self.shapes = shapes
-        self.unbound = unbound
-        self.python_leaves = python_leaves
+
+class _Branch:
+    """One branch of a staged ``if``: ``run(operands)`` runs it on traced operands,
+    recording the positions it leaves unbound and its Python scalar outputs;
+    ``trace(operands)`` traces it once to a jaxpr and the abstract values it gives
+    (``shapes``); ``emit(operands)`` replays that inside ``lax.cond``, with what
+    reconciling the two branches decided (``fill``, ``buffers``, ``dtypes``)."""
+
+    def __init__(self, fn, taken, state, rebuild, names, where, construct):
+        self.fn, self.taken, self.state, self.rebuild = fn, taken, state, rebuild
+        self.names, self.where, self.construct = names, where, construct
+        self.unbound = set()
+        self.python_leaves = []
+        self.jaxpr = self.shapes = self.shapes_traced = None
         self.fill = {}        # position -> placeholder for a return the other branch sets
         self.buffers = None   # lists.as_buffers of the outputs
         self.dtypes = None    # the joined dtypes of the outputs
 
-    @classmethod
-    def trace(cls, fn, taken, state, rebuild, operands, count, names, where, construct):
-        unbound, python_leaves = set(), []
+    def run(self, ops):
+        inputs = self.rebuild(ops)
+        # Taken before the branch runs: it may replace the leaves of its inputs
+        # in place (objects it carries, cells.py).
+        python_inputs = _python_inputs(self.state, inputs)
+        with paths.on_path(self.taken):
+            out = list(as_tuple(self.fn(*inputs), len(self.names)))
+        for i, value in enumerate(out):
+            if is_undefined(value):
+                self.unbound.add(i)
+                out[i] = None
+        check_carriable(out, self.names, self.where, self.construct)
+        self.python_leaves[:] = _python_scalars(out, python_inputs)
+        return tuple(out)
 
-        def run(ops):
-            inputs = rebuild(ops)
-            # Taken before the branch runs: it may replace the leaves of its inputs
-            # in place (objects it carries, cells.py).
-            python_inputs = _python_inputs(state, inputs)
-            with paths.on_path(taken):
-                out = list(as_tuple(fn(*inputs), count))
-            for i, value in enumerate(out):
-                if is_undefined(value):
-                    unbound.add(i)
-                    out[i] = None
-            check_carriable(out, names, where, construct)
-            python_leaves[:] = _python_scalars(out, python_inputs)
-            return tuple(out)
-
-        jaxpr, shapes = jax.make_jaxpr(run, return_shape=True)(operands)
-        return cls(jaxpr, shapes, unbound, python_leaves)
+    def trace(self, operands):
+        self.jaxpr, self.shapes = jax.make_jaxpr(self.run, return_shape=True)(operands)
+        self.shapes_traced = self.shapes
 
     def emit(self, operands):
         out = jaxpr_as_fun(self.jaxpr)(*tree_util.tree_leaves(operands))
@@ -224,7 +246,6 @@ def _fill_one_sided_returns(true, false, state):
             if is_undefined_return(state[i]):
                 first.fill[i] = functools.partial(placeholder, second.shapes[i])
     for branch in (true, false):
-        branch.shapes_traced = branch.shapes
         if branch.fill:
             branch.unbound -= set(branch.fill)
             branch.shapes = tuple(
