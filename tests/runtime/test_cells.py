@@ -114,3 +114,11 @@ def test_compiled_is_the_original(fn, args):
 def test_unrolled_closures_agree_with_jit_of_the_original(fn, args):
     traced = [jnp.int32(a) for a in args]
     assert int(autograph.to_graph(fn)(*traced)) == int(jax.jit(fn)(*traced))
+
+
+def test_fuzzed_cell_programs_agree_with_python():
+    from tests.fuzz import cell_programs
+
+    ran, found = cell_programs.check(24, seed=3)
+    assert set(ran) == set(cell_programs.KINDS)
+    assert not found, found[0]

@@ -1,0 +1,152 @@
+"""Fuzzer for closure cells across staged and unrolled regions (issue 26.1, 26.2).
+
+    python -m tests.fuzz.cell_programs --count 500
+
+Two kinds of program, each checked against the original run on Python ints:
+converted with Python ints, ``to_graph`` with ``jnp.int32`` arguments, and
+``jax.jit`` of the converted function.
+
+- ``escaping_closure``: a loop over a Python range whose body makes a closure
+  reading the loop index and a traced variable it updates, and the closure escapes
+  the loop (as loop state, or appended to a list): the loop cannot carry a
+  function, so it runs unrolled, and the closure must read the last index.
+- ``branch_cell``: a staged ``if`` whose one branch rebinds a name a closure reads
+  (a scoped cell) and whose other branch reads it: each traced branch must start
+  from the cell's value before the ``if``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+KINDS = ("escaping_closure", "branch_cell")
+
+
+def _expr(r, names):
+    a, b = r.sample(names, 2) if len(names) > 1 else (names[0], names[0])
+    return r.choice([f"({a} + {b} * {r.randint(1, 3)}) % 37", f"({a} * 2 + {r.randint(0, 5)}) % 41",
+                     f"{a} + {r.randint(-3, 3)}"])
+
+
+def escaping_closure(r, name) -> str:
+    trips = r.randint(1, 4)
+    prebound = r.random() < 0.5
+    in_list = r.random() < 0.4
+    closure_reads = r.choice(["i + b", "i * 3 + b", "b - i", "i * 10 + b + a"])
+    lines = [f"def {name}(a, b, n):"]
+    if prebound:
+        lines.append(f"    i = {r.randint(-2, 2)}")
+    if in_list:
+        lines.append("    fs = []")
+    else:
+        lines.append("    g = lambda: 0")
+    loop = r.choice([f"range({trips})", f"range(1, {trips + 1})", f"range({trips}, 0, -1)"])
+    lines.append(f"    for i in {loop}:")
+    update = f"        b = {_expr(r, ['b', 'a', 'i'])}"
+    closure = ("        fs.append(lambda: " + closure_reads + ")" if in_list
+               else "        g = lambda: " + closure_reads)
+    lines.extend([update, closure] if r.random() < 0.5 else [closure, update])
+    if r.random() < 0.5:
+        lines.append("        n = n + i")
+    if in_list:
+        pick = r.randint(0, trips - 1)
+        lines.append(f"    return fs[{pick}]() + fs[-1]() + n")
+    else:
+        lines.append("    return g() + n")
+    return "\n".join(lines) + "\n"
+
+
+def branch_cell(r, name) -> str:
+    rebind = r.choice(["5", "t + 1", "t * 2 - a", "(t + b) % 7"])
+    read = r.choice(["c = t", "c = t + c", "c = c - t * 2"])
+    threshold = r.randint(-2, 2)
+    closure_first = r.random() < 0.5
+    lines = [f"def {name}(a, b, c):", f"    t = {r.choice(['a', 'a + 1', 'a * b % 9'])}",
+             f"    if b > {threshold}:"]
+    taken = [f"        t = {rebind}", "        g = lambda: t + 1"]
+    if r.random() < 0.5:
+        taken.append("        c = g()")
+    other = [f"        {read}"]
+    if closure_first:
+        lines.extend(taken + ["    else:"] + other)
+    else:
+        lines[-1] = f"    if b <= {threshold}:"
+        lines.extend(other + ["    else:"] + taken)
+    lines.append("    return c")
+    return "\n".join(lines) + "\n"
+
+
+GENERATORS = {"escaping_closure": escaping_closure, "branch_cell": branch_cell}
+
+
+def programs(count: int, seed: int = 0):
+    """``(kind, source, name)`` of ``count`` programs, the kinds alternating."""
+    r = random.Random(seed)
+    for k in range(count):
+        kind = KINDS[k % len(KINDS)]
+        name = f"f_{seed}_{k}"
+        yield kind, GENERATORS[kind](r, name), name
+
+
+def _load(sources) -> object:
+    folder = Path(tempfile.mkdtemp(prefix="cell_fuzz_"))
+    path = folder / "cell_fuzz_programs.py"
+    path.write_text("".join(sources))
+    spec = importlib.util.spec_from_file_location(f"cell_fuzz_{id(folder)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(count: int, seed: int = 0):
+    """``(programs by kind, mismatches)``: each mismatch is ``(kind, source, args,
+    mode, expected, got)``."""
+    import jax
+    import jax.numpy as jnp
+
+    import autograph
+
+    listed = list(programs(count, seed))
+    module = _load([source + "\n\n" for _, source, _ in listed])
+    r = random.Random(seed + 1)
+    ran, found = collections.Counter(), []
+    for kind, source, name in listed:
+        fn = getattr(module, name)
+        args = (r.randint(-5, 5), r.randint(-5, 5), r.randint(-5, 5))
+        expected = fn(*args)
+        traced = [jnp.int32(a) for a in args]
+        modes = {"convert": lambda fn=fn, args=args: autograph.convert(fn)(*args),
+                 "to_graph": lambda fn=fn, traced=traced: autograph.to_graph(fn)(*traced),
+                 "jit": lambda fn=fn, traced=traced: jax.jit(autograph.convert(fn))(*traced)}
+        for mode, run in modes.items():
+            try:
+                got = int(run())
+            except Exception as error:  # noqa: BLE001 - any failure is a mismatch
+                got = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+            if got != expected:
+                found.append((kind, source, args, mode, expected, got))
+        ran[kind] += 1
+    return ran, found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    ran, found = check(args.count, args.seed)
+    for kind, source, call, mode, expected, got in found:
+        print(f"--- {kind} {mode} args {call}: expected {expected}, got {got}\n{source}")
+    print("programs by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(ran.items())))
+    print(f"programs: {sum(ran.values())}; mismatches: {len(found)}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
