@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax import lax, tree_util
+from jax import tree_util
 
 from autograph.errors import ConversionError
+from autograph.runtime import batched_select, lists, paths, regions, returns, unrolling
 from autograph.runtime import cells as carried
-from autograph.runtime import lists, paths, regions, returns, unrolling
 from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
 from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
@@ -153,7 +153,8 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
 
         def cond(true_fn, false_fn):
             with unrolling.held() as decisions:
-                result = lax.cond(pred, true_fn, false_fn, operands)
+                # lax.cond, or a select under a vmap that batches pred
+                result = batched_select.cond(pred, true_fn, false_fn, operands)
             kept[:] = decisions
             return result
 
