@@ -52,8 +52,8 @@ from jax import lax, tree_util
 from jax._src.interpreters import batching
 
 
-def cond(pred, true_fn, false_fn, operands):
-    """``lax.cond(pred, true_fn, false_fn, operands)``, lowered under ``vmap`` with a
+def cond(pred, true_fn, false_fn, *operands):
+    """``lax.cond(pred, true_fn, false_fn, *operands)``, lowered under ``vmap`` with a
     batched ``pred`` to a select between both branches on the batched operands.
 
     Before: ``jax.vmap(lambda h: lax.cond(h.sum() > 0, f, g, h))`` broadcasts every
@@ -61,6 +61,11 @@ def cond(pred, true_fn, false_fn, operands):
     with the closed-over operands of ``f`` and ``g`` as they are.
     """
     return _cond(pred, true_fn, false_fn, operands, spare={})
+
+
+def _spread(fn):
+    """``fn`` taking the tuple of ``cond``'s operands as one argument."""
+    return lambda operands: fn(*operands)
 
 
 def is_batched(value) -> bool:
@@ -74,7 +79,8 @@ def is_batched(value) -> bool:
 
 
 def _cond(pred, true_fn, false_fn, operands, spare):
-    """``cond``; ``spare``: ``{position: branch}`` for the output leaves whose value
+    """``cond`` (``true_fn`` and ``false_fn`` take the tuple ``operands`` spread);
+    ``spare``: ``{position: branch}`` for the output leaves whose value
     only matters where that branch is taken (its linearization residuals; the
     other branch gives a filler), so one that neither branch batches is that
     branch's, with no select."""
@@ -84,7 +90,7 @@ def _cond(pred, true_fn, false_fn, operands, spare):
     if out_tree != false_tree or true_jaxpr.out_avals != false_jaxpr.out_avals:
         # Types to reconcile: lax.cond promotes weak types, or raises the TypeError
         # its callers expect.
-        return lax.cond(pred, true_fn, false_fn, operands)
+        return lax.cond(pred, _spread(true_fn), _spread(false_fn), operands)
     staged = _StagedIf(true_jaxpr, false_jaxpr, spare)
     consts = (list(true_jaxpr.consts), list(false_jaxpr.consts))
     if is_batched(pred):
@@ -104,7 +110,7 @@ def _traced(fn, operands):
     out_tree = []
 
     def flat(*leaves):
-        out = fn(tree_util.tree_unflatten(in_tree, leaves))
+        out = fn(*tree_util.tree_unflatten(in_tree, leaves))
         out_leaves, tree = tree_util.tree_flatten(out)
         out_tree.append(tree)
         return out_leaves
@@ -226,8 +232,7 @@ class _StagedIf:
         else:
             # The predicate is the batch's: still one branch, and a vmap further out
             # may batch it (an `if` under vmap of vmap).
-            out = _cond(pred, lambda args: run_true(args[0], args[2]),
-                        lambda args: run_false(args[1], args[2]),
+            out = _cond(pred, lambda t, f, x: run_true(t, x), lambda t, f, x: run_false(f, x),
                         (true_consts, false_consts, leaves), self.spare)
         return out, [not k for k in keep]
 
@@ -243,7 +248,7 @@ class _StagedIf:
                 for which in lin}
 
         def branch(which):
-            def run(args):
+            def run(*args):
                 out, residuals = lin[which].residuals(args)
                 return (out, residuals, fill[not which]) if which else (
                     out, fill[not which], residuals)
@@ -290,7 +295,7 @@ class _Linearized:
 
     def tangents(self, residuals, const_dots, leaf_dots):
         dots = [*const_dots, *leaf_dots]
-        inexact = [d for d in dots if jnp.result_type(d) != jax.dtypes.float0]
+        inexact = [d for d in dots if getattr(d, "dtype", None) != jax.dtypes.float0]
         out = jax.core.eval_jaxpr(self.linear, residuals, *inexact)
         avals = self.staged.jaxprs[self.which].out_avals
         return [t if jnp.issubdtype(a.dtype, jnp.inexact)
