@@ -27,11 +27,12 @@ Two ways the predicate is known to be batched:
   and the branch not taken gets ones, so its linear map stays finite and adds
   no NaN to a gradient.
 
-In the select, a branch's batched operands are cut off from the gradient for the
-examples that do not take it (as JAX's own rule does, jax issue 1052), so a
-branch not taken (``sqrt`` of a negative) gives no NaN gradient to the example's
-inputs. What no select can do without copying them per example: cut off the
-operands that are not batched (the closed-over weights) per example. A branch
+In the select, the batched values a branch reads (operands and closed-over ones)
+are cut off from the gradient for the examples that do not take it (as JAX's own
+rule does, jax issue 1052), so a branch not taken (``sqrt`` of a negative) gives
+no NaN gradient to the example's inputs. What no select can do without copying
+them per example: cut off the values that are not batched (the closed-over
+weights) per example. A branch
 whose derivative is infinite at an example that does not take it still gives
 NaN to the gradient of such a weight under ``vmap``, as the ``jnp.where`` form
 does.
@@ -197,8 +198,10 @@ class _StagedIf:
     def select_now(self, pred, true_consts, false_consts, leaves):
         """Both branches in the current trace (where ``pred`` is batched), on operands
         cut off from the gradient where the example does not take the branch."""
-        true_out = self._run(True, true_consts, _masked(pred, leaves, True))
-        false_out = self._run(False, false_consts, _masked(pred, leaves, False))
+        true_out = self._run(True, _masked(pred, true_consts, True),
+                             _masked(pred, leaves, True))
+        false_out = self._run(False, _masked(pred, false_consts, False),
+                              _masked(pred, leaves, False))
         return [(a if self.spare[i] else b)
                 if i in self.spare and not is_batched(a) and not is_batched(b)
                 else _select(pred, a, b)
@@ -222,9 +225,9 @@ class _StagedIf:
 
         run_true, run_false = batched(True), batched(False)
         if pred_batched:
-            true_out = run_true(true_consts,
+            true_out = run_true(_masked(pred, true_consts, True, batched=true_batched),
                                 _masked(pred, leaves, True, batched=leaves_batched))
-            false_out = run_false(false_consts,
+            false_out = run_false(_masked(pred, false_consts, False, batched=false_batched),
                                   _masked(pred, leaves, False, batched=leaves_batched))
             out = [(a if self.spare[i] else b) if k else _select(pred, a, b)
                    for i, (k, a, b) in enumerate(zip(keep, true_out, false_out,
