@@ -86,11 +86,17 @@ def _cond(pred, true_fn, false_fn, operands, spare):
     other branch gives a filler), so one that neither branch batches is that
     branch's, with no select."""
     leaves, _ = tree_util.tree_flatten(operands)
+    if jnp.result_type(pred) != jnp.bool_:
+        pred = jnp.asarray(pred) != 0
     (true_jaxpr, out_tree), (false_jaxpr, false_tree) = (
         _traced(fn, operands) for fn in (true_fn, false_fn))
+    weak = _weak_only(true_jaxpr.out_avals, false_jaxpr.out_avals)
+    if out_tree == false_tree and weak:
+        # `y = 0.0` in one branch, an array in the other: both strong, as lax.cond has it
+        (true_jaxpr, _), (false_jaxpr, _) = (_traced(_strong(fn, weak), operands)
+                                             for fn in (true_fn, false_fn))
     if out_tree != false_tree or true_jaxpr.out_avals != false_jaxpr.out_avals:
-        # Types to reconcile: lax.cond promotes weak types, or raises the TypeError
-        # its callers expect.
+        # Types to reconcile: lax.cond raises the TypeError its callers expect.
         return lax.cond(pred, _spread(true_fn), _spread(false_fn), operands)
     staged = _StagedIf(true_jaxpr, false_jaxpr, spare)
     consts = (list(true_jaxpr.consts), list(false_jaxpr.consts))
@@ -102,6 +108,30 @@ def _cond(pred, true_fn, false_fn, operands, spare):
     else:
         out = staged(pred, *consts, leaves)
     return tree_util.tree_unflatten(out_tree, out)
+
+
+def _weak_only(true_avals, false_avals):
+    """Positions where the two branches' outputs differ in weak type only (empty
+    where they differ otherwise)."""
+    if len(true_avals) != len(false_avals):
+        return ()
+    found = []
+    for i, (a, b) in enumerate(zip(true_avals, false_avals, strict=True)):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return ()
+        if a != b:
+            found.append(i)
+    return tuple(found)
+
+
+def _strong(fn, positions):
+    """``fn`` with the output leaves at ``positions`` given a strong type."""
+    def strong(*operands):
+        leaves, tree = tree_util.tree_flatten(fn(*operands))
+        for i in positions:
+            leaves[i] = lax.convert_element_type(leaves[i], jnp.result_type(leaves[i]))
+        return tree_util.tree_unflatten(tree, leaves)
+    return strong
 
 
 def _traced(fn, operands):
@@ -291,6 +321,12 @@ class _Linearized:
                 full[i] = value
             return self.staged._run(self.which, full[:split], full[split:])
 
+        if not inexact:   # nothing to differentiate: a linear map of nothing
+            out = run()
+            self.linear = jax.make_jaxpr(lambda: [
+                jnp.zeros(jnp.shape(o), jnp.result_type(o) if _inexact(o) else jnp.float32)
+                for o in out])().jaxpr
+            return out, []
         out, linear = jax.linearize(run, *[flat[i] for i in inexact])
         closed = jax.make_jaxpr(linear)(*[flat[i] for i in inexact])
         self.linear = closed.jaxpr

@@ -248,3 +248,24 @@ def test_drop_in_for_lax_cond_with_several_operands():
     assert_close(expected, jax.vmap(jax.jit(f))(a, b))
     with pytest.raises(TypeError):
         batched_select.cond(jnp.bool_(True), lambda: 1.0, lambda: jnp.int32(1))
+
+
+def constant_in_one_branch(x, n):
+    if n > 0:
+        y = x * 2
+    else:
+        y = 3.0
+    return y
+
+
+def test_a_python_constant_in_one_branch_is_selected_too():
+    converted = autograph.convert(constant_in_one_branch)
+    xs, ns = jnp.array([-1.0, 2.0, 3.0]), jnp.array([1, 0, 5])
+    expected = [constant_in_one_branch(float(x), int(n)) for x, n in zip(xs, ns, strict=True)]
+    for form in (jax.vmap(converted), jax.vmap(jax.jit(converted))):
+        assert_close(np.array(expected), form(xs, ns))
+    assert "cond[" not in str(jax.make_jaxpr(jax.vmap(jax.jit(converted)))(xs, ns))
+    # the branch not taken has no float input at all: its linear map is of nothing
+    grads = jax.grad(lambda x: jax.vmap(jax.jit(converted))(x, ns).sum())(xs)
+    assert_close(np.array([2.0, 0.0, 2.0]), grads)
+    assert_close(np.array([2.0, 0.0, 2.0]), jax.vmap(jax.grad(jax.jit(converted)))(xs, ns))
