@@ -269,3 +269,21 @@ def test_a_python_constant_in_one_branch_is_selected_too():
     grads = jax.grad(lambda x: jax.vmap(jax.jit(converted))(x, ns).sum())(xs)
     assert_close(np.array([2.0, 0.0, 2.0]), grads)
     assert_close(np.array([2.0, 0.0, 2.0]), jax.vmap(jax.grad(jax.jit(converted)))(xs, ns))
+
+
+def grow(h):
+    steps = 0
+    while jnp.abs(h).sum() < 100.0 and steps < 50:
+        h = W @ h + 1.0
+        steps += 1
+    return h, steps
+
+
+def test_a_while_with_a_batched_test_does_not_copy_its_constants():
+    converted = autograph.convert(grow)
+    assert COPIES not in lowered(jax.vmap(converted), X)
+    got = jax.jit(jax.vmap(converted))(X)
+    expected = [grow(x) for x in X]
+    assert_close(np.stack([np.asarray(e[0]) for e in expected]), got[0], rtol=1e-4,
+                 atol=1e-4)
+    assert got[1].tolist() == [int(e[1]) for e in expected]
