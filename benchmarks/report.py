@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import first_call, lambda_files, python_loops, unrolling
+from . import first_call, lambda_files, python_loops, unrolling, vmap_select
 from .suite import format_seconds
 from .workloads import AUTOGRAPH, EAGER, HAND_LAX, KINDS, UNROLLED
 
@@ -211,6 +211,10 @@ def _source_sections(results: dict, markdown: bool = False) -> list[str]:
                       "body needs Python iteration)",
                   _table(unrolling.COLUMNS, unrolling.format_rows(results["unrolling"]),
                          markdown)]
+    if results.get("vmap_select"):
+        table = vmap_select.format_table(results["vmap_select"])
+        parts += ["", f"{heading}A staged if under vmap: time per call and XLA temp memory",
+                  f"```\n{table}\n```" if markdown else table]
     return parts
 
 

@@ -21,7 +21,15 @@ import numpy as np
 
 import autograph
 
-from . import conversion, first_call, lambda_files, programs, python_loops, unrolling
+from . import (
+    conversion,
+    first_call,
+    lambda_files,
+    programs,
+    python_loops,
+    unrolling,
+    vmap_select,
+)
 from .harness import TimingPlan, aot_split, error_text, interleaved_medians, timed
 from .scaling import measure_scaling
 from .workloads import (
@@ -62,6 +70,8 @@ class SuiteConfig:
     python_loop_sizes: tuple[int, ...] = (1, 100, 10_000)
     python_loop_rounds: int = 9
     unrolling: bool = True
+    # A staged `if` under vmap against hand-written lax.cond and jnp.where (issue 28).
+    vmap_select: bool = True
 
     @classmethod
     def quick_preset(cls, **overrides) -> SuiteConfig:
@@ -241,6 +251,9 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
     if config.only is None and config.unrolling:
         progress("loops staged and unrolled over the workloads and the test corpus")
         sections["unrolling"] = unrolling.measure()
+    if config.only is None and config.vmap_select:
+        progress("a staged if under vmap: select vs lax.cond vs jnp.where")
+        sections["vmap_select"] = vmap_select.run(quick=config.quick)
     scaling = []
     if config.scaling:
         scaling = measure_scaling(config.scaling_ns, config.scaling_unroll_cap,

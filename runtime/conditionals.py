@@ -28,12 +28,12 @@ import functools
 
 import jax
 import jax.numpy as jnp
-from jax import lax, tree_util
+from jax import tree_util
 from jax.extend.core import jaxpr_as_fun
 
 from autograph.errors import ConversionError
+from autograph.runtime import batched_select, lists, paths, regions, returns, unrolling
 from autograph.runtime import cells as carried
-from autograph.runtime import lists, paths, regions, returns, unrolling
 from autograph.runtime.abstract import (
     cast_to,
     joined_dtypes,
@@ -148,7 +148,8 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             true, false = branches()
             try:
                 with unrolling.held() as decisions:  # the loops in the branches
-                    out = lax.cond(pred, true.run, false.run, operands)
+                    # lax.cond, or a select under a vmap that batches pred
+                    out = batched_select.cond(pred, true.run, false.run, operands)
             except TypeError:
                 out = None   # reconciled below, from one trace of each branch
         if out is None:
@@ -183,7 +184,7 @@ def _reconciled_cond(pred, true, false, operands, state, functions):
     dtypes = _joined_output_dtypes(true.shapes, false.shapes, true.names, true.where,
                                    true.construct, functions)
     true.dtypes = false.dtypes = dtypes
-    return lax.cond(pred, true.emit, false.emit, operands)
+    return batched_select.cond(pred, true.emit, false.emit, operands)
 
 
 class _Branch:

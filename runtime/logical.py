@@ -24,14 +24,15 @@ Python would evaluate it: ``a and b`` becomes ``ag__.and_(lambda: a, lambda: b)`
 
 from __future__ import annotations
 
+import contextlib
 import operator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from autograph.errors import ConversionError, StagingTypeError
+from autograph.runtime import batched_select, paths
 from autograph.runtime.abstract import abstract, placeholder
 from autograph.runtime.tracing import FlatTree, caller_location, describe, is_tracer
 
@@ -114,7 +115,8 @@ def _staged(value, rest, is_or, where=None):
         structure.append(FlatTree(_rest(rest, is_or, where), is_tracer))
         return structure[0].selected
 
-    closed = jax.make_jaxpr(run)()
+    with _on_path(value, is_or):   # a print there acts where the left does not decide
+        closed = jax.make_jaxpr(run)()
     (flat,) = structure
 
     def right():
@@ -140,13 +142,23 @@ def _staged(value, rest, is_or, where=None):
     pred = value if value.dtype == bool else value != 0
     if boolean:
         chosen, computed = (lambda: jnp.bool_(True)), lambda: jnp.asarray(right(), bool)
-        return (lax.cond(pred, chosen, computed) if is_or
-                else lax.cond(pred, computed, lambda: jnp.bool_(False)))
+        return (batched_select.cond(pred, chosen, computed) if is_or
+                else batched_select.cond(pred, computed, lambda: jnp.bool_(False)))
     # Each branch gives the dtype both operands promote to (weak if both are).
     left_like, right_like = placeholder(abstract(value)), placeholder(right_aval)
     keep = lambda: jnp.where(True, value, right_like)  # noqa: E731
     compute = lambda: jnp.where(True, right(), left_like)  # noqa: E731
-    return lax.cond(pred, keep, compute) if is_or else lax.cond(pred, compute, keep)
+    return (batched_select.cond(pred, keep, compute) if is_or
+            else batched_select.cond(pred, compute, keep))
+
+
+def _on_path(value, is_or):
+    """While the right operands are traced: they run only where the scalar ``value``
+    does not decide (for each example, under ``vmap``)."""
+    if jnp.shape(value) != ():
+        return contextlib.nullcontext()
+    truth = (lambda: value) if value.dtype == bool else (lambda: value != 0)
+    return paths.on_path((lambda: jnp.logical_not(truth())) if is_or else truth)
 
 
 def _rest(operands, is_or, where):

@@ -6,8 +6,8 @@ For each program ``f(a, b, n)`` and a few input triples:
 2. ``autograph.convert(f)(*args)`` with Python values: identical values *and* types;
 3. traced: every argument a tracer (as under ``jax.jit``); equal values, int
    results integer-typed, float results floating;
-4. ``jax.vmap(convert(f))`` over a batch of argument triples: equal to the oracle
-   applied to each.
+4. ``jax.vmap(convert(f))`` and ``jax.vmap(jax.jit(convert(f)))`` over a batch of
+   argument triples: equal to the oracle applied to each.
 
 XLA compilation costs about a second per program here, tracing a tenth of that, so
 3 and 4 trace the program to a jaxpr and evaluate it with ``jaxpr_eval`` (control
@@ -253,10 +253,13 @@ def _check_traced(p: Program) -> list[Mismatch]:
         got = jax.tree_util.tree_unflatten(treedef, jaxpr_eval.evaluate(closed, *args))
         out.extend(_compare(p, "traced", args, p.fn(*args), got))
     arrays = _batch_arrays(batch)
-    closed, shape = jax.make_jaxpr(jax.vmap(converted), return_shape=True)(*arrays)
-    treedef = jax.tree_util.tree_structure(shape)
-    got = jax.tree_util.tree_unflatten(treedef, jaxpr_eval.evaluate(closed, *arrays))
-    out.extend(_compare_batch(p, batch, got, "vmap"))
+    # vmap of jit batches the ifs traced without vmap (batched_select's custom_vmap rule)
+    for mode, batched in (("vmap", jax.vmap(converted)),
+                          ("vmap of jit", jax.vmap(jax.jit(converted)))):
+        closed, shape = jax.make_jaxpr(batched, return_shape=True)(*arrays)
+        treedef = jax.tree_util.tree_structure(shape)
+        got = jax.tree_util.tree_unflatten(treedef, jaxpr_eval.evaluate(closed, *arrays))
+        out.extend(_compare_batch(p, batch, got, mode))
     return out
 
 

@@ -5,11 +5,12 @@
 Each program ``p_<seed>(a, b, n)`` prints f-strings, ``.format`` calls and ``%``
 formatting of its int and float variables, with random format specs (fill, align,
 sign, ``#``, ``0``, width, ``,``, precision, types ``d x o b e f g %``, ``!s``) and
-literal text with braces and percent signs, from straight-line code, a staged ``if``
-and a loop over ``range(n)``. The printed text of the original (Python ints and
-floats) must equal, exactly: the converted function's with the same Python values;
-the compiled function's (``jax.jit(convert(f))``, every argument traced); and, line
-for line, ``vmap`` over a batch of arguments. Floats stay multiples of 1/4 and ints
+literal text with braces and percent signs, from straight-line code, a staged ``if``,
+a loop over ``range(n)`` and the right operand of an ``and``/``or``. The printed text
+of the original (Python ints and floats) must equal, exactly: the converted
+function's with the same Python values; the compiled function's
+(``jax.jit(convert(f))``, every argument traced); and, line for line, ``vmap`` (and
+``vmap`` of ``jit``) over a batch of arguments. Floats stay multiples of 1/4 and ints
 small, so float32 and int32 print the digits Python prints for them.
 """
 
@@ -54,7 +55,10 @@ class PrintProgramGenerator:
         body += ["for i in range(n):",
                  ["g = g + 0.5", "x = x + i"] + self._prints(1, ["i", "x"], ["g"])]
         body += self._prints(1, ["x", "n"], ["g"])
-        body.append("return x, g")
+        # A right operand of and/or that prints: only where the left does not decide.
+        body += ["def shown(v):", self._prints(1, ["v"], ["g"]) + ["return v > 1"],
+                 f"ok = (x > {r.randint(-2, 6)}) {r.choice(['and', 'or'])} shown(k)"]
+        body.append("return x, g, ok")
         return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 
     def _prints(self, count, ints, floats):
@@ -156,9 +160,11 @@ def check_program(fn, seed) -> list[str]:
     columns = [jnp.asarray(col, jnp.int32) for col in zip(*batch, strict=True)]
     expected = sorted("".join(_printed(lambda args=args: fn(*args)) for args in batch)
                       .splitlines())
-    got = sorted(_printed(lambda: jax.vmap(autograph.convert(fn))(*columns)).splitlines())
-    if got != expected:
-        problems.append(f"vmap {batch}:\n{got}!=\n{expected}")
+    for label, batched in (("vmap", jax.vmap(autograph.convert(fn))),
+                           ("vmap of jit", jax.vmap(jax.jit(autograph.convert(fn))))):
+        got = sorted(_printed(lambda batched=batched: batched(*columns)).splitlines())
+        if got != expected:
+            problems.append(f"{label} {batch}:\n{got}!=\n{expected}")
     return problems
 
 

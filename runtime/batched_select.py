@@ -1,0 +1,342 @@
+"""A staged ``if`` under ``vmap``: both branches on the batched values, then a select.
+
+``cond(pred, true_fn, false_fn, operands)`` is a drop-in for ``lax.cond``. Where
+the predicate is not batched it *is* ``lax.cond`` (one branch runs). Where a
+``vmap`` batches the predicate, it becomes what one writes by hand:
+
+    out = jnp.where(pred, true_fn(operands), false_fn(operands))
+
+with every operand that is not batched (a closed-over weight matrix) left as it
+is. JAX's own batching of ``lax.cond`` broadcasts every operand to the batch
+first, so ``W @ h`` becomes a batch of copies of ``W`` times ``h``.
+
+Two ways the predicate is known to be batched:
+
+- while Python runs under ``jax.vmap`` (``vmap(f)``, ``jit(vmap(f))``,
+  ``grad(vmap(f))``, ``vmap(grad(f))``): the predicate is a batched tracer now,
+  and the select is written at once, in the current trace;
+- when the ``if`` is traced into a jaxpr that a ``vmap`` batches later (a staged
+  loop's body, ``vmap(jit(f))``): the ``if`` is a ``jax.custom_batching.custom_vmap``
+  call whose batching rule writes the select (or, for a predicate the batch
+  shares, a ``cond`` of the batched branches, which a ``vmap`` further out may
+  batch in turn). ``custom_vmap`` has no reverse-mode rule, so it sits in a
+  ``jax.custom_jvp``. Its JVP is again a staged ``if`` (the same construct), one
+  that gives each branch's linearization residuals, the other branch's filled
+  with ones; the tangent is a select between the two branches' linear maps of
+  their residuals. With a predicate that is not batched only one branch runs,
+  and the branch not taken gets ones, so its linear map stays finite and adds
+  no NaN to a gradient.
+
+In the select, the batched values a branch reads (operands and closed-over ones)
+are cut off from the gradient for the examples that do not take it (as JAX's own
+rule does, jax issue 1052), so a branch not taken (``sqrt`` of a negative) gives
+no NaN gradient to the example's inputs. What no select can do without copying
+them per example: cut off the values that are not batched (the closed-over
+weights) per example. A branch
+whose derivative is infinite at an example that does not take it still gives
+NaN to the gradient of such a weight under ``vmap``, as the ``jnp.where`` form
+does.
+
+Kept as ``lax.cond`` (JAX's batching, copies included): branches with side
+effects (a staged ``print`` or ``assert``; their per-example paths, ``paths.py``,
+keep each effect to the examples that reach it) unless the predicate is known
+to be batched while Python runs, and branches with a ``while`` loop, whose
+linear map would run the loop on the branch not taken.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax, tree_util
+from jax._src.interpreters import batching
+
+
+def cond(pred, true_fn, false_fn, *operands):
+    """``lax.cond(pred, true_fn, false_fn, *operands)``, lowered under ``vmap`` with a
+    batched ``pred`` to a select between both branches on the batched operands.
+
+    Before: ``jax.vmap(lambda h: lax.cond(h.sum() > 0, f, g, h))`` broadcasts every
+    operand of ``f`` and ``g`` to the batch. After: ``jnp.where(pred, f(h), g(h))``
+    with the closed-over operands of ``f`` and ``g`` as they are.
+    """
+    return _cond(pred, true_fn, false_fn, operands, spare={})
+
+
+def _spread(fn):
+    """``fn`` taking the tuple of ``cond``'s operands as one argument."""
+    return lambda operands: fn(*operands)
+
+
+def is_batched(value) -> bool:
+    """Whether ``value`` is a tracer that a ``vmap`` running now maps (looking
+    through the tracers of ``grad`` and ``jvp`` to their primal values)."""
+    while value is not None:
+        if isinstance(value, batching.BatchTracer):
+            return value.batch_dim is not None
+        value = getattr(value, "primal", None)
+    return False
+
+
+def _cond(pred, true_fn, false_fn, operands, spare):
+    """``cond`` (``true_fn`` and ``false_fn`` take the tuple ``operands`` spread);
+    ``spare``: ``{position: branch}`` for the output leaves whose value
+    only matters where that branch is taken (its linearization residuals; the
+    other branch gives a filler), so one that neither branch batches is that
+    branch's, with no select."""
+    leaves, _ = tree_util.tree_flatten(operands)
+    if jnp.result_type(pred) != jnp.bool_:
+        pred = jnp.asarray(pred) != 0
+    (true_jaxpr, out_tree), (false_jaxpr, false_tree) = (
+        _traced(fn, operands) for fn in (true_fn, false_fn))
+    weak = _weak_only(true_jaxpr.out_avals, false_jaxpr.out_avals)
+    if out_tree == false_tree and weak:
+        # `y = 0.0` in one branch, an array in the other: both strong, as lax.cond has it
+        (true_jaxpr, _), (false_jaxpr, _) = (_traced(_strong(fn, weak), operands)
+                                             for fn in (true_fn, false_fn))
+    if out_tree != false_tree or true_jaxpr.out_avals != false_jaxpr.out_avals:
+        # Types to reconcile: lax.cond raises the TypeError its callers expect.
+        return lax.cond(pred, _spread(true_fn), _spread(false_fn), operands)
+    staged = _StagedIf(true_jaxpr, false_jaxpr, spare)
+    consts = (list(true_jaxpr.consts), list(false_jaxpr.consts))
+    if is_batched(pred):
+        out = staged.select_now(pred, *consts, leaves)
+    elif (true_jaxpr.effects or false_jaxpr.effects
+          or _has_loop(true_jaxpr.jaxpr) or _has_loop(false_jaxpr.jaxpr)):
+        out = staged.cond(pred, *consts, leaves)
+    else:
+        out = staged(pred, *consts, leaves)
+    return tree_util.tree_unflatten(out_tree, out)
+
+
+def _weak_only(true_avals, false_avals):
+    """Positions where the two branches' outputs differ in weak type only (empty
+    where they differ otherwise)."""
+    if len(true_avals) != len(false_avals):
+        return ()
+    found = []
+    for i, (a, b) in enumerate(zip(true_avals, false_avals, strict=True)):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return ()
+        if a != b:
+            found.append(i)
+    return tuple(found)
+
+
+def _strong(fn, positions):
+    """``fn`` with the output leaves at ``positions`` given a strong type."""
+    def strong(*operands):
+        leaves, tree = tree_util.tree_flatten(fn(*operands))
+        for i in positions:
+            leaves[i] = lax.convert_element_type(leaves[i], jnp.result_type(leaves[i]))
+        return tree_util.tree_unflatten(tree, leaves)
+    return strong
+
+
+def _traced(fn, operands):
+    """``fn`` as a closed jaxpr over the operands' leaves (what it closes over, its
+    constants), and the tree of its output."""
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    out_tree = []
+
+    def flat(*leaves):
+        out = fn(*tree_util.tree_unflatten(in_tree, leaves))
+        out_leaves, tree = tree_util.tree_flatten(out)
+        out_tree.append(tree)
+        return out_leaves
+
+    closed = jax.make_jaxpr(flat)(*leaves)
+    return closed, out_tree[0]
+
+
+def _has_loop(jaxpr) -> bool:
+    """Whether ``jaxpr`` or a jaxpr nested in it has a ``while`` loop."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "while":
+            return True
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns") and _has_loop(inner):
+                    return True
+    return False
+
+
+def _inexact(value) -> bool:
+    return jnp.issubdtype(jnp.result_type(value), jnp.inexact)
+
+
+def _masked(pred, leaves, taken, batched=None):
+    """The leaves, each batched inexact one cut off from the gradient for the
+    examples whose predicate is not ``taken`` (the others stay as they are).
+    ``batched``: which leaves are batched, where the leaves cannot say (inside a
+    batching rule, whose batch axis leads: ``pred`` is ``(B,)``)."""
+    flags = [is_batched(leaf) for leaf in leaves] if batched is None else batched
+    keep = pred if taken else jnp.logical_not(pred)
+    return [_select(keep, leaf, lax.stop_gradient(leaf)) if flag and _inexact(leaf)
+            else leaf for leaf, flag in zip(leaves, flags, strict=True)]
+
+
+def _select(pred, a, b):
+    """``jnp.where(pred, a, b)`` for ``a`` and ``b`` of one type, whose leading axes
+    are those of ``pred`` (a batch)."""
+    pred = jnp.reshape(pred, jnp.shape(pred) + (1,) * (jnp.ndim(a) - jnp.ndim(pred)))
+    return lax.select(jnp.broadcast_to(pred, jnp.shape(a)), a, b)
+
+
+def _batched_outputs(jaxpr, consts_batched, leaves_batched):
+    """Which outputs of ``jaxpr`` depend on a batched input (an equation with a
+    batched input gives batched outputs: an over-estimate, never an under-one)."""
+    batched = {}
+    for var, flag in zip([*jaxpr.constvars, *jaxpr.invars],
+                         [*consts_batched, *leaves_batched], strict=True):
+        batched[var] = flag
+    for eqn in jaxpr.eqns:
+        flag = any(batched.get(v, False) for v in eqn.invars if not hasattr(v, "val"))
+        flag = flag or eqn.primitive.name == "axis_index"
+        for v in eqn.outvars:
+            batched[v] = flag
+    return [False if hasattr(v, "val") else batched.get(v, False) for v in jaxpr.outvars]
+
+
+class _StagedIf:
+    """One staged ``if`` whose branches are closed jaxprs. Called with the predicate,
+    each branch's constants and the operands' leaves, it is a ``custom_jvp``
+    around a ``custom_vmap`` around ``lax.cond``."""
+
+    def __init__(self, true_jaxpr, false_jaxpr, spare):
+        self.jaxprs = {True: true_jaxpr, False: false_jaxpr}
+        self.spare = spare
+        primal = jax.custom_batching.custom_vmap(self.cond)
+        primal.def_vmap(self._vmap_rule)
+        self.function = jax.custom_jvp(primal)
+        self.function.defjvp(self._jvp)
+
+    def __call__(self, pred, true_consts, false_consts, leaves):
+        return self.function(pred, true_consts, false_consts, leaves)
+
+    def _run(self, which, consts, leaves):
+        return jax.core.eval_jaxpr(self.jaxprs[which].jaxpr, consts, *leaves)
+
+    def cond(self, pred, true_consts, false_consts, leaves):
+        """``lax.cond`` of the two branches."""
+        return lax.cond(pred, lambda args: self._run(True, args[0], args[2]),
+                        lambda args: self._run(False, args[1], args[2]),
+                        (true_consts, false_consts, leaves))
+
+    def select_now(self, pred, true_consts, false_consts, leaves):
+        """Both branches in the current trace (where ``pred`` is batched), on operands
+        cut off from the gradient where the example does not take the branch."""
+        true_out = self._run(True, _masked(pred, true_consts, True),
+                             _masked(pred, leaves, True))
+        false_out = self._run(False, _masked(pred, false_consts, False),
+                              _masked(pred, leaves, False))
+        return [(a if self.spare[i] else b)
+                if i in self.spare and not is_batched(a) and not is_batched(b)
+                else _select(pred, a, b)
+                for i, (a, b) in enumerate(zip(true_out, false_out, strict=True))]
+
+    def _vmap_rule(self, axis_size, in_batched, pred, true_consts, false_consts, leaves):
+        pred_batched, true_batched, false_batched, leaves_batched = in_batched
+        consts_batched = {True: true_batched, False: false_batched}
+        out_batched = {which: _batched_outputs(self.jaxprs[which].jaxpr,
+                                               consts_batched[which], leaves_batched)
+                       for which in (True, False)}
+        keep = [i in self.spare and not a and not b for i, (a, b) in
+                enumerate(zip(out_batched[True], out_batched[False], strict=True))]
+
+        def batched(which):
+            in_axes = ([0 if b else None for b in consts_batched[which]],
+                       [0 if b else None for b in leaves_batched])
+            out_axes = [None if k else 0 for k in keep]
+            return jax.vmap(lambda c, x: self._run(which, c, x), in_axes=in_axes,
+                            out_axes=out_axes, axis_size=axis_size)
+
+        run_true, run_false = batched(True), batched(False)
+        if pred_batched:
+            true_out = run_true(_masked(pred, true_consts, True, batched=true_batched),
+                                _masked(pred, leaves, True, batched=leaves_batched))
+            false_out = run_false(_masked(pred, false_consts, False, batched=false_batched),
+                                  _masked(pred, leaves, False, batched=leaves_batched))
+            out = [(a if self.spare[i] else b) if k else _select(pred, a, b)
+                   for i, (k, a, b) in enumerate(zip(keep, true_out, false_out,
+                                                     strict=True))]
+        else:
+            # The predicate is the batch's: still one branch, and a vmap further out
+            # may batch it (an `if` under vmap of vmap).
+            out = _cond(pred, lambda t, f, x: run_true(t, x), lambda t, f, x: run_false(f, x),
+                        (true_consts, false_consts, leaves), self.spare)
+        return out, [not k for k in keep]
+
+    def _jvp(self, primals, tangents):
+        pred, true_consts, false_consts, leaves = primals
+        _, true_dots, false_dots, leaf_dots = tangents
+        lin = {which: _Linearized(self, which) for which in (True, False)}
+        args = (true_consts, false_consts, leaves)
+        count = len(self.jaxprs[True].out_avals)
+        # Each branch's outputs and residuals, ones for the other branch's residuals.
+        shapes = {which: jax.eval_shape(lin[which].residuals, args) for which in lin}
+        fill = {which: [jnp.ones(r.shape, r.dtype) for r in shapes[which][1]]
+                for which in lin}
+
+        def branch(which):
+            def run(*args):
+                out, residuals = lin[which].residuals(args)
+                return (out, residuals, fill[not which]) if which else (
+                    out, fill[not which], residuals)
+            return run
+
+        spare = {count + i: i < len(fill[True])
+                 for i in range(len(fill[True]) + len(fill[False]))}
+        out, true_res, false_res = _cond(pred, branch(True), branch(False), args, spare)
+        true_tan = lin[True].tangents(true_res, true_dots, leaf_dots)
+        false_tan = lin[False].tangents(false_res, false_dots, leaf_dots)
+        out_tan = [_select(pred, a, b) if _inexact(o) else b
+                   for o, a, b in zip(out, true_tan, false_tan, strict=True)]
+        return out, out_tan
+
+
+class _Linearized:
+    """One branch of a ``_StagedIf``, linearized: ``residuals(args)`` gives its
+    outputs and residuals (as arrays of strong type, so a filler of ones matches),
+    ``tangents(residuals, ...)`` its linear map of the operands' tangents."""
+
+    def __init__(self, staged, which):
+        self.staged, self.which = staged, which
+        self.linear = None   # the linear map's jaxpr, over its residuals
+
+    def _parts(self, consts, leaves):
+        flat = [*consts, *leaves]
+        return flat, [i for i, x in enumerate(flat) if _inexact(x)]
+
+    def residuals(self, args):
+        consts = args[0] if self.which else args[1]
+        flat, inexact = self._parts(consts, args[2])
+        split = len(consts)
+
+        def run(*diff):
+            full = list(flat)
+            for i, value in zip(inexact, diff, strict=True):
+                full[i] = value
+            return self.staged._run(self.which, full[:split], full[split:])
+
+        if not inexact:   # nothing to differentiate: a linear map of nothing
+            out = run()
+            self.linear = jax.make_jaxpr(lambda: [
+                jnp.zeros(jnp.shape(o), jnp.result_type(o) if _inexact(o) else jnp.float32)
+                for o in out])().jaxpr
+            return out, []
+        out, linear = jax.linearize(run, *[flat[i] for i in inexact])
+        closed = jax.make_jaxpr(linear)(*[flat[i] for i in inexact])
+        self.linear = closed.jaxpr
+        return out, [lax.convert_element_type(r, jnp.result_type(r)) for r in closed.consts]
+
+    def tangents(self, residuals, const_dots, leaf_dots):
+        dots = [*const_dots, *leaf_dots]
+        inexact = [d for d in dots if getattr(d, "dtype", None) != jax.dtypes.float0]
+        out = jax.core.eval_jaxpr(self.linear, residuals, *inexact)
+        avals = self.staged.jaxprs[self.which].out_avals
+        return [t if jnp.issubdtype(a.dtype, jnp.inexact)
+                else np.zeros(a.shape, jax.dtypes.float0) for t, a in zip(out, avals,
+                                                                         strict=True)]
