@@ -64,11 +64,6 @@ def cond(pred, true_fn, false_fn, *operands):
     return _cond(pred, true_fn, false_fn, operands, spare={})
 
 
-def _spread(fn):
-    """``fn`` taking the tuple of ``cond``'s operands as one argument."""
-    return lambda operands: fn(*operands)
-
-
 def is_batched(value) -> bool:
     """Whether ``value`` is a tracer that a ``vmap`` running now maps (looking
     through the tracers of ``grad`` and ``jvp`` to their primal values)."""
@@ -96,8 +91,11 @@ def _cond(pred, true_fn, false_fn, operands, spare):
         (true_jaxpr, _), (false_jaxpr, _) = (_traced(_strong(fn, weak), operands)
                                              for fn in (true_fn, false_fn))
     if out_tree != false_tree or true_jaxpr.out_avals != false_jaxpr.out_avals:
-        # Types to reconcile: lax.cond raises the TypeError its callers expect.
-        return lax.cond(pred, _spread(true_fn), _spread(false_fn), operands)
+        # Types to reconcile: the TypeError lax.cond raises, without tracing again.
+        raise TypeError(
+            "true_fun and false_fun output must have identical types, got\n"
+            f"{tree_util.tree_unflatten(out_tree, true_jaxpr.out_avals)}\nand\n"
+            f"{tree_util.tree_unflatten(false_tree, false_jaxpr.out_avals)}")
     staged = _StagedIf(true_jaxpr, false_jaxpr, spare)
     consts = (list(true_jaxpr.consts), list(false_jaxpr.consts))
     if is_batched(pred):
