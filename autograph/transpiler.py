@@ -53,6 +53,7 @@ from autograph.converters import (
     locals_calls,
     logical_expressions,
     print_function,
+    raises,
     return_statements,
     slices,
     try_statements,
@@ -66,6 +67,7 @@ from autograph.runtime.calls import make_converted_call
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
     directives,
+    raises,
     try_statements,
     continue_statements,
     break_statements,

@@ -17,7 +17,12 @@ from autograph.runtime.builtins import (
 )
 from autograph.runtime.cells import dir_, locals_
 from autograph.runtime.conditionals import if_exp, if_stmt
-from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
+from autograph.runtime.exceptions import (
+    StagedAssertionError,
+    assert_stmt,
+    raise_if,
+    raise_unless,
+)
 from autograph.runtime.handlers import check_caught, current_exception
 from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
@@ -52,6 +57,8 @@ __all__ = [
     "max_",
     "min_",
     "print_",
+    "raise_if",
+    "raise_unless",
     "reversed_",
     "sum_",
     "TracedRange",
