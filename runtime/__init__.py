@@ -5,6 +5,7 @@ JAX tracer? If not, it runs the Python construct with Python semantics; if so, i
 stages the construct with ``jax.lax``.
 """
 
+from autograph.runtime import math_functions
 from autograph.runtime.builtins import (
     bool_,
     float_,
@@ -85,4 +86,6 @@ __all__ = [
     "setitem",
     "while_stmt",
     "zip_",
+    *math_functions.__all__,
 ]
+globals().update(math_functions.OPERATORS)

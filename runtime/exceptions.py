@@ -332,3 +332,23 @@ def _handled(code) -> tuple:
     return tuple((e.start, e.end) for e in entries
                  if ops.get(e.target) == "PUSH_EXC_INFO"
                  and ops.get(e.target + 2) != "WITH_EXCEPT_START")
+
+
+def check_value(ok, error_type, message: str) -> None:
+    """A run-time check, for an operation on traced values that Python would refuse
+    with ``error_type(message)`` (``math.sqrt(-1)``: ``ValueError('math domain
+    error')``): raised from the compiled call where ``ok`` (a traced bool array) is
+    False anywhere, under the same switches as a traced ``assert``."""
+    if paths.is_replaying():
+        return
+    where = caller_location()
+    mode = _check_mode(where, f"check of {error_type.__name__}")
+    if mode is None:
+        return
+    pred = jnp.all(ok)
+
+    def raiser():
+        raise error_type(message)
+
+    text = f"{error_type.__name__}: {message}"
+    _stage_check(pred, mode, where, text, _raise_on_host(raiser))
