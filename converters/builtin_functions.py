@@ -26,6 +26,24 @@ A call of a function of Python's ``math`` module in ``MATH`` (however it is
 reached: ``math.sqrt``, ``m.sqrt`` after ``import math as m``, ``sqrt`` after
 ``from math import sqrt``) becomes ``ag__.math_<name>(...)``
 (``runtime/math_functions.py``: ``math`` itself for Python values).
+
+Reductions and membership (``runtime/reductions.py``): a generator expression
+with one ``for`` over a name, the first argument of ``sum``/``max``/``min``/
+``any``/``all``, becomes ``ag__.generator_(lambda i: item, iterable, lambda i:
+condition)`` (a range with a traced bound is then reduced by a staged loop);
+``a in b`` and ``a not in b`` become ``ag__.in_(a, b)`` and ``ag__.not_in(a, b)``;
+``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; and a
+statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``. Before:
+
+    total = sum(i for i in range(1, n) if n % i == 0)
+    small = x in (0, 1)
+    xs.sort()
+
+After:
+
+    total = ag__.sum_(ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0))
+    small = ag__.in_(x, (0, 1))
+    ag__.sort_(xs)
 """
 
 from __future__ import annotations
@@ -48,7 +66,12 @@ REPLACED = {
     "bool": "bool_",
     "range": "range_",
     "reversed": "reversed_",
+    "any": "any_",
+    "all": "all_",
+    "sorted": "sorted_",
 }
+# builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
+REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})
 # builtin name -> runtime function, called as the iterable of a ``for``
 REPLACED_AS_ITERABLE = {
     "enumerate": "enumerate_",
@@ -64,7 +87,7 @@ MATH = ("sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", 
         "comb", "perm")
 _MATH_FUNCTIONS = {id(getattr(math, name)): name for name in MATH if hasattr(math, name)}
 
-NODE_TYPES = (gast.Call,)
+NODE_TYPES = (gast.Call, gast.Compare)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -79,9 +102,71 @@ class _BuiltinFunctions(Transformer):
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
+        self._replace_generator(node)
         self._replace(node, REPLACED)
         self._replace_math(node)
+        return self._replace_count(node)
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (gast.In, gast.NotIn)):
+            return node
+        name = "in_" if isinstance(node.ops[0], gast.In) else "not_in"
+        new = templates.replace_expr(f"ag__.{name}(a, b)", ag__=self.ctx.runtime_name,
+                                     a=node.left, b=node.comparators[0])
+        templates.set_location(new, node)
+        return new
+
+    def visit_Expr(self, node):
+        node = self.generic_visit(node)
+        call = node.value
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "sort"
+                and isinstance(call.func.value, (gast.Name, gast.Attribute))):
+            new = templates.replace_expr("ag__.sort_(target)", ag__=self.ctx.runtime_name,
+                                         target=call.func.value)
+            new.args.extend(call.args)
+            new.keywords = call.keywords
+            templates.set_location(new, call)
+            node.value = new
         return node
+
+    def _replace_count(self, call):
+        func = call.func
+        if (isinstance(func, gast.Attribute) and func.attr == "count"
+                and isinstance(func.value, (gast.Tuple, gast.List))
+                and len(call.args) == 1 and not call.keywords):
+            new = templates.replace_expr("ag__.count_(container, value)",
+                                         ag__=self.ctx.runtime_name, container=func.value,
+                                         value=call.args[0])
+            templates.set_location(new, call)
+            return new
+        return call
+
+    def _replace_generator(self, call):
+        """``sum(f(i) for i in xs if c(i))`` -> ``sum(ag__.generator_(lambda i: f(i),
+        xs, lambda i: c(i)))``."""
+        func = call.func
+        if not (isinstance(func, gast.Name) and func.id in REDUCTIONS
+                and self.ctx.is_builtin(func.id) and call.args
+                and isinstance(call.args[0], gast.GeneratorExp)):
+            return
+        generator = call.args[0]
+        if len(generator.generators) != 1:
+            return
+        clause = generator.generators[0]
+        if clause.is_async or not isinstance(clause.target, gast.Name):
+            return
+        name = clause.target.id
+        pieces = [_lambda(name, generator.elt), clause.iter]
+        if clause.ifs:
+            test = clause.ifs[0] if len(clause.ifs) == 1 else gast.BoolOp(
+                op=gast.And(), values=list(clause.ifs))
+            pieces.append(_lambda(name, test))
+        new = templates.replace_expr("ag__.generator_(pieces)", ag__=self.ctx.runtime_name,
+                                     pieces=pieces)
+        templates.set_location(new, generator)
+        call.args[0] = new
 
     def _replace_math(self, call):
         func = call.func
@@ -105,3 +190,12 @@ class _BuiltinFunctions(Transformer):
             new = templates.replace_expr(f"ag__.{table[func.id]}", ag__=self.ctx.runtime_name)
             templates.set_location(new, func)
             call.func = new
+
+
+def _lambda(name, body):
+    return gast.Lambda(
+        args=gast.arguments(args=[gast.Name(id=name, ctx=gast.Param(), annotation=None,
+                                            type_comment=None)],
+                            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                            kwarg=None, defaults=[]),
+        body=body)

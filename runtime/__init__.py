@@ -31,6 +31,16 @@ from autograph.runtime.lists import TensorList, list_append, list_pop, set_eleme
 from autograph.runtime.logical import and_, compare_chain, not_, or_
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
+from autograph.runtime.reductions import (
+    all_,
+    any_,
+    count_,
+    generator_,
+    in_,
+    not_in,
+    sort_,
+    sorted_,
+)
 from autograph.runtime.slices import getitem, index, setitem
 from autograph.runtime.undefined import (
     Undefined,
@@ -86,6 +96,14 @@ __all__ = [
     "setitem",
     "while_stmt",
     "zip_",
+    "all_",
+    "any_",
+    "count_",
+    "generator_",
+    "in_",
+    "not_in",
+    "sort_",
+    "sorted_",
     *math_functions.__all__,
 ]
 globals().update(math_functions.OPERATORS)
