@@ -109,7 +109,7 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
     same = functools.partial(convert, recursive=recursive, prints=prints, asserts=asserts)
     options = ConversionOptions(recursive=recursive)
     original = _original(func)
-    if getattr(original, DO_NOT_CONVERT, False):
+    if getattr(original, DO_NOT_CONVERT, False) or _is_generator_function(original):
         return func
     if inspect.ismethod(func):
         return types.MethodType(same(func.__func__), func.__self__)
@@ -153,6 +153,18 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
     setattr(wrapper, _OPTIONS, options)
     _recursion.ENTRY_CODES.add(wrapper.__code__)
     return wrapper
+
+
+def _is_generator_function(fn) -> bool:
+    """Whether ``fn`` is a generator (or async generator) function: it runs as it is,
+    as converted code runs a generator it calls (a staged computation cannot
+    suspend; iterating it in Python is what the original does, and a traced
+    condition inside it fails as it would there)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and bool(code.co_flags & _GENERATOR_FLAGS)
+
+
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 
 
 @contextlib.contextmanager

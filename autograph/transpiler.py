@@ -447,10 +447,11 @@ def _reject_unsupported_function(node, filename):
     found = first_yield(node)   # (a nested generator does not make this function one)
     if found is not None:
         raise ConversionError(
-            f"'{node.name}' is a generator (it uses `yield`), which cannot be "
-            "converted: a staged computation returns all its results at once. "
-            "Collect the values in a list and return it, or mark the generator "
-            "with autograph.do_not_convert.", filename, found.lineno, found.col_offset)
+            f"'{node.name}' is a generator (it uses `yield`), which has no converted "
+            "form: a staged computation returns all its results at once, so "
+            "autograph.convert runs a generator function as it is. To stage its work, "
+            "collect the values in a list and return it.", filename, found.lineno,
+            found.col_offset)
 
 
 def _compile(node, filename, runtime_name, original_code,

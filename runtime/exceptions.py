@@ -215,6 +215,8 @@ def raise_if(cond, raiser, values=None, *, effects=False):
     False: what follows is staged as if the check passed. ``effects``: the branch
     does more than raise (it then runs only when the check fails)."""
     if not is_tracer(cond):
+        if regions.depth() and cond:
+            _raise_decided_in_python(raiser, values)
         return cond
     _stage_raise(cond, True, raiser, values, effects)
     return False
@@ -225,9 +227,25 @@ def raise_unless(cond, raiser, values=None, *, effects=False):
     with the check failing when ``cond`` does not hold; a traced ``cond`` gives the
     ``if`` True."""
     if not is_tracer(cond):
+        if regions.depth() and not cond:
+            _raise_decided_in_python(raiser, values)
         return cond
     _stage_raise(cond, False, raiser, values, effects)
     return True
+
+
+def _raise_decided_in_python(raiser, values):
+    """Inside a staged region, a raise that a Python condition decided: raised here,
+    marked as decided in Python (so no note explains it as a staged branch's)."""
+    try:
+        held = tuple(values()) if values is not None else ()
+    except NameError:
+        return      # (the branch itself raises, reading what it reads)
+    try:
+        raiser(*held)
+    except Exception as error:
+        regions.record(error, regions.PYTHON_BRANCH)
+        raise
 
 
 def _stage_raise(cond, fails_when, raiser, values, effects):

@@ -64,6 +64,11 @@ class staged:  # noqa: N801 - used as a context manager, like contextlib's
         return False
 
 
+def depth() -> int:
+    """How many staged regions are being traced on this thread."""
+    return getattr(_nesting, "depth", 0)
+
+
 def record(error: BaseException, region: Region) -> None:
     """Note on ``error`` that it passed out of ``region`` (after any inner one)."""
     try:
