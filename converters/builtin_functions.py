@@ -32,8 +32,11 @@ with one ``for`` over a name, the first argument of ``sum``/``max``/``min``/
 ``any``/``all``, becomes ``ag__.generator_(lambda i: item, iterable, lambda i:
 condition)`` (a range with a traced bound is then reduced by a staged loop);
 ``a in b`` and ``a not in b`` become ``ag__.in_(a, b)`` and ``ag__.not_in(a, b)``;
-``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; and a
-statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``. Before:
+``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; a
+statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``; and ``table[i]`` where
+``table`` is a list (bound in the function to a display, comprehension, ``list(...)``
+or ``[0] * k``, or a global list of numbers) becomes ``ag__.list_item(table, i)``
+(``runtime/lookups.py``: an array read for a traced ``i``). Before:
 
     total = sum(i for i in range(1, n) if n % i == 0)
     small = x in (0, 1)
@@ -53,6 +56,7 @@ import math
 import gast
 
 from autograph import templates
+from autograph.analysis import walk_same_scope
 from autograph.converters.base import Transformer
 
 # builtin name -> runtime function, wherever it is called
@@ -69,6 +73,7 @@ REPLACED = {
     "any": "any_",
     "all": "all_",
     "sorted": "sorted_",
+    "pow": "pow_",
 }
 # builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
 REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})
@@ -87,7 +92,7 @@ MATH = ("sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", 
         "comb", "perm")
 _MATH_FUNCTIONS = {id(getattr(math, name)): name for name in MATH if hasattr(math, name)}
 
-NODE_TYPES = (gast.Call, gast.Compare)
+NODE_TYPES = (gast.Call, gast.Compare, gast.Subscript)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -99,6 +104,38 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 class _BuiltinFunctions(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
+        self.lists: list[frozenset] = []    # per function: locals bound to lists
+
+    def visit_FunctionDef(self, node):
+        self.lists.append(_list_names(node))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.lists.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node.ctx, gast.Load) and isinstance(node.value, gast.Name)
+                and not isinstance(node.slice, (gast.Slice, gast.Tuple))
+                and not (isinstance(node.slice, gast.Constant))
+                and self._is_list(node.value.id)):
+            new = templates.replace_expr("ag__.list_item(sequence, index)",
+                                         ag__=self.ctx.runtime_name, sequence=node.value,
+                                         index=node.slice)
+            templates.set_location(new, node)
+            return new
+        return node
+
+    def _is_list(self, name) -> bool:
+        if self.lists and name in self.lists[-1]:
+            return True
+        if name in self.ctx.local_names:
+            return False
+        value = self.ctx.value_of(templates.name(name))
+        return type(value) in (list, tuple) and 0 < len(value) and all(
+            isinstance(v, (bool, int, float)) for v in value)
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
@@ -190,6 +227,27 @@ class _BuiltinFunctions(Transformer):
             new = templates.replace_expr(f"ag__.{table[func.id]}", ag__=self.ctx.runtime_name)
             templates.set_location(new, func)
             call.func = new
+
+
+def _list_names(fn) -> frozenset:
+    """The names ``fn`` binds (directly) to a list: a display, a comprehension,
+    ``list(...)``, or a sum or product of those (``[1] + [0] * n``)."""
+    names = set()
+    for node in walk_same_scope(fn.body):
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name) and _makes_list(node.value)):
+            names.add(node.targets[0].id)
+    return frozenset(names)
+
+
+def _makes_list(expr) -> bool:
+    if isinstance(expr, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+        return expr.func.id == "list"
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Mult)):
+        return _makes_list(expr.left) or _makes_list(expr.right)
+    return False
 
 
 def _lambda(name, body):

@@ -13,6 +13,7 @@ from autograph.runtime.builtins import (
     len_,
     max_,
     min_,
+    pow_,
     reversed_,
     sum_,
 )
@@ -29,6 +30,7 @@ from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, not_, or_
+from autograph.runtime.lookups import list_item
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
 from autograph.runtime.reductions import (
@@ -68,6 +70,7 @@ __all__ = [
     "max_",
     "min_",
     "print_",
+    "pow_",
     "raise_if",
     "raise_unless",
     "reversed_",
@@ -85,6 +88,7 @@ __all__ = [
     "ld",
     "len_",
     "list_append",
+    "list_item",
     "list_pop",
     "local_or_undefined",
     "loop_bound",

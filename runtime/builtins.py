@@ -25,9 +25,12 @@ import functools
 import types
 
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
 from autograph.errors import StagingTypeError
 from autograph.runtime import lists
+from autograph.runtime.exceptions import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.reductions import is_staged_iterable, reduce_staged
 from autograph.runtime.tracing import caller_location, describe, has_tracer, is_tracer
@@ -92,6 +95,36 @@ def bool_(*args, **kwargs):
     if not has_tracer((args, kwargs)):
         return bool(*args, **kwargs)
     return _cast("bool", bool, args, kwargs)
+
+
+def pow_(base, exp, mod=None):
+    """``pow(base, exp, mod)``; traced integers with a modulus give the modular power
+    by repeated squaring (a staged loop over the exponent's bits), where JAX's own
+    ``__pow__`` takes no modulus. Two arguments are Python's ``pow``, which traced
+    values already support."""
+    if mod is None or not has_tracer((base, exp, mod)):
+        return pow(base, exp) if mod is None else pow(base, exp, mod)
+    values = [jnp.asarray(v) for v in (base, exp, mod)]
+    if not all(jnp.issubdtype(v.dtype, jnp.integer) for v in values):
+        _fail("pow", "pow() 3rd argument not allowed unless all arguments are integers")
+    base, exp, mod = (v.astype(int) for v in values)
+    largest = int(np.sqrt(np.iinfo(base.dtype).max))
+    check_value(mod != 0, ValueError, "pow() 3rd argument cannot be 0")
+    check_value(exp >= 0, ValueError,
+                "pow() with a traced negative exponent and a modulus (a modular inverse) "
+                "is not staged")
+    check_value(jnp.abs(mod) <= largest, OverflowError,
+                f"pow() modulus beyond {largest}: its products overflow "
+                f"{base.dtype} (Python's integers do not)")
+
+    def body(carry):
+        result, b, e = carry
+        result = jnp.where(e % 2 == 1, jnp.remainder(result * b, mod), result)
+        return result, jnp.remainder(b * b, mod), e // 2
+
+    start = (jnp.remainder(jnp.ones_like(base), mod), jnp.remainder(base, mod), exp)
+    result, _, _ = lax.while_loop(lambda c: c[2] > 0, body, start)
+    return result
 
 
 def reversed_(sequence):

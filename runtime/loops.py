@@ -54,7 +54,7 @@ import jax.numpy as jnp
 from jax import lax, tree_util
 from jax._src import core as jax_core  # trace state has no public accessor
 
-from autograph.errors import ConversionError
+from autograph.errors import ConversionError, StagingTypeError
 from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
 from autograph.runtime import cells as carried
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches
@@ -107,6 +107,14 @@ class TracedRange:
 
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
+
+    def __iter__(self):   # Python iteration (a comprehension, list(), unpacking)
+        where = caller_location()
+        raise StagingTypeError(
+            "range() with a traced bound has no length while tracing, so only a `for` "
+            "statement (a staged loop) or sum/min/max/any/all can go over it. Write a "
+            "for loop, or give the range a static bound (a Python int).",
+            where.filename, where.lineno)
 
 
 def range_(*args):
