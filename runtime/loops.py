@@ -376,8 +376,8 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     items = iter(iterable)
     while True:
         keep = extra_test(*state)
-        if is_tracer(keep):
-            spec = _loop_spec("for loop", loop_body, caller_location(), bounded=False,
+        if is_tracer(keep):   # (bounded: maximum_iterations ends the unrolling)
+            spec = _loop_spec("for loop", loop_body, caller_location(), bounded=True,
                               **options)
             return from_tuple(_masked_python_for(items, loop_body, state, spec))
         if not keep:
@@ -738,7 +738,10 @@ def _rows(array, length):
 
 def _masked_python_for(items, loop_body, state, spec):
     """The rest of a Python iteration once the exit flag is traced: each iteration
-    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
+    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls. It
+    stops after ``spec.maximum_iterations`` such iterations, or refuses after
+    ``unrolling.TRACED_EXIT_LIMIT`` (an endless iterator would unroll forever)."""
+    traced_steps = 0
     for item in items:
         keep = spec.extra_test(*state)
         if not is_tracer(keep):
@@ -746,6 +749,10 @@ def _masked_python_for(items, loop_body, state, spec):
                 break
             state = as_tuple(loop_body(item, *state), len(state))
             continue
+        traced_steps += 1
+        if unrolling.past_traced_exit_limit(traced_steps, spec.maximum_iterations,
+                                            spec.construct, spec.where):
+            break
         state = _staged_cond(keep, functools.partial(loop_body, item),
                              lambda *s: from_tuple(s), state, spec.names, spec.where,
                              spec.construct, spec.obstacles)
