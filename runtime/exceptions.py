@@ -169,11 +169,13 @@ def _check_mode(where, what):
     return "checkify" if functional else "callback"
 
 
-def _stage_check(pred, mode, where, text, on_host, extra=()):
+def _stage_check(pred, mode, where, text, on_host, extra=(), ordered=False):
     """Stage ``pred`` (a traced bool: the check passes) as a run-time check: under
     ``mode == 'checkify'`` a ``checkify.check`` with ``text`` (a string or a
     ``DeferredFormat``) and ``where``; else a host call of ``on_host(fmt, treedef)``'s
-    function when ``pred`` fails, with the flattened ``(text_values, extra)``."""
+    function when ``pred`` fails, with the flattened ``(text_values, extra)``;
+    ``ordered``: in program order with the other ordered checks (the first that fails
+    is the one Python raises)."""
     reached = paths.condition()
     if reached is not None:   # under vmap, only the examples whose path is here
         pred = jnp.logical_or(pred, jnp.logical_not(reached))
@@ -192,7 +194,7 @@ def _stage_check(pred, mode, where, text, on_host, extra=()):
     flat = FlatTree((values, extra), lambda leaf: isinstance(leaf, jax.Array))
     check = on_host(fmt, flat)
     lax.cond(pred, lambda: None,
-             lambda: jax.debug.callback(check, pred, *flat.selected))
+             lambda: jax.debug.callback(check, pred, *flat.selected, ordered=ordered))
 
 
 def _escape(text: str) -> str:
@@ -277,7 +279,7 @@ def _stage_raise(cond, fails_when, raiser, values, effects):
                                    for a in error.args)
                 raise
     text = _message(raiser, held, effects) if mode == "checkify" else ""
-    _stage_check(pred, mode, where, text, _raise_on_host(raiser), extra=held)
+    _stage_check(pred, mode, where, text, _raise_on_host(raiser), extra=held, ordered=True)
 
 
 def _message(raiser, held, effects):
@@ -312,7 +314,7 @@ def _raise_on_host(raiser):
                 return
             _, held = flat.rebuild(arrays)
             try:
-                raiser(*held)
+                raiser(*(_as_python(value) for value in held))
             except Exception as error:  # noqa: BLE001 - the user's exception, any type
                 where = fmt.format()
                 error.add_note(f"(a staged check, failed when the compiled program ran:{where})")
@@ -321,6 +323,22 @@ def _raise_on_host(raiser):
                 raise
         return check
     return make
+
+
+def _as_python(value):
+    """A scalar the compiled program held, as the Python number the original held
+    (``KeyError(n)`` shows ``3``, not ``Array(3, dtype=int32)``; a float32 becomes
+    the Python float of its shortest decimal, so ``f"{x}"`` shows ``0.1``)."""
+    if not isinstance(value, jax.Array | np.ndarray) or np.ndim(value) != 0:
+        return value
+    scalar = np.asarray(value)[()]
+    if np.issubdtype(scalar.dtype, np.bool_):
+        return bool(scalar)
+    if np.issubdtype(scalar.dtype, np.integer):
+        return int(scalar)
+    if np.issubdtype(scalar.dtype, np.floating):
+        return float(str(scalar)) if scalar.dtype.itemsize < 8 else float(scalar)
+    return value
 
 
 def _under_an_except() -> bool:
@@ -369,4 +387,4 @@ def check_value(ok, error_type, message: str) -> None:
         raise error_type(message)
 
     text = f"{error_type.__name__}: {message}"
-    _stage_check(pred, mode, where, text, _raise_on_host(raiser))
+    _stage_check(pred, mode, where, text, _raise_on_host(raiser), ordered=True)
