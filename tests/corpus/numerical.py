@@ -457,6 +457,19 @@ def second_largest(xs):
     return ordered[-2]
 
 
+def median(values):
+    values = list(values)
+    values.sort()
+    middle = len(values) // 2
+    if len(values) % 2 == 1:
+        return values[middle]
+    return (values[middle - 1] + values[middle]) / 2
+
+
+def smallest_magnitude(xs):
+    return sorted(xs, key=abs)[0]
+
+
 def clamp(x, low, high):
     if low > high:
         raise ValueError("low must not exceed high")
@@ -559,6 +572,8 @@ CASES = [
     (is_small_or_unit, [(0,), (1,), (2,)], SAME),
     (zero_count, [(0, 1, 0), (1, 2, 3)], SAME),
     (second_largest, [([3, 1, 4, 1, 5],), ([2.0, 7.0],)], SAME),
+    (median, [([3, 1, 2],), ([4.0, 1.0, 3.0, 2.0],)], SAME),
+    (smallest_magnitude, [([3, -1, 2],)], Refused("key=")),
     (clamp, [(5, 0, 3), (-1, 0, 3), (2, 3, 1)], SAME),
     (safe_ratio, [(3.0, 2.0), (3, 0)], SAME),
     (scaled_or_halved, [(3, 2), (-4, 2)], SAME),
