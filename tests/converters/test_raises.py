@@ -251,3 +251,22 @@ def test_an_except_around_the_compiled_call_catches_the_users_exception():
 def test_an_except_in_a_traced_caller_is_refused_not_silently_skipped():
     with pytest.raises(ConversionError, match="cannot see errors"):
         autograph.to_graph(caller_with_except)(jnp.float32(4.0))
+
+
+def two_checks(a, b):
+    if a * b > 4:
+        raise ArithmeticError(f"{a} * {b} is too large")
+    if a < 2:
+        raise KeyError(b)
+    return a + b
+
+
+@pytest.mark.parametrize("args", [(-1, -8), (1, 3), (3, 1)])
+def test_the_first_failing_check_is_the_one_raised_with_pythons_text(args):
+    expected_type, expected_text = python_outcome(two_checks, *args)
+    if expected_type == "value":
+        check(two_checks, *args)
+        return
+    with pytest.raises(expected_type) as raised:
+        autograph.to_graph(two_checks)(*[jnp.int32(v) for v in args])
+    assert str(raised.value) == expected_text    # KeyError(-8) shows -8, as in Python
