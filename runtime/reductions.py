@@ -12,7 +12,8 @@ same errors). With traced values:
   (``fori_loop``) over the range; ``max``/``min`` of an empty one raise Python's
   ``ValueError`` from the compiled call.
 - ``x in (0, 1)``, ``x not in xs``: ``x == item`` for each item, reduced with
-  ``jnp.any``; ``x in array`` of a traced 1-D array likewise.
+  ``jnp.any``; ``x in array`` of a traced 1-D array likewise; ``x in range(a, b, s)``
+  its bounds and step checked arithmetically.
 - ``(a, b).count(0)``: the number of items equal to it, a traced int.
 - ``sorted(xs)`` of a traced 1-D array or a list of traced scalars: a list of the
   ``jnp.sort``-ed items (``reverse=`` honoured; ``key=`` refused).
@@ -175,6 +176,11 @@ def in_(item, container):
     if isinstance(container, (tuple, list)):
         if is_tracer(item) or any(isinstance(x, Tracer) for x in container):
             return _contains(item, container)
+    elif isinstance(container, range) and is_tracer(item) and jnp.ndim(item) == 0:
+        start, stop, step = container.start, container.stop, container.step
+        inside = ((item >= start) & (item < stop) if step > 0
+                  else (item <= start) & (item > stop))
+        return inside & ((item - start) % step == 0)
     elif is_tracer(container) and not isinstance(item, (str, bytes)):
         if jnp.ndim(container) != 1:
             raise _refusal(f"`in` over a traced {describe(container)}",

@@ -34,7 +34,8 @@ def signs(a, b, c):
 
 
 def membership(a, b):
-    return a in (0, 1), b not in [2, 3], (a, b, 0).count(0), [a, b].count(b)
+    return (a in (0, 1), b not in [2, 3], (a, b, 0).count(0), [a, b].count(b),
+            a in range(0, 7, 2), b in range(5, -1, -3), a not in range(3))
 
 
 def in_array(x, xs):
@@ -103,7 +104,7 @@ def test_any_all_over_traced_comparisons(args):
     check(signs, *args)
 
 
-@pytest.mark.parametrize("args", [(0, 2), (1, 5), (7, 3), (0, 0)])
+@pytest.mark.parametrize("args", [(0, 2), (1, 5), (7, 3), (0, 0), (6, -1), (4, 8), (-2, 2)])
 def test_membership_and_count(args):
     check(membership, *args)
 
