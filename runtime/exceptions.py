@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import collections
 import dis
-import functools
 import linecache
 import logging
 import sys
 import threading
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -356,18 +356,24 @@ def _under_an_except() -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=1024)
 def _handled(code) -> tuple:
     """The bytecode ranges of ``code`` that a ``try`` with handlers (or a
-    ``finally``) covers."""
-    try:
-        entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
-    except AttributeError:   # pragma: no cover - a Python without exception tables
-        return ()
-    ops = {i.offset: i.opname for i in dis.get_instructions(code)}
-    return tuple((e.start, e.end) for e in entries
-                 if ops.get(e.target) == "PUSH_EXC_INFO"
-                 and ops.get(e.target + 2) != "WITH_EXCEPT_START")
+    ``finally``) covers (cached per code object, not keeping it alive)."""
+    found = _HANDLED.get(code)
+    if found is None:
+        try:
+            entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+        except AttributeError:   # pragma: no cover - a Python without exception tables
+            entries = ()
+        ops = {i.offset: i.opname for i in dis.get_instructions(code)}
+        found = _HANDLED[code] = tuple(
+            (e.start, e.end) for e in entries
+            if ops.get(e.target) == "PUSH_EXC_INFO"
+            and ops.get(e.target + 2) != "WITH_EXCEPT_START")
+    return found
+
+
+_HANDLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def check_value(ok, error_type, message: str) -> None:
