@@ -350,7 +350,9 @@ def _under_an_except() -> bool:
         code = frame.f_code
         if (any(name.startswith("ag__") for name in code.co_freevars)
                 and any(start <= frame.f_lasti < end for start, end in _handled(code))
-                and any(is_tracer(v) for v in frame.f_locals.values())):
+                and any(is_tracer(v) or (isinstance(v, tuple | list | dict)
+                                         and has_tracer(v))
+                        for v in frame.f_locals.values())):
             return True
         frame = frame.f_back
     return False

@@ -270,3 +270,16 @@ def test_the_first_failing_check_is_the_one_raised_with_pythons_text(args):
     with pytest.raises(expected_type) as raised:
         autograph.to_graph(two_checks)(*[jnp.int32(v) for v in args])
     assert str(raised.value) == expected_text    # KeyError(-8) shows -8, as in Python
+
+
+def caller_with_except_over_a_dict(params):
+    try:
+        y = sqrt_checked(params["x"])
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def test_an_except_in_a_caller_holding_tracers_in_a_dict_is_refused_too():
+    with pytest.raises(ConversionError, match="cannot see errors"):
+        autograph.to_graph(caller_with_except_over_a_dict)({"x": jnp.float32(4.0)})
