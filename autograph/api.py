@@ -156,15 +156,12 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
 
 
 def _is_generator_function(fn) -> bool:
-    """Whether ``fn`` is a generator (or async generator) function: it runs as it is,
-    as converted code runs a generator it calls (a staged computation cannot
-    suspend; iterating it in Python is what the original does, and a traced
-    condition inside it fails as it would there)."""
+    """Whether ``fn`` is a generator function: it runs as it is, as converted code
+    runs a generator it calls (a staged computation cannot suspend; iterating it in
+    Python is what the original does, and a traced condition inside it fails as it
+    would there). (An ``async def`` is refused, as before: JAX traces no coroutine.)"""
     code = getattr(fn, "__code__", None)
-    return code is not None and bool(code.co_flags & _GENERATOR_FLAGS)
-
-
-_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+    return code is not None and bool(code.co_flags & inspect.CO_GENERATOR)
 
 
 @contextlib.contextmanager
