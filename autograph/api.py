@@ -109,7 +109,7 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
     same = functools.partial(convert, recursive=recursive, prints=prints, asserts=asserts)
     options = ConversionOptions(recursive=recursive)
     original = _original(func)
-    if getattr(original, DO_NOT_CONVERT, False):
+    if getattr(original, DO_NOT_CONVERT, False) or _is_generator_function(original):
         return func
     if inspect.ismethod(func):
         return types.MethodType(same(func.__func__), func.__self__)
@@ -153,6 +153,15 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
     setattr(wrapper, _OPTIONS, options)
     _recursion.ENTRY_CODES.add(wrapper.__code__)
     return wrapper
+
+
+def _is_generator_function(fn) -> bool:
+    """Whether ``fn`` is a generator function: it runs as it is, as converted code
+    runs a generator it calls (a staged computation cannot suspend; iterating it in
+    Python is what the original does, and a traced condition inside it fails as it
+    would there). (An ``async def`` is refused, as before: JAX traces no coroutine.)"""
+    code = getattr(fn, "__code__", None)
+    return code is not None and bool(code.co_flags & inspect.CO_GENERATOR)
 
 
 @contextlib.contextmanager

@@ -53,6 +53,7 @@ from autograph.converters import (
     locals_calls,
     logical_expressions,
     print_function,
+    raises,
     return_statements,
     slices,
     try_statements,
@@ -66,6 +67,7 @@ from autograph.runtime.calls import make_converted_call
 # skipped for functions that contain none of them.
 DEFAULT_CONVERTERS = (
     directives,
+    raises,
     try_statements,
     continue_statements,
     break_statements,
@@ -445,10 +447,11 @@ def _reject_unsupported_function(node, filename):
     found = first_yield(node)   # (a nested generator does not make this function one)
     if found is not None:
         raise ConversionError(
-            f"'{node.name}' is a generator (it uses `yield`), which cannot be "
-            "converted: a staged computation returns all its results at once. "
-            "Collect the values in a list and return it, or mark the generator "
-            "with autograph.do_not_convert.", filename, found.lineno, found.col_offset)
+            f"'{node.name}' is a generator (it uses `yield`), which has no converted "
+            "form: a staged computation returns all its results at once, so "
+            "autograph.convert runs a generator function as it is. To stage its work, "
+            "collect the values in a list and return it.", filename, found.lineno,
+            found.col_offset)
 
 
 def _compile(node, filename, runtime_name, original_code,

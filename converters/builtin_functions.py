@@ -3,14 +3,14 @@
 Before:
 
     m = max(a, b)
-    n = int(x)
+    n = int(math.sqrt(x))
     for k, v in enumerate(xs):
         total = total + v
 
 After:
 
     m = ag__.max_(a, b)
-    n = ag__.int_(x)
+    n = ag__.int_(ag__.math_sqrt(x))
     for k, v in ag__.enumerate_(xs):
         total = total + v
 
@@ -21,13 +21,42 @@ global of that name). Builtins that JAX's arrays already support (``abs``,
 ``isinstance``...) are left as they are. This is the one table of the builtins the
 converters replace
 (``print`` has a converter of its own, ``print_function``).
+
+A call of a function of Python's ``math`` module in ``MATH`` (however it is
+reached: ``math.sqrt``, ``m.sqrt`` after ``import math as m``, ``sqrt`` after
+``from math import sqrt``) becomes ``ag__.math_<name>(...)``
+(``runtime/math_functions.py``: ``math`` itself for Python values).
+
+Reductions and membership (``runtime/reductions.py``): a generator expression
+with one ``for`` over a name, the first argument of ``sum``/``max``/``min``/
+``any``/``all``, becomes ``ag__.generator_(lambda i: item, iterable, lambda i:
+condition)`` (a range with a traced bound is then reduced by a staged loop);
+``a in b`` and ``a not in b`` become ``ag__.in_(a, b)`` and ``ag__.not_in(a, b)``;
+``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; a
+statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``; and ``table[i]`` where
+``table`` is a list (bound in the function to a display, comprehension, ``list(...)``
+or ``[0] * k``, or a global list of numbers) becomes ``ag__.list_item(table, i)``
+(``runtime/lookups.py``: an array read for a traced ``i``). Before:
+
+    total = sum(i for i in range(1, n) if n % i == 0)
+    small = x in (0, 1)
+    xs.sort()
+
+After:
+
+    total = ag__.sum_(ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0))
+    small = ag__.in_(x, (0, 1))
+    ag__.sort_(xs)
 """
 
 from __future__ import annotations
 
+import math
+
 import gast
 
 from autograph import templates
+from autograph.analysis import walk_same_scope
 from autograph.converters.base import Transformer
 
 # builtin name -> runtime function, wherever it is called
@@ -41,14 +70,29 @@ REPLACED = {
     "bool": "bool_",
     "range": "range_",
     "reversed": "reversed_",
+    "any": "any_",
+    "all": "all_",
+    "sorted": "sorted_",
+    "pow": "pow_",
 }
+# builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
+REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})
 # builtin name -> runtime function, called as the iterable of a ``for``
 REPLACED_AS_ITERABLE = {
     "enumerate": "enumerate_",
     "zip": "zip_",
 }
 
-NODE_TYPES = (gast.Call,)
+# functions of Python's math module -> ``ag__.math_<name>``
+MATH = ("sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", "cos",
+        "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+        "erf", "erfc", "lgamma", "gamma", "degrees", "radians", "fabs", "floor", "ceil",
+        "trunc", "isnan", "isinf", "isfinite", "isqrt", "pow", "hypot", "dist", "prod",
+        "fsum", "isclose", "gcd", "lcm", "copysign", "fmod", "atan2", "ldexp", "factorial",
+        "comb", "perm")
+_MATH_FUNCTIONS = {id(getattr(math, name)): name for name in MATH if hasattr(math, name)}
+
+NODE_TYPES = (gast.Call, gast.Compare, gast.Subscript)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -60,11 +104,116 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 class _BuiltinFunctions(Transformer):
     def __init__(self, ctx):
         self.ctx = ctx
+        self.lists: list[frozenset] = []    # per function: locals bound to lists
+
+    def visit_FunctionDef(self, node):
+        self.lists.append(_list_names(node))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.lists.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node.ctx, gast.Load) and isinstance(node.value, gast.Name)
+                and not isinstance(node.slice, (gast.Slice, gast.Tuple))
+                and not (isinstance(node.slice, gast.Constant))
+                and self._is_list(node.value.id)):
+            new = templates.replace_expr("ag__.list_item(sequence, index)",
+                                         ag__=self.ctx.runtime_name, sequence=node.value,
+                                         index=node.slice)
+            templates.set_location(new, node)
+            return new
+        return node
+
+    def _is_list(self, name) -> bool:
+        if self.lists and name in self.lists[-1]:
+            return True
+        if name in self.ctx.local_names:
+            return False
+        value = self.ctx.value_of(templates.name(name))
+        return type(value) in (list, tuple) and 0 < len(value) and all(
+            isinstance(v, (bool, int, float)) for v in value)
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
+        self._replace_generator(node)
         self._replace(node, REPLACED)
+        self._replace_math(node)
+        return self._replace_count(node)
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (gast.In, gast.NotIn)):
+            return node
+        name = "in_" if isinstance(node.ops[0], gast.In) else "not_in"
+        new = templates.replace_expr(f"ag__.{name}(a, b)", ag__=self.ctx.runtime_name,
+                                     a=node.left, b=node.comparators[0])
+        templates.set_location(new, node)
+        return new
+
+    def visit_Expr(self, node):
+        node = self.generic_visit(node)
+        call = node.value
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "sort"
+                and isinstance(call.func.value, (gast.Name, gast.Attribute))):
+            new = templates.replace_expr("ag__.sort_(target)", ag__=self.ctx.runtime_name,
+                                         target=call.func.value)
+            new.args.extend(call.args)
+            new.keywords = call.keywords
+            templates.set_location(new, call)
+            node.value = new
         return node
+
+    def _replace_count(self, call):
+        func = call.func
+        if (isinstance(func, gast.Attribute) and func.attr == "count"
+                and isinstance(func.value, (gast.Tuple, gast.List))
+                and len(call.args) == 1 and not call.keywords):
+            new = templates.replace_expr("ag__.count_(container, value)",
+                                         ag__=self.ctx.runtime_name, container=func.value,
+                                         value=call.args[0])
+            templates.set_location(new, call)
+            return new
+        return call
+
+    def _replace_generator(self, call):
+        """``sum(f(i) for i in xs if c(i))`` -> ``sum(ag__.generator_(lambda i: f(i),
+        xs, lambda i: c(i)))``."""
+        func = call.func
+        if not (isinstance(func, gast.Name) and func.id in REDUCTIONS
+                and self.ctx.is_builtin(func.id) and call.args
+                and isinstance(call.args[0], gast.GeneratorExp)):
+            return
+        generator = call.args[0]
+        if len(generator.generators) != 1:
+            return
+        clause = generator.generators[0]
+        if clause.is_async or not isinstance(clause.target, gast.Name):
+            return
+        name = clause.target.id
+        pieces = [_lambda(name, generator.elt), clause.iter]
+        if clause.ifs:
+            test = clause.ifs[0] if len(clause.ifs) == 1 else gast.BoolOp(
+                op=gast.And(), values=list(clause.ifs))
+            pieces.append(_lambda(name, test))
+        new = templates.replace_expr("ag__.generator_(pieces)", ag__=self.ctx.runtime_name,
+                                     pieces=pieces)
+        templates.set_location(new, generator)
+        call.args[0] = new
+
+    def _replace_math(self, call):
+        func = call.func
+        if not isinstance(func, (gast.Name, gast.Attribute)):
+            return
+        name = _MATH_FUNCTIONS.get(id(self.ctx.value_of(func)))
+        if name is not None:
+            new = templates.replace_expr(f"ag__.math_{name}", ag__=self.ctx.runtime_name)
+            templates.set_location(new, func)
+            call.func = new
 
     def visit_For(self, node):
         node = self.generic_visit(node)
@@ -78,3 +227,33 @@ class _BuiltinFunctions(Transformer):
             new = templates.replace_expr(f"ag__.{table[func.id]}", ag__=self.ctx.runtime_name)
             templates.set_location(new, func)
             call.func = new
+
+
+def _list_names(fn) -> frozenset:
+    """The names ``fn`` binds (directly) to a list: a display, a comprehension,
+    ``list(...)``, or a sum or product of those (``[1] + [0] * n``)."""
+    names = set()
+    for node in walk_same_scope(fn.body):
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name) and _makes_list(node.value)):
+            names.add(node.targets[0].id)
+    return frozenset(names)
+
+
+def _makes_list(expr) -> bool:
+    if isinstance(expr, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+        return expr.func.id == "list"
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Mult)):
+        return _makes_list(expr.left) or _makes_list(expr.right)
+    return False
+
+
+def _lambda(name, body):
+    return gast.Lambda(
+        args=gast.arguments(args=[gast.Name(id=name, ctx=gast.Param(), annotation=None,
+                                            type_comment=None)],
+                            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                            kwarg=None, defaults=[]),
+        body=body)

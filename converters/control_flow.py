@@ -565,6 +565,8 @@ class _ControlFlow(Transformer):
         return node
 
     def visit_If(self, node):
+        if _runtime_operator(node.test) in ("raise_if", "raise_unless"):
+            return self.generic_visit(node)   # Python decides it (converters/raises.py)
         modified = modified_names(node.body) | modified_names(node.orelse)
         live_out = annos.get(node, annos.LIVE_OUT)
         live = (live_out | annos.get(node, annos.LIVE_IN_BODY)

@@ -5,6 +5,7 @@ JAX tracer? If not, it runs the Python construct with Python semantics; if so, i
 stages the construct with ``jax.lax``.
 """
 
+from autograph.runtime import math_functions
 from autograph.runtime.builtins import (
     bool_,
     float_,
@@ -12,19 +13,36 @@ from autograph.runtime.builtins import (
     len_,
     max_,
     min_,
+    pow_,
     reversed_,
     sum_,
 )
 from autograph.runtime.cells import dir_, locals_
 from autograph.runtime.conditionals import if_exp, if_stmt
-from autograph.runtime.exceptions import StagedAssertionError, assert_stmt
+from autograph.runtime.exceptions import (
+    StagedAssertionError,
+    assert_stmt,
+    raise_if,
+    raise_unless,
+)
 from autograph.runtime.handlers import check_caught, current_exception
 from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, not_, or_
+from autograph.runtime.lookups import list_item
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
+from autograph.runtime.reductions import (
+    all_,
+    any_,
+    count_,
+    generator_,
+    in_,
+    not_in,
+    sort_,
+    sorted_,
+)
 from autograph.runtime.slices import getitem, index, setitem
 from autograph.runtime.undefined import (
     Undefined,
@@ -52,6 +70,9 @@ __all__ = [
     "max_",
     "min_",
     "print_",
+    "pow_",
+    "raise_if",
+    "raise_unless",
     "reversed_",
     "sum_",
     "TracedRange",
@@ -67,6 +88,7 @@ __all__ = [
     "ld",
     "len_",
     "list_append",
+    "list_item",
     "list_pop",
     "local_or_undefined",
     "loop_bound",
@@ -78,4 +100,14 @@ __all__ = [
     "setitem",
     "while_stmt",
     "zip_",
+    "all_",
+    "any_",
+    "count_",
+    "generator_",
+    "in_",
+    "not_in",
+    "sort_",
+    "sorted_",
+    *math_functions.__all__,
 ]
+globals().update(math_functions.OPERATORS)

@@ -9,6 +9,7 @@ each *is* the builtin (same result, same errors). With traced arguments:
 | ``len(r)`` | the traced trip count of a ``range`` with a traced bound |
 | ``min``/``max`` | ``jnp.minimum``/``maximum`` of the values; ``jnp.min``/``max`` of a 1-D array |
 | ``sum(x, start)`` | ``start + jnp.sum(x, axis=0)`` (not unrolled) |
+| ``sum``/``min``/``max`` of a traced range, or a generator over one | a staged loop |
 | ``int``/``float``/``bool`` | a scalar cast (``int`` truncates to zero, ``bool`` is ``x != 0``) |
 | ``reversed(x)`` | ``x[::-1]``, which a ``for`` loop scans; a traced range backwards |
 
@@ -21,12 +22,17 @@ arrays already implement them. Where a builtin cannot give a traced result
 from __future__ import annotations
 
 import functools
+import types
 
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
 from autograph.errors import StagingTypeError
 from autograph.runtime import lists
+from autograph.runtime.exceptions import check_value
 from autograph.runtime.loops import TracedRange
+from autograph.runtime.reductions import is_staged_iterable, reduce_staged
 from autograph.runtime.tracing import caller_location, describe, has_tracer, is_tracer
 
 
@@ -43,20 +49,25 @@ def len_(value):
 
 def min_(*args, **kwargs):
     """``min(*args, **kwargs)``; traced values give their elementwise minimum."""
-    if not has_tracer((args, kwargs)):
+    args = _listed(args)
+    if not has_tracer((args, kwargs)) and not _staged_one(args):
         return min(*args, **kwargs)
     return _extremum("min", jnp.minimum, jnp.min, args, kwargs)
 
 
 def max_(*args, **kwargs):
     """``max(*args, **kwargs)``; traced values give their elementwise maximum."""
-    if not has_tracer((args, kwargs)):
+    args = _listed(args)
+    if not has_tracer((args, kwargs)) and not _staged_one(args):
         return max(*args, **kwargs)
     return _extremum("max", jnp.maximum, jnp.max, args, kwargs)
 
 
 def sum_(iterable, /, start=0):
-    """``sum(iterable, start)``; a traced array is summed over its first axis."""
+    """``sum(iterable, start)``; a traced array is summed over its first axis, a
+    range with a traced bound (or a generator over one) by a staged loop."""
+    if is_staged_iterable(iterable):
+        return reduce_staged("sum", iterable, start)
     if not is_tracer(iterable):
         return sum(iterable, start)
     if jnp.ndim(iterable) == 0:
@@ -86,6 +97,36 @@ def bool_(*args, **kwargs):
     return _cast("bool", bool, args, kwargs)
 
 
+def pow_(base, exp, mod=None):
+    """``pow(base, exp, mod)``; traced integers with a modulus give the modular power
+    by repeated squaring (a staged loop over the exponent's bits), where JAX's own
+    ``__pow__`` takes no modulus. Two arguments are Python's ``pow``, which traced
+    values already support."""
+    if mod is None or not has_tracer((base, exp, mod)):
+        return pow(base, exp) if mod is None else pow(base, exp, mod)
+    values = [jnp.asarray(v) for v in (base, exp, mod)]
+    if not all(jnp.issubdtype(v.dtype, jnp.integer) for v in values):
+        _fail("pow", "pow() 3rd argument not allowed unless all arguments are integers")
+    base, exp, mod = (v.astype(int) for v in values)
+    largest = int(np.sqrt(np.iinfo(base.dtype).max))
+    check_value(mod != 0, ValueError, "pow() 3rd argument cannot be 0")
+    check_value(exp >= 0, ValueError,
+                "pow() with a traced negative exponent and a modulus (a modular inverse) "
+                "is not staged")
+    check_value(jnp.abs(mod) <= largest, OverflowError,
+                f"pow() modulus beyond {largest}: its products overflow "
+                f"{base.dtype} (Python's integers do not)")
+
+    def body(carry):
+        result, b, e = carry
+        result = jnp.where(e % 2 == 1, jnp.remainder(result * b, mod), result)
+        return result, jnp.remainder(b * b, mod), e // 2
+
+    start = (jnp.remainder(jnp.ones_like(base), mod), jnp.remainder(base, mod), exp)
+    result, _, _ = lax.while_loop(lambda c: c[2] > 0, body, start)
+    return result
+
+
 def reversed_(sequence):
     """``reversed(sequence)``; a traced array is flipped along its first axis, and a
     range with a traced bound runs backwards (a ``for`` over it stages)."""
@@ -99,7 +140,22 @@ def reversed_(sequence):
     return sequence[::-1]
 
 
+def _listed(args):
+    """``args`` with a lone generator's items taken (``min``/``max`` consume it whole),
+    so that asking whether they are traced looks at the items."""
+    if len(args) == 1 and isinstance(args[0], types.GeneratorType):
+        return (list(args[0]),)
+    return args
+
+
+def _staged_one(args) -> bool:
+    return len(args) == 1 and is_staged_iterable(args[0])
+
+
 def _extremum(name, pairwise, reduce, args, kwargs):
+    if len(args) == 1 and is_staged_iterable(args[0]) and kwargs.get("key") is None:
+        return reduce_staged(name, args[0], default=kwargs.get("default"),
+                             has_default="default" in kwargs)
     if "key" in kwargs and kwargs["key"] is not None:
         _fail(name, f"{name}(..., key=...) over traced values would need to pick an "
               f"element by a traced comparison. Compute the keys as an array and use "

@@ -39,19 +39,24 @@ lambda because Python evaluates it only when the assertion fails. (Under
 
 from __future__ import annotations
 
+import collections
+import dis
 import linecache
 import logging
+import sys
+import threading
+import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax, tree_util
+from jax import lax
 from jax.experimental import checkify
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, paths
+from autograph.runtime import effects, paths, regions
 from autograph.runtime.printing import DeferredFormat, message_text
-from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
+from autograph.runtime.tracing import FlatTree, caller_location, has_tracer, is_tracer
 
 
 class StagedAssertionError(AssertionError):
@@ -64,7 +69,7 @@ def _not_a_failed_assert(record) -> bool:
     (as ``StagedAssertionError`` or in JAX's run-time error), so its log entry only
     repeats the message with runtime frames, on stderr."""
     exc = record.exc_info[1] if record.exc_info else None
-    return not isinstance(exc, StagedAssertionError)
+    return not (isinstance(exc, StagedAssertionError) or _is_failed_check(exc))
 
 
 logging.getLogger("jax._src.debugging").addFilter(_not_a_failed_assert)
@@ -84,13 +89,39 @@ def staged_assert_count() -> int:
 
 def reraise_failed_assert(error) -> None:
     """Raise ``StagedAssertionError`` if JAX's run-time ``error`` comes from a failed
-    traced assert; return otherwise."""
+    traced assert, and the user's own exception if it comes from a failed staged
+    ``if ...: raise`` check; return otherwise."""
     text = str(error)
+    raised = _failed_check(text)
+    if raised is not None:
+        raised.__suppress_context__ = True   # (keeps a `raise ... from` cause)
+        raise raised
     if _MARKER in text:
         raise StagedAssertionError(text.rsplit(_MARKER, 1)[1].strip()) from None
 
 
 _MARKER = f"{StagedAssertionError.__name__}: "
+# The user's exceptions that failed staged checks raised on the host, until to_graph
+# raises them from the call (JAX's error shows them as text). A few are kept: under
+# the user's own jit nobody collects them.
+_RAISED: collections.deque = collections.deque(maxlen=16)
+_RAISED_LOCK = threading.Lock()
+
+
+def _failed_check(text):
+    """The newest exception of a failed staged check that JAX's error ``text`` shows."""
+    with _RAISED_LOCK:
+        for error in reversed(_RAISED):
+            if f"{type(error).__name__}: {error}" in text or (
+                    not error.args and text.rstrip().endswith(type(error).__name__)):
+                _RAISED.remove(error)
+                return error
+    return None
+
+
+def _is_failed_check(error) -> bool:
+    with _RAISED_LOCK:
+        return any(error is e for e in _RAISED)
 
 
 def assert_stmt(cond, message=None):
@@ -105,26 +136,49 @@ def assert_stmt(cond, message=None):
     if paths.is_replaying():
         return
     where = caller_location()
+    _check_scalar(cond, "assert", "`assert jnp.all(c)`", where)
+    mode = _check_mode(where, "assert")
+    if mode is None:
+        return
+    pred = cond if cond.dtype == bool else cond != 0
+    text = message() if message is not None else "assertion failed"
+    _stage_check(pred, mode, where, text, _check_on_host)
+
+
+def _check_scalar(cond, what, fix, where):
     if jnp.shape(cond) != ():
         raise ConversionError(
-            f"the condition of this assert is a traced array of shape "
+            f"the condition of this {what} is a traced array of shape "
             f"{tuple(jnp.shape(cond))}, and its truth value is ambiguous. Reduce it to "
-            "one value, e.g. `assert jnp.all(c)`.", where.filename, where.lineno)
+            f"one value, e.g. {fix}.", where.filename, where.lineno)
+
+
+def _check_mode(where, what):
+    """``'checkify'`` or ``'callback'``: how a traced check is staged here; None when
+    traced checks are dropped."""
     mode = effects.current().asserts
     if mode == "drop":
-        return
+        return None
     functional = mode == "checkify" or (mode == "auto" and effects.under_checkify())
     if not functional and effects.under_export():
         raise ConversionError(effects.export_error_text(
-            "assert", "convert the function with autograph.convert(f, asserts='drop') or "
+            what, "convert the function with autograph.convert(f, asserts='drop') or "
             "asserts='checkify' (and wrap it with checkify.checkify), or trace it inside "
             "`with autograph.staged_effects(asserts=...)`; `python -O` removes asserts, as "
             "Python does"), where.filename, where.lineno)
-    pred = cond if cond.dtype == bool else cond != 0
+    return "checkify" if functional else "callback"
+
+
+def _stage_check(pred, mode, where, text, on_host, extra=(), ordered=False):
+    """Stage ``pred`` (a traced bool: the check passes) as a run-time check: under
+    ``mode == 'checkify'`` a ``checkify.check`` with ``text`` (a string or a
+    ``DeferredFormat``) and ``where``; else a host call of ``on_host(fmt, treedef)``'s
+    function when ``pred`` fails, with the flattened ``(text_values, extra)``;
+    ``ordered``: in program order with the other ordered checks (the first that fails
+    is the one Python raises)."""
     reached = paths.condition()
     if reached is not None:   # under vmap, only the examples whose path is here
         pred = jnp.logical_or(pred, jnp.logical_not(reached))
-    text = message() if message is not None else "assertion failed"
     source = linecache.getline(where.filename, where.lineno).strip()
     suffix = _escape(f" [{where}: {source}]" if source else f" [{where}]")
     if has_tracer(text):
@@ -134,22 +188,211 @@ def assert_stmt(cond, message=None):
     else:
         fmt, values = _escape(str(text)) + suffix, ()
     _STAGED_ASSERTS[0] += 1
-    if functional:
+    if mode == "checkify":
         checkify.check(pred, fmt, *values)
-    else:
-        leaves, treedef = tree_util.tree_flatten(values)
-        check = _check_on_host(fmt, treedef)
-        lax.cond(pred, lambda: None,
-                 lambda: jax.debug.callback(check, pred, *leaves))
+        return
+    flat = FlatTree((values, extra), lambda leaf: isinstance(leaf, jax.Array))
+    check = on_host(fmt, flat)
+    lax.cond(pred, lambda: None,
+             lambda: jax.debug.callback(check, pred, *flat.selected, ordered=ordered))
 
 
 def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _check_on_host(fmt, treedef):
-    def check(pred, *leaves):
+def _check_on_host(fmt, flat):
+    def check(pred, *arrays):
         if not np.all(np.asarray(pred)):
-            values = tree_util.tree_unflatten(treedef, leaves)
+            values, _ = flat.rebuild(arrays)
             raise StagedAssertionError(fmt.format(*values))
     return check
+
+
+def raise_if(cond, raiser, values=None, *, effects=False):
+    """The condition of ``if cond: <...; raise E(msg)>``: ``cond`` itself when it is a
+    Python value (the ``if`` runs as written). A traced ``cond`` is staged as a
+    run-time check that calls ``raiser(*values())`` (the raising branch, a function
+    of the local values it reads) when ``cond`` holds, and the ``if`` is given
+    False: what follows is staged as if the check passed. ``effects``: the branch
+    does more than raise (it then runs only when the check fails)."""
+    if not is_tracer(cond):
+        if regions.depth() and cond:
+            _raise_decided_in_python(raiser, values)
+        return cond
+    _stage_raise(cond, True, raiser, values, effects)
+    return False
+
+
+def raise_unless(cond, raiser, values=None, *, effects=False):
+    """The condition of ``if cond: ... else: <...; raise E(msg)>``: as ``raise_if``,
+    with the check failing when ``cond`` does not hold; a traced ``cond`` gives the
+    ``if`` True."""
+    if not is_tracer(cond):
+        if regions.depth() and not cond:
+            _raise_decided_in_python(raiser, values)
+        return cond
+    _stage_raise(cond, False, raiser, values, effects)
+    return True
+
+
+def _raise_decided_in_python(raiser, values):
+    """Inside a staged region, a raise that a Python condition decided: raised here,
+    marked as decided in Python (so no note explains it as a staged branch's)."""
+    try:
+        held = tuple(values()) if values is not None else ()
+    except NameError:
+        return      # (the branch itself raises, reading what it reads)
+    try:
+        raiser(*held)
+    except Exception as error:
+        regions.record(error, regions.PYTHON_BRANCH)
+        raise
+
+
+def _stage_raise(cond, fails_when, raiser, values, effects):
+    if paths.is_replaying():
+        return
+    where = caller_location()
+    _check_scalar(cond, "input check", "`if jnp.any(c): raise ...`", where)
+    mode = _check_mode(where, "input check (`if ...: raise`)")
+    if mode is None:
+        return
+    truth = cond if cond.dtype == bool else cond != 0
+    pred = jnp.logical_not(truth) if fails_when else truth
+    try:
+        held = tuple(values()) if values is not None else ()
+    except NameError as error:
+        raise ConversionError(
+            f"this check's raising branch reads a variable that is not bound here "
+            f"({error}); with a traced condition its values are taken before the check "
+            "runs. Bind it before the `if`.", where.filename, where.lineno) from None
+    if _under_an_except():
+        # Python's except around a caller would catch this; a run-time check raises
+        # from the compiled call. Raise while tracing, as the staged branch did: the
+        # except clause refuses it (handlers.check_caught) at the user's line.
+        with regions.staged("if", where):
+            try:
+                raiser(*held)
+            except Exception as error:  # noqa: BLE001 - the user's, shown unformatted
+                error.args = tuple(a.template if isinstance(a, DeferredFormat) else a
+                                   for a in error.args)
+                raise
+    text = _message(raiser, held, effects) if mode == "checkify" else ""
+    _stage_check(pred, mode, where, text, _raise_on_host(raiser), extra=held, ordered=True)
+
+
+def _message(raiser, held, effects):
+    """The message a checkify check carries: ``'E: msg'`` from the exception the
+    raising branch builds while tracing (its formatting of traced values deferred),
+    or the ``raise`` statement's text when that would take more than building it."""
+    code = raiser.__code__
+    last = max((line for _, _, line in code.co_lines() if line is not None),
+               default=code.co_firstlineno)
+    source = linecache.getline(code.co_filename, last).strip()
+    fallback = f"check failed: {source}" if source else "check failed"
+    if effects:
+        return fallback
+    try:
+        raiser(*held)
+    except Exception as error:  # noqa: BLE001 - what the branch raises is the message
+        args = error.args
+        if len(args) == 1 and isinstance(args[0], DeferredFormat):
+            return DeferredFormat("{}: {}", ((type(error).__name__, args[0]), {}),
+                                  percent=False)
+        text = f"{type(error).__name__}: {error}" if args else type(error).__name__
+        return fallback if "Traced<" in text else text
+    return fallback
+
+
+def _raise_on_host(raiser):
+    """The host side of a staged raise check: the raising branch run on the concrete
+    values; the user's exception kept for ``to_graph`` and announced to JAX."""
+    def make(fmt, flat):
+        def check(pred, *arrays):
+            if np.all(np.asarray(pred)):
+                return
+            _, held = flat.rebuild(arrays)
+            try:
+                raiser(*(_as_python(value) for value in held))
+            except Exception as error:  # noqa: BLE001 - the user's exception, any type
+                where = fmt.format()
+                error.add_note(f"(a staged check, failed when the compiled program ran:{where})")
+                with _RAISED_LOCK:
+                    _RAISED.append(error)
+                raise
+        return check
+    return make
+
+
+def _as_python(value):
+    """A scalar the compiled program held, as the Python number the original held
+    (``KeyError(n)`` shows ``3``, not ``Array(3, dtype=int32)``; a float32 becomes
+    the Python float of its shortest decimal, so ``f"{x}"`` shows ``0.1``)."""
+    if not isinstance(value, jax.Array | np.ndarray) or np.ndim(value) != 0:
+        return value
+    scalar = np.asarray(value)[()]
+    if np.issubdtype(scalar.dtype, np.bool_):
+        return bool(scalar)
+    if np.issubdtype(scalar.dtype, np.integer):
+        return int(scalar)
+    if np.issubdtype(scalar.dtype, np.floating):
+        return float(str(scalar)) if scalar.dtype.itemsize < 8 else float(scalar)
+    return value
+
+
+def _under_an_except() -> bool:
+    """Whether converted code that is being traced (a frame holding tracers) called
+    this from inside a ``try`` whose handlers may catch an exception (a ``with``
+    does not count)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if (any(name.startswith("ag__") for name in code.co_freevars)
+                and any(start <= frame.f_lasti < end for start, end in _handled(code))
+                and any(is_tracer(v) or (isinstance(v, tuple | list | dict)
+                                         and has_tracer(v))
+                        for v in frame.f_locals.values())):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _handled(code) -> tuple:
+    """The bytecode ranges of ``code`` that a ``try`` with handlers (or a
+    ``finally``) covers (cached per code object, not keeping it alive)."""
+    found = _HANDLED.get(code)
+    if found is None:
+        try:
+            entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+        except AttributeError:   # pragma: no cover - a Python without exception tables
+            entries = ()
+        ops = {i.offset: i.opname for i in dis.get_instructions(code)}
+        found = _HANDLED[code] = tuple(
+            (e.start, e.end) for e in entries
+            if ops.get(e.target) == "PUSH_EXC_INFO"
+            and ops.get(e.target + 2) != "WITH_EXCEPT_START")
+    return found
+
+
+_HANDLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def check_value(ok, error_type, message: str) -> None:
+    """A run-time check, for an operation on traced values that Python would refuse
+    with ``error_type(message)`` (``math.sqrt(-1)``: ``ValueError('math domain
+    error')``): raised from the compiled call where ``ok`` (a traced bool array) is
+    False anywhere, under the same switches as a traced ``assert``."""
+    if paths.is_replaying():
+        return
+    where = caller_location()
+    mode = _check_mode(where, f"check of {error_type.__name__}")
+    if mode is None:
+        return
+    pred = jnp.all(ok)
+
+    def raiser():
+        raise error_type(message)
+
+    text = f"{error_type.__name__}: {message}"
+    _stage_check(pred, mode, where, text, _raise_on_host(raiser), ordered=True)

@@ -55,7 +55,7 @@ import jax.numpy as jnp
 from jax import lax, tree_util
 
 from autograph.directives import loop_option_error
-from autograph.errors import ConversionError
+from autograph.errors import ConversionError, StagingTypeError
 from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
 from autograph.runtime import cells as carried
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches, placeholder
@@ -115,6 +115,14 @@ class TracedRange:
 
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
+
+    def __iter__(self):   # Python iteration (a comprehension, list(), unpacking)
+        where = caller_location()
+        raise StagingTypeError(
+            "range() with a traced bound has no length while tracing, so only a `for` "
+            "statement (a staged loop) or sum/min/max/any/all can go over it. Write a "
+            "for loop, or give the range a static bound (a Python int).",
+            where.filename, where.lineno)
 
 
 def range_(*args):
@@ -397,9 +405,9 @@ def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint,
     items = iter(iterable)
     while True:
         keep = extra_test(*state)
-        if is_tracer(keep):
+        if is_tracer(keep):   # (bounded: maximum_iterations ends the unrolling)
             spec = _loop_spec("for loop", loop_body, caller_location(), options,
-                              bounded=False)
+                              bounded=True)
             return from_tuple(_masked_python_for(items, loop_body, state, spec))
         if not keep:
             break
@@ -767,7 +775,10 @@ def _rows(array, length):
 
 def _masked_python_for(items, loop_body, state, spec):
     """The rest of a Python iteration once the exit flag is traced: each iteration
-    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls."""
+    runs under ``lax.cond(keep_going, body, no-op)``, as the original unrolls. It
+    stops after ``spec.maximum_iterations`` such iterations, or refuses after
+    ``unrolling.TRACED_EXIT_LIMIT`` (an endless iterator would unroll forever)."""
+    traced_steps = 0
     for item in items:
         keep = spec.extra_test(*state)
         if not is_tracer(keep):
@@ -775,6 +786,10 @@ def _masked_python_for(items, loop_body, state, spec):
                 break
             state = as_tuple(loop_body(item, *state), len(state))
             continue
+        traced_steps += 1
+        if unrolling.past_traced_exit_limit(traced_steps, spec.maximum_iterations,
+                                            spec.construct, spec.where):
+            break
         state = _staged_cond(keep, functools.partial(loop_body, item),
                              lambda *s: from_tuple(s), state, spec.names, spec.where,
                              spec.construct, spec.obstacles)

@@ -63,6 +63,11 @@ class staged:  # noqa: N801 - used as a context manager, like contextlib's
         return False
 
 
+def depth() -> int:
+    """How many staged regions are being traced on this thread."""
+    return FRAMES.staged_regions
+
+
 def record(error: BaseException, region: Region) -> None:
     """Note on ``error`` that it passed out of ``region`` (after any inner one)."""
     try:

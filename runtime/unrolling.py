@@ -29,6 +29,28 @@ logger = logging.getLogger("autograph.loops")
 
 STAGED = "staged"
 UNROLLED = "unrolled"
+# How many iterations a loop run in Python may unroll once its exit depends on traced
+# values (``for n in itertools.count(1): if 1 / n < eps: return n``: under jax.jit
+# the original fails at once; unrolled, it would never end).
+TRACED_EXIT_LIMIT = 1000
+
+
+def past_traced_exit_limit(steps: int, maximum_iterations, construct, where) -> bool:
+    """Whether an unrolled loop whose exit is traced stops before its ``steps``-th
+    such iteration: at the user's ``maximum_iterations`` (True), or past
+    ``TRACED_EXIT_LIMIT`` without one (a ``ConversionError`` at the loop's line)."""
+    if maximum_iterations is not None:
+        return steps > maximum_iterations
+    if steps <= TRACED_EXIT_LIMIT:
+        return False
+    from autograph.errors import ConversionError
+    raise ConversionError(
+        f"this {construct} runs in Python (it goes over a Python iterator) and its exit "
+        f"depends on traced values, so every iteration is unrolled into the program; "
+        f"after {TRACED_EXIT_LIMIT} it has not ended, and may never end while tracing. "
+        "Bound it: `autograph.set_loop_options(maximum_iterations=N)` as the first "
+        "statement of its body (it then stops after N), or write it as a `while` "
+        "loop, which stages.", where.filename, where.lineno)
 
 
 def staged(construct: str, where) -> None:

@@ -28,7 +28,8 @@ _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 # Runtime operators that call the lambdas they are given before they return.
 IMMEDIATE_OPERATORS = frozenset({"and_", "or_", "not_", "if_exp", "compare_chain",
-                                 "assert_stmt", "locals_", "dir_"})
+                                 "assert_stmt", "locals_", "dir_", "raise_if",
+                                 "raise_unless", "generator_"})
 
 
 @dataclass(frozen=True)

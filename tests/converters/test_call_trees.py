@@ -29,7 +29,7 @@ def test_golden_mixed_calls():
         "def mixed_calls(x, fns, kw):\n"
         "    a = jnp.sin(x) + np.float32(2) + lax.abs(x) + jax.nn.relu(x) + math.pi\n"
         "    b = ag__.converted_call(helper)(x) + ag__.converted_call(fns[0])(x, k=2)"
-        " + sqrt(4.0) + ag__.len_(fns)\n"
+        " + ag__.math_sqrt(4.0) + ag__.len_(fns)\n"
         "    c = ag__.converted_call(x.sum)() + ag__.converted_call(helper)("
         "ag__.converted_call(helper)(x))\n"
         "    return a + b + c + ag__.converted_call(helper)(*fns[1:], **kw)\n")

@@ -205,14 +205,13 @@ def test_pop_write_and_read():
 
 
 def test_read_at_a_traced_index():
-    # After the loop `z` is the Python list Python has: like the original under
-    # jax.jit, it takes Python ints as indices (autograph.stack(z)[k] takes a
-    # traced one).
-    check(read_traced_index, XS, 2, compiled=False)
-    check(read_traced_index, XS, -2, compiled=False)
+    # After the loop `z` is the Python list Python has; a traced index reads it as
+    # an array (runtime/lookups.py: its items are traced scalars of one kind).
+    check(read_traced_index, XS, 2)
+    check(read_traced_index, XS, -2)
     assert autograph.to_graph(read_traced_index, static_argnums=1)(XS, 2)[0] == XS[2] ** 2
-    with pytest.raises(TypeError, match="Python needs an int"):
-        autograph.to_graph(read_traced_index)(XS, 2)
+    with pytest.raises(IndexError, match="list index out of range"):
+        autograph.to_graph(read_traced_index)(XS, len(XS))
 
 
 def test_declared_element_type_casts_appends():

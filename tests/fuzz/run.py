@@ -27,12 +27,16 @@ def main(argv=None) -> int:
                              "default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
-    parser.add_argument("--kind", choices=("programs", "bounded_grad"), default="programs",
+    parser.add_argument("--kind", choices=("programs", "bounded_grad", "idioms"),
+                        default="programs",
                         help="bounded_grad: bounded loops under grad against masked scans "
-                             "(tests/fuzz/bounded_grad.py)")
+                             "(tests/fuzz/bounded_grad.py); idioms: input checks, math, "
+                             "reductions, membership (tests/fuzz/idiom_programs.py)")
     args = parser.parse_args(argv)
     if args.kind == "bounded_grad":
         return _bounded_grad(args)
+    if args.kind == "idioms":
+        return _idioms(args)
 
     from tests.fuzz import harness
 
@@ -67,6 +71,22 @@ def main(argv=None) -> int:
           f"({silent} new wrong values or internal errors; the rest refused with "
           f"ConversionError or known, see test_regressions.py); "
           f"{time.time() - start:.0f}s")
+    return 1 if mismatches else 0
+
+
+def _idioms(args) -> int:
+    from tests.fuzz import idiom_programs
+
+    start = time.time()
+    programs, mismatches, refusals = idiom_programs.fuzz(args.seed, args.count)
+    for program, problem in mismatches + refusals:
+        print(f"--- seed {program.seed} ({program.kind}): {problem}\n{program.source}")
+    by_kind = collections.Counter(p.kind for p in programs)
+    bad = collections.Counter(p.kind for p, _ in mismatches + refusals)
+    print("clean by kind: " + ", ".join(f"{k} {by_kind[k] - bad[k]}/{by_kind[k]}"
+                                       for k in idiom_programs.KINDS))
+    print(f"programs fuzzed: {len(programs)}; mismatches: {len(mismatches)}; refusals: "
+          f"{len(refusals)}; {time.time() - start:.0f}s")
     return 1 if mismatches else 0
 
 

@@ -1,0 +1,277 @@
+"""Reductions and membership over traced values: ``any``/``all``/``sum``/``max``/
+``min`` of a generator, ``in``, ``tuple.count``, ``sorted`` and ``.sort()``.
+
+With Python values each is Python's own operation (same result, same laziness,
+same errors). With traced values:
+
+- ``any(x > 0 for x in xs)``, ``all([a, b])``: the items' truth values reduced
+  with ``jnp.any``/``jnp.all`` (a Python item that decides the result decides it,
+  as in Python).
+- ``sum(f(i) for i in range(n) if c(i))``, ``max``, ``min``, ``any``, ``all`` over
+  a range with a traced bound (or of the range itself): one staged loop
+  (``fori_loop``) over the range; ``max``/``min`` of an empty one raise Python's
+  ``ValueError`` from the compiled call.
+- ``x in (0, 1)``, ``x not in xs``: ``x == item`` for each item, reduced with
+  ``jnp.any``; ``x in array`` of a traced 1-D array likewise; ``x in range(a, b, s)``
+  its bounds and step checked arithmetically.
+- ``(a, b).count(0)``: the number of items equal to it, a traced int.
+- ``sorted(xs)`` of a traced 1-D array or a list of traced scalars: a list of the
+  ``jnp.sort``-ed items (``reverse=`` honoured; ``key=`` refused).
+- ``xs.sort()`` as a statement: a list of traced scalars is sorted in place; a
+  traced array is refused (``.sort()`` of a JAX array returns a copy and leaves
+  ``xs`` as it was, so the statement would do nothing).
+
+The converter (``converters/builtin_functions.py``) makes a generator expression
+that is the one argument of ``sum``/``max``/``min``/``any``/``all`` a
+``generator_(item, iterable, condition)`` call (its loop variable a lambda's
+parameter), so that a range with a traced bound can be reduced by a staged loop;
+over anything else ``generator_`` is the generator Python would make.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from autograph.errors import StagingTypeError
+from autograph.runtime.exceptions import check_value
+from autograph.runtime.loops import TracedRange
+from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
+
+
+class StagedGenerator:
+    """``(item(i) for i in range if condition(i))`` over a range with a traced bound:
+    a reduction stages it as a loop; Python iteration of it is refused."""
+
+    def __init__(self, item, traced_range, condition=None):
+        self.item, self.range, self.condition = item, traced_range, condition
+
+    def __iter__(self):
+        raise _refusal("a generator over a range with a traced bound",
+                       "Reduce it with sum(), max(), min(), any() or all() (each stages a "
+                       "loop), or write a for loop")
+
+
+def generator_(item, iterable, condition=None):
+    """``(item(x) for x in iterable if condition(x))``: that generator, except over a
+    range with a traced bound (a ``StagedGenerator``)."""
+    if isinstance(iterable, TracedRange):
+        return StagedGenerator(item, iterable, condition)
+    iterator = iter(iterable)   # (a generator expression takes it at once, as here)
+    if condition is None:
+        return (item(x) for x in iterator)
+    return (item(x) for x in iterator if condition(x))
+
+
+def is_staged_iterable(value) -> bool:
+    """Whether a reduction over ``value`` must be a staged loop."""
+    return isinstance(value, (StagedGenerator, TracedRange))
+
+
+def reduce_staged(kind, iterable, start=0, default=None, has_default=False):
+    """``sum``/``max``/``min``/``any``/``all`` (``kind``) of a ``StagedGenerator`` or
+    ``TracedRange`` as one staged loop over the range."""
+    if isinstance(iterable, TracedRange):
+        iterable = StagedGenerator(lambda i: i, iterable)
+    rng, item, condition = iterable.range, iterable.item, iterable.condition
+    count = rng.trip_count()
+    start_index, step = jnp.asarray(rng.start), jnp.asarray(rng.step)
+
+    def at(k):
+        i = start_index + k * step
+        value = jnp.asarray(item(i))
+        keep = jnp.asarray(True) if condition is None else _truth(condition(i))
+        return value, keep
+
+    shape = jax.eval_shape(lambda: at(jnp.asarray(0))[0])
+    if shape.shape != ():
+        raise _refusal(f"{kind}() over items of shape {shape.shape}",
+                       f"Reduce each item to a scalar first, or use jnp.{kind}")
+    if kind in ("any", "all"):
+        def body(k, acc):
+            value, keep = at(k)
+            if kind == "any":
+                return acc | (keep & _truth(value))
+            return acc & (~keep | _truth(value))
+        return lax.fori_loop(0, count, body, jnp.asarray(kind == "all"))
+    if kind == "sum":
+        dtype = jnp.result_type(shape.dtype, start)
+        initial = jnp.asarray(start, dtype)
+
+        def body(k, acc):
+            value, keep = at(k)
+            return acc + jnp.where(keep, value, 0).astype(dtype)
+        return lax.fori_loop(0, count, body, initial)
+    better = jnp.greater if kind == "max" else jnp.less
+
+    def body(k, carry):
+        best, found = carry
+        value, keep = at(k)
+        take = keep & (~found | better(value, best))
+        return jnp.where(take, value, best), found | keep
+    best, found = lax.fori_loop(0, count, body,
+                                (jnp.zeros((), shape.dtype), jnp.asarray(False)))
+    if has_default:
+        return jnp.where(found, best, default)
+    check_value(found, ValueError, _EMPTY[kind])
+    return best
+
+
+def _empty_message(reduce) -> str:
+    try:
+        reduce([])
+    except ValueError as error:
+        return str(error)
+    raise AssertionError("unreachable")   # pragma: no cover
+
+
+_EMPTY = {"max": _empty_message(max), "min": _empty_message(min)}
+
+
+def _truth(value):
+    value = jnp.asarray(value)
+    return value if value.dtype == bool else value != 0
+
+
+def any_(iterable, /):
+    """``any(iterable)``; traced items are reduced with ``jnp.any``."""
+    return _any_all(iterable, True)
+
+
+def all_(iterable, /):
+    """``all(iterable)``; traced items are reduced with ``jnp.all``."""
+    return _any_all(iterable, False)
+
+
+def _any_all(iterable, is_any):
+    name = "any" if is_any else "all"
+    if is_staged_iterable(iterable):
+        return reduce_staged(name, iterable)
+    if is_tracer(iterable):
+        if jnp.ndim(iterable) != 1:
+            raise _refusal(f"{name}() over a traced {describe(iterable)}",
+                           f"Use jnp.{name}(x) (or reduce one axis: jnp.{name}(x, axis=0))")
+        return jnp.any(_truth(iterable)) if is_any else jnp.all(_truth(iterable))
+    traced = []
+    for item in iterable:
+        if isinstance(item, Tracer):
+            if jnp.ndim(item) != 0:
+                raise _refusal(f"{name}() over an item that is a traced "
+                               f"{describe(item)}", f"Reduce each item with jnp.{name} first")
+            traced.append(_truth(item))
+        elif bool(item) is is_any:     # this item decides, as it does in Python
+            return is_any
+    if not traced:
+        return not is_any
+    stacked = jnp.stack(traced)
+    return jnp.any(stacked) if is_any else jnp.all(stacked)
+
+
+def in_(item, container):
+    """``item in container``; a traced item or items compare with ``==``, reduced
+    with ``jnp.any``."""
+    if isinstance(container, (tuple, list)):
+        if is_tracer(item) or any(isinstance(x, Tracer) for x in container):
+            return _contains(item, container)
+    elif isinstance(container, range) and is_tracer(item) and jnp.ndim(item) == 0:
+        start, stop, step = container.start, container.stop, container.step
+        inside = ((item >= start) & (item < stop) if step > 0
+                  else (item <= start) & (item > stop))
+        return inside & ((item - start) % step == 0)
+    elif is_tracer(container) and not isinstance(item, (str, bytes)):
+        if jnp.ndim(container) != 1:
+            raise _refusal(f"`in` over a traced {describe(container)}",
+                           "Use jnp.any(x == item) over the axis you mean")
+        return jnp.any(container == item)
+    return item in container
+
+
+def not_in(item, container):
+    """``item not in container``."""
+    found = in_(item, container)
+    return jnp.logical_not(found) if isinstance(found, Tracer) else not found
+
+
+def _contains(item, container):
+    found = []
+    for x in container:
+        if x is item:
+            return True
+        equal = x == item
+        if isinstance(equal, Tracer):
+            if jnp.ndim(equal) != 0:
+                raise _refusal(f"`in` comparing a traced {describe(equal)}",
+                               "Compare scalars, or use jnp.any(...) over arrays")
+            found.append(equal)
+        elif equal:
+            return True
+    return jnp.any(jnp.stack(found)) if found else False
+
+
+def count_(container, value):
+    """``container.count(value)`` of a tuple or list written in the code; traced
+    items or value give the traced number of equal items."""
+    if not (is_tracer(value) or any(isinstance(x, Tracer) for x in container)):
+        return container.count(value)
+    total = 0
+    for x in container:
+        equal = x is value or (x == value)
+        total = total + (jnp.asarray(equal).astype(int) if isinstance(equal, Tracer)
+                         else int(bool(equal)))
+    return total
+
+
+def sorted_(iterable, /, *, key=None, reverse=False):
+    """``sorted(iterable, key=key, reverse=reverse)``; a traced 1-D array or a list of
+    traced scalars gives the list of its ``jnp.sort``-ed items."""
+    values = _sortable(iterable, key, "sorted")
+    if values is None:
+        return builtins.sorted(iterable, key=key, reverse=reverse)
+    ordered = jnp.sort(values)
+    return list(ordered[::-1] if reverse else ordered)
+
+
+def sort_(target, /, *args, **kwargs):
+    """``target.sort(...)`` as a statement: a list of traced scalars is sorted in
+    place; a traced array is refused (its ``.sort()`` returns a sorted copy and
+    leaves ``target`` as it was, so the statement does nothing)."""
+    if is_tracer(target):
+        raise _refusal("`.sort()` of a traced JAX array as a statement: JAX arrays "
+                       "cannot change, so it returns a sorted copy and this line leaves "
+                       "the array as it was", "Write `xs = jnp.sort(xs)`")
+    if isinstance(target, list) and any(isinstance(x, Tracer) for x in target):
+        target[:] = sorted_(target, **kwargs)
+        return None
+    return target.sort(*args, **kwargs)
+
+
+def _sortable(iterable, key, name):
+    """The traced 1-D array to sort, or None when Python sorts ``iterable``."""
+    if is_tracer(iterable):
+        if jnp.ndim(iterable) != 1:
+            raise _refusal(f"{name}() of a traced {describe(iterable)}",
+                           "Sort a 1-D array, or use jnp.sort(x, axis=...)")
+        values = iterable
+    elif isinstance(iterable, (list, tuple)) and any(isinstance(x, Tracer) for x in iterable):
+        if any(jnp.ndim(x) != 0 for x in iterable):
+            raise _refusal(f"{name}() of a list holding traced arrays",
+                           "Sort scalars, or stack them and use jnp.sort")
+        values = jnp.stack([jnp.asarray(x) for x in iterable])
+    else:
+        return None
+    if key is not None:
+        raise _refusal(f"{name}(..., key=...) of traced values",
+                       "Compute the keys as an array and use jnp.argsort(keys) to index")
+    return values
+
+
+def _refusal(what, fix):
+    where = caller_location(3)
+    return StagingTypeError(f"{what}. {fix}.", where.filename, where.lineno)
+
+
+__all__ = ["StagedGenerator", "all_", "any_", "count_", "generator_",
+           "in_", "not_in", "sort_", "sorted_"]

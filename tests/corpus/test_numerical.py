@@ -1,0 +1,36 @@
+"""The numerical corpus: every function run as Python, converted with Python values
+(identical), and compiled with its arguments as arrays (its recorded outcome)."""
+
+import pytest
+
+import autograph
+from tests.corpus import outcomes
+from tests.corpus.numerical import CASES, SAME, Refused
+from tests.differential import assert_same_python
+
+CALLS = [(fn, args, expected) for fn, calls, expected in CASES for args in calls]
+
+
+def test_the_corpus_is_large_enough():
+    assert len(CASES) >= 40
+    assert len(CALLS) >= 120
+
+
+@pytest.mark.parametrize("fn, args, expected", CALLS,
+                         ids=[f"{fn.__name__}{args}" for fn, args, _ in CALLS])
+def test_corpus_call(fn, args, expected):
+    python = outcomes.run(lambda: fn(*args))
+    converted = outcomes.run(lambda: autograph.convert(fn)(*args))
+    if python[0] == "value":
+        assert converted[0] == "value", converted
+        assert_same_python(python[1], converted[1])
+    else:
+        assert converted == python
+    staged = outcomes.compiled(autograph, fn, args)
+    kind = outcomes.classify(autograph, python, staged)
+    if expected == SAME:
+        assert kind in (outcomes.SAME_VALUE, outcomes.SAME_ERROR), (kind, staged)
+    else:
+        assert isinstance(expected, Refused)
+        assert kind == outcomes.REFUSED, (kind, staged)
+        assert expected.reason in staged[2]

@@ -1,0 +1,225 @@
+"""Fuzzing issue 27's idioms: input checks that raise, ``math`` calls, reductions
+(``any``/``all``/``sum``/``max``/``min`` of generators and traced ranges) and
+membership (``in``, ``.count``, a list of numbers indexed by a traced int).
+
+    python -m tests.fuzz.run --kind idioms --count 200
+
+Each program is a function of ``(a, b, n)`` (small ints, ``n >= 0``) of one kind
+(``raises``, ``math``, ``reductions``, ``membership``), whose statements draw from
+that kind's templates. It runs as Python, converted with Python values (must be
+identical: value or exception type and message) and compiled by ``to_graph`` with
+the arguments as arrays: the same value (floats within float32 rounding) or the
+same exception with the same message. A ``ConversionError`` is a refusal (loud,
+counted); anything else is a mismatch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+KINDS = ("raises", "math", "reductions", "membership")
+PRELUDE = "import math\n\n\n"
+
+
+@dataclass
+class IdiomProgram:
+    seed: int
+    kind: str
+    name: str
+    source: str
+    fn: object = field(default=None, repr=False)
+
+
+def _k(rng, low=-4, high=6):
+    return rng.randint(low, high)
+
+
+def _raises(rng) -> list:
+    """Input checks: a raising branch (``if``, ``elif``, ``else``), its message an
+    f-string of traced values, statements before the raise, a check in a loop."""
+    templates = [
+        lambda: [f"if a < {_k(rng)}:",
+                 ["raise ValueError(f\"a must be at least {b}, got {a}\")"]],
+        lambda: [f"if b == {_k(rng)}:", ["raise ZeroDivisionError('b is not allowed')"]],
+        lambda: [f"if a > {_k(rng)}:", ["x = x + 1"],
+                 f"elif b < {_k(rng)}:", ["raise KeyError(b)"],
+                 "else:", ["x = x + 2"]],
+        lambda: [f"if n % 2 == {rng.randint(0, 1)}:", ["x = x + a"],
+                 "else:", ["msg = 'odd: ' + str(n)", "raise OverflowError(msg)"]],
+        lambda: ["for i in range(n):",
+                 [f"if a + i > {_k(rng, 2, 9)}:",
+                  ["raise ValueError(f'step {i}: {a + i:d}')"],
+                  "x = x + i"]],
+        lambda: [f"if a * b > {_k(rng, 0, 20)} or n > {_k(rng, 2, 5)}:",
+                 ["raise ArithmeticError(f'{a} * {b} is too large')"]],
+        lambda: [f"if not a < {_k(rng)}:", ["raise IndexError"]],
+    ]
+    lines = []
+    for _ in range(rng.randint(1, 3)):
+        lines += rng.choice(templates)()
+        lines.append(f"x = x + {rng.choice(['a', 'b', 'n', '1'])}")
+    return lines
+
+
+def _math(rng) -> list:
+    """``math`` calls on traced ints and floats, some outside their domain."""
+    int_calls = ["math.floor(a / 3)", "math.ceil(b / 4)", "math.trunc(a / 2.5)",
+                 "math.isqrt(abs(b))", "math.gcd(a, b)", "math.isqrt(n * n + a * a)"]
+    float_calls = ["math.sqrt(abs(a) + n)", "math.hypot(a, b)", "math.log(abs(b) + 1.0)",
+                   "math.exp(n / 4)", "math.sin(a) * math.cos(b)", "math.log2(n + 1)",
+                   "math.radians(a * 30)", "math.atan2(a, b + 0.5)", "math.fabs(b - a)",
+                   "math.pow(abs(a) + 1, n / 2)", "math.log10(abs(a * b) + 1)"]
+    domain = ["math.sqrt(a)", "math.log(b)", "math.acos(a / 4)", "math.log1p(b / 2)",
+              "math.isqrt(a)"]
+    lines = []
+    for _ in range(rng.randint(1, 3)):
+        lines.append(f"x = x + {rng.choice(int_calls)}")
+        lines.append(f"g = g + {rng.choice(float_calls)}")
+    if rng.random() < 0.5:
+        lines.append(f"g = g + {rng.choice(domain)}")
+    return lines
+
+
+def _reductions(rng) -> list:
+    """``any``/``all`` over traced comparisons, reductions of generators and of
+    ranges with a traced bound."""
+    templates = [
+        lambda: f"x = x + int(any(v > {_k(rng)} for v in (a, b, n)))",
+        lambda: f"x = x + int(all([a != {_k(rng)}, b < {_k(rng)}]))",
+        lambda: f"x = x + int(any([a == b, n > {_k(rng, 0, 5)}]))",
+        lambda: f"x = x + sum(i for i in range(n) if i % {rng.randint(2, 3)} == 0)",
+        lambda: "x = x + sum(range(n + 1))",
+        lambda: f"x = x + max(i * i % {rng.randint(3, 7)} for i in range(n + 1))",
+        lambda: "x = x + min(range(1, n + 2))",
+        lambda: f"x = x + int(all(i < {_k(rng, 1, 6)} for i in range(n)))",
+        lambda: "x = x + sum(i * a for i in range(1, n))",
+        lambda: f"x = x + max((a, b, {_k(rng)}))",
+    ]
+    return [rng.choice(templates)() for _ in range(rng.randint(1, 4))]
+
+
+def _membership(rng) -> list:
+    """``in``/``not in`` against tuples and lists, ``.count`` of a display, a list
+    of numbers indexed by a traced int."""
+    table = [rng.randint(-9, 9) for _ in range(6)]
+    templates = [
+        lambda: f"x = x + int(a in ({_k(rng)}, {_k(rng)}, {_k(rng)}))",
+        lambda: f"x = x + int(b not in [{_k(rng)}, {_k(rng)}])",
+        lambda: f"x = x + (a, b, n).count({_k(rng, 0, 3)})",
+        lambda: f"x = x + [a, b, {_k(rng)}].count(b)",
+        lambda: "x = x + table[n]",
+        lambda: "x = x + table[-1 - n]",
+        lambda: "x = x + table[n % 3]",
+    ]
+    return [f"table = {table}"] + [rng.choice(templates)() for _ in range(rng.randint(1, 4))]
+
+
+_KIND_BODIES = {"raises": _raises, "math": _math, "reductions": _reductions,
+                "membership": _membership}
+
+
+def generate(seed: int, kind: str | None = None) -> IdiomProgram:
+    """The program of ``seed`` (its kind chosen by the seed unless given)."""
+    rng = random.Random(seed)
+    kind = kind or KINDS[seed % len(KINDS)]
+    name = f"idiom_{seed}"
+    body = ["x = 0", "g = 0.0", *_KIND_BODIES[kind](rng), "return (x, g)"]
+    return IdiomProgram(seed, kind, name, f"def {name}(a, b, n):\n" + _indent(body, 1))
+
+
+def _indent(lines, level) -> str:
+    out = []
+    for line in lines:
+        if isinstance(line, list):
+            out.append(_indent(line, level + 1))
+        else:
+            out.append("    " * level + line + "\n")
+    return "".join(out)
+
+
+def inputs_for(seed):
+    rng = random.Random(seed * 31 + 7)
+    return [(rng.randint(-8, 9), rng.randint(-8, 9), rng.randint(0, 5)) for _ in range(4)]
+
+
+def _run(call):
+    try:
+        return ("value", call())
+    except Exception as error:  # noqa: BLE001 - every outcome is compared
+        return ("raises", type(error), str(error))
+
+
+def _same(expected, got, exact) -> bool:
+    if expected[0] != got[0]:
+        return False
+    if expected[0] == "raises":
+        return expected[1:] == got[1:]
+    e, g = expected[1], got[1]
+    if exact:
+        return type(e) is type(g) and all(
+            type(u) is type(v) and (u == v or (u != u and v != v))
+            for u, v in zip(e, g, strict=True))
+    for u, v in zip(e, g, strict=True):
+        v = float(np.asarray(v))
+        if not math.isclose(float(u), v, rel_tol=2e-5, abs_tol=1e-5):
+            if not (math.isnan(u) and math.isnan(v)):
+                return False
+    return True
+
+
+def check(program: IdiomProgram, autograph) -> list[str]:
+    """The mismatches of ``program`` (a ``ConversionError`` counts as a refusal,
+    returned as ``'refused: ...'``)."""
+    problems = []
+    converted = autograph.convert(program.fn)
+    compiled = autograph.to_graph(program.fn)
+    for args in inputs_for(program.seed):
+        python = _run(lambda a=args: program.fn(*a))
+        if python[0] == "value" and not all(math.isfinite(v) for v in python[1]):
+            continue                   # (an overflow of float64 is not float32's)
+        mine = _run(lambda a=args: converted(*a))
+        if not _same(python, mine, exact=True):
+            problems.append(f"convert{args}: {mine!r} vs Python {python!r}")
+        arrays = [jnp.asarray(v) for v in args]
+        staged = _run(lambda a=arrays: jax.block_until_ready(compiled(*a)))
+        if staged[0] == "raises" and issubclass(staged[1], autograph.ConversionError):
+            problems.append(f"refused: {staged[2].splitlines()[0]}")
+            break
+        if not _same(python, staged, exact=False):
+            problems.append(f"to_graph{args}: {staged!r} vs Python {python!r}")
+    return problems
+
+
+def fuzz(first_seed: int, count: int, kinds=KINDS, progress=None):
+    """Generate, load and check ``count`` programs; ``(programs, mismatches,
+    refusals)`` with the mismatches and refusals as ``(program, text)`` pairs."""
+    import autograph
+
+    programs = [generate(first_seed + i, kinds[i % len(kinds)]) for i in range(count)]
+    with tempfile.TemporaryDirectory(prefix="ag_idioms_") as directory:
+        path = Path(directory) / f"idiom_programs_{first_seed}.py"
+        path.write_text(PRELUDE + "\n\n".join(p.source for p in programs))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        mismatches, refusals = [], []
+        for done, p in enumerate(programs, 1):
+            p.fn = getattr(module, p.name)
+            for problem in check(p, autograph):
+                (refusals if problem.startswith("refused") else mismatches).append(
+                    (p, problem))
+            if progress is not None:
+                progress(done, mismatches)
+        sys.modules.pop(path.stem, None)
+    return programs, mismatches, refusals

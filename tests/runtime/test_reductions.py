@@ -1,0 +1,149 @@
+"""Reductions and membership: any/all, sum/max/min of generators and traced ranges,
+`in`, tuple.count, sorted and .sort(), Python's for Python values, staged when traced."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autograph
+from autograph.errors import ConversionError
+from tests.differential import check
+
+SEEN = []
+
+
+def perfect(n):
+    return sum(i for i in range(1, n) if n % i == 0) == n
+
+
+def triangular(n):
+    return sum(range(n + 1))
+
+
+def largest_residue(n):
+    return max(i * i % 7 for i in range(n))
+
+
+def smallest_above(n):
+    return min(range(2, n), default=-1)
+
+
+def signs(a, b, c):
+    return (any(v < 0 for v in (a, b, c)), all([a > 0, b > 0]), any([a == 0, b == 0]),
+            all(v != 0 for v in (a, b, c)))
+
+
+def membership(a, b):
+    return (a in (0, 1), b not in [2, 3], (a, b, 0).count(0), [a, b].count(b),
+            a in range(0, 7, 2), b in range(5, -1, -3), a not in range(3))
+
+
+def in_array(x, xs):
+    return x in xs
+
+
+def sorted_ends(xs):
+    ys = sorted(xs)
+    zs = sorted(xs, reverse=True)
+    return ys[0], ys[-1], zs[0]
+
+
+def sorted_scalars(a, b, c):
+    items = [a, b, c]
+    items.sort()
+    return items[0], items[1], items[2]
+
+
+def sort_an_array(xs):
+    xs.sort()
+    return xs
+
+
+def divisor_count(n):
+    count = 0
+    for k in range(1, 6):
+        if any(k * j == n for j in range(1, n + 1)):
+            count += 1
+    return count
+
+
+def lazy_any(a, b):
+    return any(SEEN.append(v) or v > 0 for v in (a, b))
+
+
+def python_containers(key):
+    table = {"a": 1, "b": 2}
+    return key in table, key not in "xyz", key in {"a"}
+
+
+@pytest.mark.parametrize("n", [1, 6, 12, 28, 496])
+def test_a_generator_over_a_traced_range_is_a_staged_loop(n):
+    check(perfect, n)
+
+
+@pytest.mark.parametrize("n", [0, 1, 10])
+def test_reductions_of_ranges_with_a_traced_bound(n):
+    check(triangular, n)
+    if n > 2:
+        check(smallest_above, n)
+    if n > 0:
+        check(largest_residue, n)
+
+
+def test_max_of_an_empty_traced_range_raises_pythons_error():
+    with pytest.raises(ValueError) as python:
+        largest_residue(0)
+    with pytest.raises(ValueError) as compiled:
+        autograph.to_graph(largest_residue)(jnp.int32(0))
+    assert str(compiled.value) == str(python.value)
+    assert autograph.to_graph(smallest_above)(jnp.int32(2)) == -1
+
+
+@pytest.mark.parametrize("args", [(1, -2, 0), (0, 2, 3), (1, 2, 3), (-1, -1, -1)])
+def test_any_all_over_traced_comparisons(args):
+    check(signs, *args)
+
+
+@pytest.mark.parametrize("args", [(0, 2), (1, 5), (7, 3), (0, 0), (6, -1), (4, 8), (-2, 2)])
+def test_membership_and_count(args):
+    check(membership, *args)
+
+
+def test_in_a_traced_array():
+    check(in_array, 3, np.array([1, 2, 3]))
+    check(in_array, 4, np.array([1, 2, 3]))
+
+
+def test_sorted_of_an_array_and_of_traced_scalars():
+    check(sorted_ends, np.array([3.0, 1.0, 2.0]))
+    check(sorted_scalars, 3.0, 1.0, 2.0)
+
+
+def test_an_arrays_sort_statement_is_refused_not_silently_ignored():
+    with pytest.raises(ConversionError, match="jnp.sort") as raised:
+        autograph.to_graph(sort_an_array)(jnp.array([3.0, 1.0]))
+    assert raised.value.lineno == sort_an_array.__code__.co_firstlineno + 1
+    # A NumPy array sorts in place in Python, as written.
+    xs = np.array([3.0, 1.0, 2.0])
+    autograph.convert(sort_an_array)(xs)
+    assert list(xs) == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("n", [1, 4, 6, 7])
+def test_any_of_a_generator_inside_a_staged_loop(n):
+    check(divisor_count, n)
+
+
+def test_python_values_keep_short_circuits_and_containers():
+    SEEN.clear()
+    assert lazy_any(2, 3) is True and SEEN == [2]
+    SEEN.clear()
+    assert autograph.convert(lazy_any)(2, 3) is True and SEEN == [2]
+    check(python_containers, "a", compiled=False)
+    check(python_containers, "z", compiled=False)
+
+
+def test_generated_code():
+    code = autograph.to_code(perfect)
+    assert "ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0)" in code
+    assert "ag__.in_(a, (0, 1))" in autograph.to_code(membership)
