@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -49,7 +51,7 @@ WEIGHTS = [1.0, 2.0, 3.0]
 def for_over_traced_range(n):
     total = 0.0
     for i in range(n):
-        total = total + WEIGHTS[i]
+        total = total + WEIGHTS[operator.index(i)]
     return total
 
 
