@@ -419,6 +419,8 @@ class _ControlFlow(Transformer):
                     declaration = kind(names=used)
                     templates.set_location(declaration, names.get(used[0], helper))
                     helper.body.insert(0, declaration)
+                    if kind is gast.Nonlocal:
+                        _drop_annotations(helper, set(used))
 
     def _state_inputs(self, node, state, needed=None):
         """The tuple of the state variables' current values, as an expression.
@@ -452,6 +454,26 @@ class _ControlFlow(Transformer):
         return not (scope is None or scope.read_unbound is None
                     or name in scope.read_unbound or name in scope.cells
                     or name in annos.get(node, annos.DEFINED_OUT, frozenset()))
+
+    def _dead_after_if(self, node, modified, live_out):
+        """The names an ``if``'s branches assign and read (before assigning) that
+        nothing reads after it, bound before it: they need not come out of the
+        ``if``, so a branch that assigns one takes its value before the ``if`` as a
+        keyword parameter's default (``def if_false(r, *, t=t)``), and a staged
+        ``if`` does not carry it (its branches may give it different types). A name
+        the test binds (``if (t := f()) > 0``) is bound after the helpers are made:
+        it is carried as before."""
+        scope = self.scopes[-1]
+        if scope is None:
+            return set()
+        read = annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
+        names = (modified & read) - live_out
+        if not names:
+            return set()
+        names &= annos.get(node, annos.DEFINED_IN, frozenset())
+        names -= {sub.target.id for sub in walk_same_scope(node.test)
+                  if isinstance(sub, gast.NamedExpr) and isinstance(sub.target, gast.Name)}
+        return {n for n in names if n in scope.locals and n not in scope.cells}
 
     def _return_deleted(self, helper):
         if not self.has_delete:
@@ -570,7 +592,8 @@ class _ControlFlow(Transformer):
         live = (live_out | annos.get(node, annos.LIVE_IN_BODY)
                 | annos.get(node, annos.LIVE_IN_ORELSE))
         objects = self._objects(node.body + node.orelse)
-        state = self._state(modified & live | objects)
+        dead = self._dead_after_if(node, modified - objects, live_out)
+        state = self._state((modified & live | objects) - dead)
         cells, scoped = self._cells(node, node.body + node.orelse, modified, live_out)
         mutated = self._sorted(objects & (set(state) | set(cells)))
         state_in = self._state_inputs(node, state, needed=(
@@ -592,6 +615,8 @@ class _ControlFlow(Transformer):
             if_false=self.ctx.fresh_name("if_false"), state=state, body=node.body,
             orelse=node.orelse, test=node.test, state_in=state_in)
         _add_keywords(new[-1], obstacles + self._cell_keywords(cells, scoped, mutated))
+        for helper in new[:2]:
+            _take_as_defaults(helper, self._sorted(dead & modified_names(helper.body)))
         templates.set_location(new, node)
         self._declare(new)
         return new
@@ -697,6 +722,36 @@ def _keep_cells_local(fn, cells):
                                 and isinstance(fn.body[0].value, gast.Constant)
                                 and isinstance(fn.body[0].value.value, str)) else []
     fn.body = docstring + declarations + fn.body[len(docstring):]
+
+
+def _drop_annotations(helper, names):
+    """``x: T = v`` as ``x = v`` (a bare ``x: T`` dropped) in ``helper`` for each
+    name of ``names`` it declares ``nonlocal``: Python rejects an annotated nonlocal
+    name, and the annotation of a function's local variable is never evaluated."""
+    for stmt in [helper, *walk_same_scope(helper.body)]:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if not isinstance(block, list) or not any(_annotates(s, names) for s in block):
+                continue
+            new = [gast.copy_location(gast.Assign(targets=[sub.target], value=sub.value,
+                                                  type_comment=None), sub)
+                   if _annotates(sub, names) else sub
+                   for sub in block if not (_annotates(sub, names) and sub.value is None)]
+            setattr(stmt, field, new or [gast.copy_location(gast.Pass(), block[0])])
+
+
+def _annotates(stmt, names) -> bool:
+    return (isinstance(stmt, gast.AnnAssign) and isinstance(stmt.target, gast.Name)
+            and stmt.target.id in names)
+
+
+def _take_as_defaults(helper, names):
+    """Give ``helper`` a keyword-only parameter ``name=name`` for each of ``names``:
+    its value where the helper is defined (the runtime passes the state
+    positionally, so these stay out of it)."""
+    for name in names:
+        helper.args.kwonlyargs.append(templates.name(name, gast.Param()))
+        helper.args.kw_defaults.append(templates.name(name))
 
 
 def _is_setitem(node) -> bool:
