@@ -451,9 +451,14 @@ class _ControlFlow(Transformer):
         code reads it unbound, and the block may leave it so (a loop; an ``if`` not
         binding it on both branches), so a staged region may carry a placeholder."""
         scope = self.scopes[-1]
-        return not (scope is None or scope.read_unbound is None
-                    or name in scope.read_unbound or name in scope.cells
-                    or name in annos.get(node, annos.DEFINED_OUT, frozenset()))
+        if scope is None or scope.read_unbound is None or name in scope.cells:
+            return False
+        if name in scope.read_unbound:
+            # A loop's own: nothing after it reads it (the first iteration binds it
+            # before any read, or the read raises as Python's does).
+            return isinstance(node, (gast.For, gast.While)) and name not in annos.get(
+                node, annos.LIVE_OUT)
+        return name not in annos.get(node, annos.DEFINED_OUT, frozenset())
 
     def _dead_after_if(self, node, modified, live_out):
         """The names an ``if``'s branches assign and read (before assigning) that
