@@ -73,6 +73,8 @@ before the loop and at the end of the body, as statements.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import gast
 
 from autograph import templates
@@ -84,246 +86,42 @@ from autograph.analysis import (
     bound_names,
     local_names,
     modified_names,
-    mutated_objects,
-    stays_python,
     walk_same_scope,
 )
-from autograph.analysis.closures import closure_uses
+from autograph.analysis.function_scope import FunctionScope, calls_user_code, name_order
 from autograph.analysis.stageability import annotate_enclosing_try, deleted_name, outer_write
+from autograph.converters.assigning_tests import lower_assigning_tests
 from autograph.converters.base import Transformer
-from autograph.errors import ConversionError
+from autograph.converters.jumps import reject_leftover_jumps
+from autograph.converters.loop_bounds import derived_bound, range_args
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
-    _reject_leftover_jumps(node, ctx)
-    _AssigningTests(ctx).visit(node)
-    annotate_liveness(node, ctx.runtime_name)
+    reject_leftover_jumps(node, ctx)
+    lower_assigning_tests(node, ctx)
+    annotate_liveness(node)
     annotate_definedness(node)
     annotate_enclosing_try(node)
-    order, has_delete = _name_order(node)
+    order, has_delete = name_order(node)
     return _ControlFlow(ctx, order, has_delete).visit(node)
 
 
-_CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
-# What a range whose bound is derived may be made of (computing it has no effect).
-_PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribute,
-               gast.Subscript, gast.Tuple, gast.Load, gast.operator, gast.unaryop,
-               gast.expr_context)
+@dataclass
+class _Block:
+    """What one ``if``/``while``/``for`` carries, computed once before its helpers
+    are made: the ``state`` names (parameters and results of the helpers), the
+    tuple of their values before it (``state_in``), the ``keywords`` of the
+    runtime call (obstacles, cells, mutated objects), and, of an ``if``, the
+    names passed into its branches only (``dead``: nothing reads them after it)."""
 
-
-def _reject_leftover_jumps(fn, ctx):
-    """The jump converters ran before: a ``return`` left inside a block, or a
-    ``break``/``continue`` left inside a loop, is one they could not handle (a
-    converted block runs to its end). Nested generators and coroutines stay Python."""
-    stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
-    while stack:
-        node, block, loop = stack.pop()
-        if stays_python(node):
-            continue
-        if isinstance(node, SCOPES):
-            stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
-            continue
-        jump = (isinstance(node, gast.Return) and block is not None) or (
-            isinstance(node, (gast.Break, gast.Continue)) and loop is not None)
-        if jump:
-            kind = type(node).__name__.lower()
-            raise ConversionError(
-                f"`{kind}` inside this `{block}` could not be converted; restructure the "
-                "code so the block runs to its end", ctx.filename, node.lineno,
-                node.col_offset)
-        construct = _CONSTRUCTS.get(type(node))
-        if construct is not None:
-            block = construct
-            if construct != "if":
-                loop = construct
-        stack.extend((child, block, loop) for child in gast.iter_child_nodes(node))
-
-
-def _name_order(fn):
-    """Each name's rank by first appearance (parameters first), so state tuples read
-    in the order the user introduced the variables; and whether ``fn`` has a ``del``."""
-    order = {}
-    has_delete = False
-    stack = list(reversed(fn.body)) + [fn.args]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, gast.Name):
-            if node.id not in order:
-                order[node.id] = len(order)
-        elif isinstance(node, gast.Delete) or (
-                isinstance(node, gast.ExceptHandler) and node.name is not None):
-            has_delete = True
-        stack.extend(reversed(list(gast.iter_child_nodes(node))))
-    return order, has_delete
-
-
-# -- conditions that assign ----------------------------------------------------------
-
-
-def _assigns(expr, deferred_only=False) -> bool:
-    """Whether evaluating ``expr`` assigns a variable of the enclosing function (an
-    assignment expression outside nested functions and lambdas, the operand
-    lambdas of ``ag__.and_``/``or_`` included). With ``deferred_only``, only one in
-    an operand that becomes a lambda: of ``and``/``or``, a conditional expression,
-    or a chained comparison."""
-    stack = [(expr, not deferred_only)]
-    while stack:
-        node, counts = stack.pop()
-        if isinstance(node, gast.NamedExpr) and counts:
-            return True
-        if isinstance(node, gast.Lambda):
-            if getattr(node, "_ag_operand", False):
-                stack.append((node.body, True))
-            continue
-        if isinstance(node, SCOPES):
-            continue
-        if _runtime_operator(node) in ("and_", "or_"):
-            for arg in node.args:
-                if isinstance(arg, gast.Lambda):
-                    arg._ag_operand = True
-        inner = counts or isinstance(node, (gast.BoolOp, gast.IfExp)) or (
-            isinstance(node, gast.Compare) and len(node.ops) > 1)
-        stack.extend((child, inner) for child in gast.iter_child_nodes(node))
-    return False
-
-
-_RUNTIME = "ag__"
-
-
-def _runtime_operator(node):
-    """``'and_'`` for ``ag__.and_(...)`` (any runtime name), else None."""
-    if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and isinstance(node.func.value, gast.Name)
-            and node.func.value.id.startswith(_RUNTIME)):
-        return node.func.attr
-    return None
-
-
-class _AssigningTests(Transformer):
-    """An ``if`` or ``while`` whose condition assigns a variable (``while (n := n - 1)
-    > 0``, ``if x and (y := f(x)):``) computes the condition as statements into a
-    variable of its own first, so the assignment happens in the function, not in
-    the helper that a condition becomes (``loop_test``) or in an operand's lambda.
-    ``a and b`` becomes ``cond = a`` then ``if cond: cond = b``, keeping the order
-    and the short circuit; a ``while`` computes it before the loop and again at
-    the end of its body. Before:
-
-        while (line := read()) != '':
-            out.append(line)
-
-    After:
-
-        loop_cond = ag__.bool_((line := read()) != '')
-        while loop_cond:
-            out.append(line)
-            loop_cond = ag__.bool_((line := read()) != '')
-    """
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-
-    def visit_If(self, node):
-        node = self.generic_visit(node)
-        if not _assigns(node.test, deferred_only=True):
-            return node
-        name = self.ctx.fresh_name("cond")
-        setup = self._lowered(node.test, name, node)
-        node.test = templates.name(name)
-        return setup + [node]
-
-    def visit_While(self, node):
-        node = self.generic_visit(node)
-        if not _assigns(node.test):
-            return node
-        name = self.ctx.fresh_name("loop_cond")
-        before = self._lowered(node.test, name, node)
-        again = self._lowered(templates.copy_tree(node.test), name, node)
-        node.test = templates.name(name)
-        node.body = node.body + again
-        return before + [node]
-
-    def _lowered(self, expr, name, origin):
-        """Statements leaving the value of ``expr`` in ``name``."""
-        operands, is_and = _short_circuit(expr)
-        if operands is None:
-            # The truth of each operand is what the condition needs (one type for a
-            # staged `if` to carry); `bool_` asks it once, as the condition would.
-            value = templates.replace_expr("ag__.bool_(expr)", ag__=self.ctx.runtime_name,
-                                           expr=expr)
-            stmts = [gast.Assign(targets=[templates.name(name, gast.Store())], value=value,
-                                 type_comment=None)]
-        else:
-            stmts = self._lowered(operands[0], name, origin)
-            rest = operands[1:]
-            test = (templates.name(name) if is_and else
-                    gast.UnaryOp(op=gast.Not(), operand=templates.name(name)))
-            inner = self._lowered(
-                gast.BoolOp(op=gast.And() if is_and else gast.Or(), values=rest)
-                if len(rest) > 1 else rest[0], name, origin)
-            stmts.append(gast.If(test=test, body=inner, orelse=[]))
-        templates.set_location(stmts, origin)
-        return stmts
-
-
-def _short_circuit(expr):
-    """``(operands, is_and)`` of ``a and b``/``a or b`` (a ``BoolOp``, or the
-    ``ag__.and_(lambda: a, lambda: b)`` a jump converter made), else ``(None, None)``."""
-    if isinstance(expr, gast.BoolOp):
-        return list(expr.values), isinstance(expr.op, gast.And)
-    operator = _runtime_operator(expr)
-    if operator in ("and_", "or_") and all(isinstance(a, gast.Lambda) for a in expr.args):
-        return [a.body for a in expr.args], operator == "and_"
-    return None, None
-
-
-# -- the converter -------------------------------------------------------------------
-
-
-class _Scope:
-    """What the converter knows about one function of the user's: the names it
-    declares ``global``/``nonlocal`` (name -> declaration), its local names, the
-    names it keeps in cells (``cells``; ``owned``: those bound in a function being
-    converted, which staging may carry), the names nested functions assign through
-    ``nonlocal`` that its code can see (``written``), and its ``closures``."""
-
-    def __init__(self, node, parent, runtime_name):
-        globals_, nonlocals = {}, {}
-        for sub in walk_same_scope(node.body):
-            if isinstance(sub, (gast.Global, gast.Nonlocal)):
-                target = nonlocals if isinstance(sub, gast.Nonlocal) else globals_
-                target.update((n, sub) for n in sub.names)
-        self.globals_, self.nonlocals = globals_, nonlocals
-        self.locals = frozenset(local_names(node))
-        args = node.args
-        self.params = frozenset(a.id for a in [*args.posonlyargs, *args.args,
-                                               *args.kwonlyargs, args.vararg, args.kwarg]
-                                if a is not None)
-        self.parent = parent
-        self.closures = closure_uses(node, runtime_name)
-        # Names a read may find unbound; locals() sees every name as it is.
-        self.read_unbound = annos.get(node, annos.READ_UNBOUND, None)
-        if any(isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute)
-               and sub.func.attr in ("locals_", "dir_") for sub in walk_same_scope(node.body)):
-            self.read_unbound = None
-        shared = (self.closures.reads & self.locals) | self.closures.writes | set(nonlocals)
-        self.cells = frozenset(shared - set(globals_))
-        inherited = parent.written - self.locals if parent is not None else frozenset()
-        self.written = frozenset((self.closures.writes | inherited) - set(globals_))
-
-    def owns(self, name) -> bool:
-        """Whether ``name`` here is bound in this function or one around it that is
-        converted with it (so a staged block may write its cell)."""
-        scope = self
-        while scope is not None:
-            if name in scope.locals:
-                return True
-            if name in scope.globals_:
-                return False
-            scope = scope.parent
-        return False
+    state: list
+    state_in: gast.Tuple
+    keywords: list
+    cells: list
+    dead: frozenset = frozenset()
 
 
 class _ControlFlow(Transformer):
@@ -332,10 +130,148 @@ class _ControlFlow(Transformer):
         self.order = order
         self.has_delete = has_delete
         self.ag = ctx.runtime_name
-        self.scopes = [None]          # per function: its _Scope
+        self.scopes = [None]          # per function: its FunctionScope
         self.range_indices = [[]]     # per function: targets of the enclosing range loops
 
-    # -- helpers ---------------------------------------------------------------------
+    # -- statements --------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node):
+        scope = FunctionScope(node, self.scopes[-1])
+        self.scopes.append(scope)
+        self.range_indices.append([])
+        try:
+            node = self.generic_visit(node)
+        finally:
+            self.scopes.pop()
+            self.range_indices.pop()
+        _keep_cells_local(node, scope.cells & scope.locals)
+        return node
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):
+            call = templates.replace_expr("ag__.ld(var)", ag__=self.ag, var=node.id)
+            templates.set_location(call, node)
+            return call
+        return node
+
+    def visit_If(self, node):
+        stmts = node.body + node.orelse
+        block = self._block(node, stmts, modified_names(node.body) | modified_names(node.orelse),
+                            annos.get(node, annos.LIVE_OUT))
+        node = self.generic_visit(node)
+        new = templates.replace(
+            """
+            def if_true(state):
+                body
+                return state
+            def if_false(state):
+                orelse
+                return state
+            state = ag__.if_stmt(test, if_true, if_false, state_in)
+            """,
+            ag__=self.ag, if_true=self.ctx.fresh_name("if_true"),
+            if_false=self.ctx.fresh_name("if_false"), state=block.state, body=node.body,
+            orelse=node.orelse, test=node.test, state_in=block.state_in)
+        defined = block.dead & annos.get(node, annos.DEFINED_IN, frozenset())
+        for helper in new[:2]:
+            _take_as_defaults(helper, self._sorted(defined & modified_names(helper.body)))
+        return self._finish(new, node, block.keywords)
+
+    def visit_While(self, node):
+        block = self._block(node, node.body, modified_names(node.body),
+                            annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD),
+                            scanned=[node.test, *node.body])
+        node = self.generic_visit(node)
+        new = templates.replace(
+            """
+            def loop_test(state):
+                return test
+            def loop_body(state):
+                body
+                return state
+            state = ag__.while_stmt(loop_test, loop_body, state_in)
+            """,
+            ag__=self.ag, loop_test=self.ctx.fresh_name("loop_test"),
+            loop_body=self.ctx.fresh_name("loop_body"), state=block.state, test=node.test,
+            body=node.body, state_in=block.state_in)
+        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
+        return self._finish(new, node, options + block.keywords) + node.orelse
+
+    def visit_For(self, node):
+        block = self._block(node, [node.target, *node.body],
+                            modified_names(node.body) | bound_names(node.target),
+                            annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD))
+        options = [*annos.get(node, annos.LOOP_OPTIONS, ()),
+                   *derived_bound(node, self.range_indices[-1], self.ag)]
+        index = node.target.id if (isinstance(node.target, gast.Name)
+                                   and range_args(node.iter) is not None) else None
+        self.range_indices[-1].append(index)
+        node = self.generic_visit(node)
+        self.range_indices[-1].pop()
+        if (isinstance(node.target, gast.Name) and node.target.id not in block.state
+                and node.target.id not in block.cells):
+            item, unpack = node.target.id, []
+        else:
+            item = self.ctx.fresh_name("itr")
+            unpack = [gast.Assign(targets=[node.target], value=templates.name(item),
+                                  type_comment=None)]
+        new = templates.replace(
+            """
+            def loop_body(item, state):
+                unpack
+                body
+                return state
+            state = ag__.for_stmt(iterable, loop_body, state_in)
+            """,
+            ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
+            unpack=unpack, state=block.state, body=node.body,
+            iterable=node.iter, state_in=block.state_in)
+        extra_test = annos.get(node, annos.EXTRA_TEST)
+        if extra_test is not None:
+            test = templates.replace(
+                """
+                def loop_test(state):
+                    return extra_test
+                """,
+                loop_test=self.ctx.fresh_name("loop_test"), state=block.state,
+                extra_test=extra_test)
+            options.append(gast.keyword(arg="extra_test", value=templates.name(test[0].name)))
+            new = test + new
+        return self._finish(new, node, options + block.keywords) + node.orelse
+
+    def _finish(self, new, node, keywords):
+        """``new`` (helpers, then the runtime call) with ``keywords`` added to the
+        call, located at ``node``, its helpers declaring what they must."""
+        new[-1].value.keywords.extend(keywords)
+        templates.set_location(new, node)
+        self._declare(new)
+        return new
+
+    # -- what a block carries ----------------------------------------------------------
+
+    def _block(self, node, stmts, modified, live_after, scanned=None):
+        """The ``_Block`` of ``node`` whose statements ``stmts`` (for a ``for``, its
+        target first) assign ``modified``; ``live_after``: the names read after it
+        (or, for a loop, at the next iteration); ``scanned``: where a nested
+        function the block calls may be (default ``stmts``)."""
+        scope = self.scopes[-1]
+        objects = scope.objects_changed(stmts) if scope is not None else set()
+        loop = not isinstance(node, gast.If)
+        if loop:
+            live, needed, dead = live_after, None, frozenset()
+        else:
+            needed = annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
+            live = live_after | needed
+            needed = needed | objects
+            dead = frozenset(self._dead_after_if(node, modified - objects, live_after))
+        state = self._state((modified & live | objects) - dead)
+        cells, scoped = self._cells(node, scanned or stmts, modified, live_after)
+        mutated = self._sorted(objects & (set(state) | set(cells)))
+        state_in = self._state_inputs(node, state, needed)
+        obstacles = self._obstacles(node, node.body if isinstance(node, gast.While) else stmts,
+                                    state, cells, carried=state if loop else None)
+        return _Block(state, state_in, obstacles + self._cell_keywords(cells, scoped, mutated),
+                      cells, dead)
 
     def _sorted(self, names):
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
@@ -359,7 +295,7 @@ class _ControlFlow(Transformer):
         if scope is None:
             return [], []
         names = modified & scope.cells
-        if scope.written and _calls_user_code(stmts, self.ag):
+        if scope.written and calls_user_code(stmts):
             names |= scope.written
         names = {n for n in names if scope.owns(n)}
         if not names:
@@ -367,20 +303,6 @@ class _ControlFlow(Transformer):
         inside = {id(sub) for sub in gast.walk(node)}
         needed = live_after | scope.closures.reads_outside(inside) | (names - scope.locals)
         return self._sorted(names), self._sorted(names - needed)
-
-    def _objects(self, stmts):
-        """The local names whose objects ``stmts`` change in place and never rebind:
-        bases of attribute and item assignments (``self.count[...] += 1``,
-        ``obj.total = t``), and parameters assigned items (``stats[k] += v``, which
-        the slices converter made ``stats = ag__.setitem(stats, k, v, op='+')``)."""
-        scope = self.scopes[-1]
-        if scope is None:
-            return set()
-        mutated, rebound = mutated_objects(stmts)
-        setitems, _ = mutated_objects([s for s in walk_same_scope(stmts)
-                                       if isinstance(s, gast.Assign) and _is_setitem(s)])
-        others = mutated - setitems | {n for n in setitems & mutated if n in scope.params}
-        return {n for n in others - rebound if n in scope.locals}
 
     @staticmethod
     def _cell_keywords(cells, scoped, mutated=()):
@@ -461,13 +383,14 @@ class _ControlFlow(Transformer):
         return name not in annos.get(node, annos.DEFINED_OUT, frozenset())
 
     def _dead_after_if(self, node, modified, live_out):
-        """The names an ``if``'s branches assign and read (before assigning) that
-        nothing reads after it, bound before it: they need not come out of the
-        ``if``, so a branch that assigns one takes its value before the ``if`` as a
-        keyword parameter's default (``def if_false(r, *, t=t)``), and a staged
-        ``if`` does not carry it (its branches may give it different types). A name
-        the test binds (``if (t := f()) > 0``) is bound after the helpers are made:
-        it is carried as before."""
+        """The names an ``if``'s branches assign and may read before assigning that
+        nothing reads after it, bound before it on every path or on none: they need
+        not come out of the ``if``, and a staged ``if`` does not carry them (its
+        branches may give them different types). A branch that assigns one bound
+        before takes that value as a keyword parameter's default (``def
+        if_false(r, *, t=t)``); one unbound before is the branch's own local, whose
+        read raises as Python's does. A name the test binds (``if (t := f()) >
+        0``) is bound after the helpers are made: it is carried as before."""
         scope = self.scopes[-1]
         if scope is None:
             return set()
@@ -475,10 +398,12 @@ class _ControlFlow(Transformer):
         names = (modified & read) - live_out
         if not names:
             return set()
-        names &= annos.get(node, annos.DEFINED_IN, frozenset())
         names -= {sub.target.id for sub in walk_same_scope(node.test)
                   if isinstance(sub, gast.NamedExpr) and isinstance(sub.target, gast.Name)}
-        return {n for n in names if n in scope.locals and n not in scope.cells}
+        defined = annos.get(node, annos.DEFINED_IN, frozenset())
+        maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
+        return {n for n in names if n in scope.locals and n not in scope.cells
+                and (n in defined or n not in maybe)}
 
     def _return_deleted(self, helper):
         if not self.has_delete:
@@ -524,193 +449,6 @@ class _ControlFlow(Transformer):
         return [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
                 for key, value in facts.items() if value is not None]
 
-    def _range_args(self, iterable):
-        """The arguments of ``iterable`` if it is ``ag__.range_(...)`` (or that range
-        reversed, ``ag__.reversed_(ag__.range_(...))``), else None."""
-        for runtime_name in ("reversed_", "range_"):
-            func = getattr(iterable, "func", None)
-            if not (isinstance(iterable, gast.Call) and isinstance(func, gast.Attribute)
-                    and func.attr == runtime_name and isinstance(func.value, gast.Name)
-                    and func.value.id == self.ag and not iterable.keywords):
-                continue
-            if runtime_name == "range_":
-                return iterable.args
-            if len(iterable.args) == 1:
-                return self._range_args(iterable.args[0])
-        return None
-
-    def _derived_bound(self, node):
-        """``[bound=ag__.loop_bound(lambda i: <range>, i)]`` for a ``for`` over a range
-        that depends on the indices ``i`` of enclosing ``for`` loops over ranges (a
-        triangular loop): staged, the runtime derives its largest trip count from
-        theirs, so the loop is bounded and reverse-differentiable. The range must be
-        made of names, constants, arithmetic and ``len``/``min``/``max``/``int``, so
-        computing it again has no effect."""
-        args = self._range_args(node.iter)
-        enclosing = self.range_indices[-1]
-        if args is None or not enclosing:
-            return []
-        used = []
-        for sub in gast.walk(gast.Tuple(elts=list(args), ctx=gast.Load())):
-            if not isinstance(sub, _PURE_NODES) and not self._pure_call(sub):
-                return []
-            if (isinstance(sub, gast.Name) and sub.id in enclosing and sub.id not in used
-                    and sub.id != self.ag):
-                used.append(sub.id)
-        if not used:
-            return []
-        call = templates.replace_expr("ag__.loop_bound(lambda indices: rng, indices)",
-                                      ag__=self.ag, indices=used,
-                                      rng=templates.copy_tree(node.iter))
-        return [gast.keyword(arg="bound", value=call)]
-
-    def _pure_call(self, sub):
-        func = getattr(sub, "func", None)
-        return (isinstance(sub, gast.Call) and isinstance(func, gast.Attribute)
-                and isinstance(func.value, gast.Name) and func.value.id == self.ag
-                and func.attr in ("range_", "reversed_", "len_", "min_", "max_", "int_"))
-
-    # -- statements --------------------------------------------------------------------
-
-    def visit_FunctionDef(self, node):
-        scope = _Scope(node, self.scopes[-1], self.ag)
-        self.scopes.append(scope)
-        self.range_indices.append([])
-        try:
-            node = self.generic_visit(node)
-        finally:
-            self.scopes.pop()
-            self.range_indices.pop()
-        _keep_cells_local(node, scope.cells & scope.locals)
-        return node
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and annos.get(node, annos.MAYBE_UNDEFINED):
-            call = templates.replace_expr("ag__.ld(var)", ag__=self.ag, var=node.id)
-            templates.set_location(call, node)
-            return call
-        return node
-
-    def visit_If(self, node):
-        modified = modified_names(node.body) | modified_names(node.orelse)
-        live_out = annos.get(node, annos.LIVE_OUT)
-        live = (live_out | annos.get(node, annos.LIVE_IN_BODY)
-                | annos.get(node, annos.LIVE_IN_ORELSE))
-        objects = self._objects(node.body + node.orelse)
-        dead = self._dead_after_if(node, modified - objects, live_out)
-        state = self._state((modified & live | objects) - dead)
-        cells, scoped = self._cells(node, node.body + node.orelse, modified, live_out)
-        mutated = self._sorted(objects & (set(state) | set(cells)))
-        state_in = self._state_inputs(node, state, needed=(
-            annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
-            | objects))
-        obstacles = self._obstacles(node, node.body + node.orelse, state, cells)
-        node = self.generic_visit(node)
-        new = templates.replace(
-            """
-            def if_true(state):
-                body
-                return state
-            def if_false(state):
-                orelse
-                return state
-            state = ag__.if_stmt(test, if_true, if_false, state_in)
-            """,
-            ag__=self.ag, if_true=self.ctx.fresh_name("if_true"),
-            if_false=self.ctx.fresh_name("if_false"), state=state, body=node.body,
-            orelse=node.orelse, test=node.test, state_in=state_in)
-        _add_keywords(new[-1], obstacles + self._cell_keywords(cells, scoped, mutated))
-        for helper in new[:2]:
-            _take_as_defaults(helper, self._sorted(dead & modified_names(helper.body)))
-        templates.set_location(new, node)
-        self._declare(new)
-        return new
-
-    def visit_While(self, node):
-        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
-        modified = modified_names(node.body)
-        live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
-        objects = self._objects(node.body)
-        state = self._state(modified & live | objects)
-        cells, scoped = self._cells(node, [node.test, *node.body], modified, live)
-        mutated = self._sorted(objects & (set(state) | set(cells)))
-        state_in = self._state_inputs(node, state)
-        obstacles = self._obstacles(node, node.body, state, cells, carried=state)
-        node = self.generic_visit(node)
-        new = templates.replace(
-            """
-            def loop_test(state):
-                return test
-            def loop_body(state):
-                body
-                return state
-            state = ag__.while_stmt(loop_test, loop_body, state_in)
-            """,
-            ag__=self.ag, loop_test=self.ctx.fresh_name("loop_test"),
-            loop_body=self.ctx.fresh_name("loop_body"), state=state, test=node.test,
-            body=node.body, state_in=state_in)
-        _add_keywords(new[-1], options + obstacles
-                      + self._cell_keywords(cells, scoped, mutated))
-        templates.set_location(new, node)
-        self._declare(new)
-        return new + node.orelse
-
-    def visit_For(self, node):
-        options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
-        targets = bound_names(node.target)
-        modified = modified_names(node.body) | targets
-        live = annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD)
-        extra_test = annos.get(node, annos.EXTRA_TEST)
-        objects = self._objects([node.target, *node.body])
-        state = self._state(modified & live | objects)
-        cells, scoped = self._cells(node, [node.target, *node.body], modified, live)
-        mutated = self._sorted(objects & (set(state) | set(cells)))
-        state_in = self._state_inputs(node, state)
-        obstacles = self._obstacles(node, [node.target, *node.body], state, cells,
-                                    carried=state)
-        options += self._derived_bound(node)
-        indices = self.range_indices[-1]
-        over_range = self._range_args(node.iter) is not None
-        if over_range and isinstance(node.target, gast.Name):
-            indices.append(node.target.id)
-        node = self.generic_visit(node)
-        if over_range and isinstance(node.target, gast.Name):
-            indices.pop()
-        if (isinstance(node.target, gast.Name) and node.target.id not in state
-                and node.target.id not in cells):
-            item, unpack = node.target.id, []
-        else:
-            item = self.ctx.fresh_name("itr")
-            unpack = [gast.Assign(targets=[node.target], value=templates.name(item),
-                                  type_comment=None)]
-        new = templates.replace(
-            """
-            def loop_body(item, state):
-                unpack
-                body
-                return state
-            state = ag__.for_stmt(iterable, loop_body, state_in)
-            """,
-            ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
-            unpack=unpack, state=state, body=node.body,
-            iterable=node.iter, state_in=state_in)
-        if extra_test is not None:
-            test = templates.replace(
-                """
-                def loop_test(state):
-                    return extra_test
-                """,
-                loop_test=self.ctx.fresh_name("loop_test"), state=state,
-                extra_test=extra_test)
-            options = [*options, gast.keyword(arg="extra_test",
-                                              value=templates.name(test[0].name))]
-            new = test + new
-        _add_keywords(new[-1], options + obstacles
-                      + self._cell_keywords(cells, scoped, mutated))
-        templates.set_location(new, node)
-        self._declare(new)
-        return new + node.orelse
-
 
 def _keep_cells_local(fn, cells):
     """Declare ``x: 'cell'`` first in ``fn`` for each name of ``cells`` that ``fn``
@@ -734,6 +472,8 @@ def _drop_annotations(helper, names):
     name of ``names`` it declares ``nonlocal``: Python rejects an annotated nonlocal
     name, and the annotation of a function's local variable is never evaluated."""
     for stmt in [helper, *walk_same_scope(helper.body)]:
+        if stmt is not helper and isinstance(stmt, SCOPES):
+            continue   # its own names (a class body's annotations are kept)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if not isinstance(block, list) or not any(_annotates(s, names) for s in block):
@@ -758,28 +498,3 @@ def _take_as_defaults(helper, names):
         helper.args.kwonlyargs.append(templates.name(name, gast.Param()))
         helper.args.kw_defaults.append(templates.name(name))
 
-
-def _is_setitem(node) -> bool:
-    value = node.value
-    return (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
-            and _runtime_operator(value) == "setitem" and value.args
-            and isinstance(value.args[0], gast.Name)
-            and value.args[0].id == node.targets[0].id)
-
-
-def _calls_user_code(stmts, runtime_name) -> bool:
-    """Whether ``stmts`` may call a function of the user's (which may assign a
-    variable through ``nonlocal``): a ``converted_call``, or a call of a lambda or
-    function defined right there."""
-    for sub in walk_same_scope(stmts):
-        if isinstance(sub, gast.Call):
-            func = sub.func
-            if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-                    and func.value.id == runtime_name and func.attr != "converted_call"):
-                return True
-    return False
-
-
-def _add_keywords(stmt, keywords):
-    call = stmt.value
-    call.keywords.extend(keywords)

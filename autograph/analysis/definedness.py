@@ -304,8 +304,7 @@ def _flag_names(fn) -> frozenset:
             constants[sub.targets[0].id] += 1
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
     for sub in gast.walk(fn):
-        if (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute)
-                and sub.func.attr in IMMEDIATE_OPERATORS):
+        if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:
             operands |= {id(a) for a in sub.args if isinstance(a, gast.Lambda)}
     for sub in gast.walk(fn):
         if sub is not fn and id(sub) not in operands and isinstance(
@@ -318,8 +317,8 @@ def _negation(expr):
     """``x`` of ``not x`` or ``ag__.not_(x)``, else None."""
     if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.Not):
         return expr.operand
-    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and expr.func.attr == "not_" and len(expr.args) == 1 and not expr.keywords):
+    if (annos.runtime_operator(expr) == "not_" and len(expr.args) == 1
+            and not expr.keywords):
         return expr.args[0]
     return None
 
@@ -328,10 +327,9 @@ def _operands(expr):
     """``(operands, is_and)`` of ``a and b`` or ``ag__.and_(lambda: a, lambda: b)``."""
     if isinstance(expr, gast.BoolOp):
         return expr.values, isinstance(expr.op, gast.And)
-    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and expr.func.attr in ("and_", "or_")
-            and all(isinstance(a, gast.Lambda) for a in expr.args)):
-        return [a.body for a in expr.args], expr.func.attr == "and_"
+    operator = annos.runtime_operator(expr)
+    if operator in ("and_", "or_") and all(isinstance(a, gast.Lambda) for a in expr.args):
+        return [a.body for a in expr.args], operator == "and_"
     return None, None
 
 

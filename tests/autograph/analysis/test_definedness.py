@@ -4,11 +4,13 @@ import textwrap
 
 import gast
 
+from autograph import templates
 from autograph.analysis import annos, annotate_definedness
 
 
 def _function(source):
-    fn = gast.parse(textwrap.dedent(source)).body[0]
+    # Generated code: templates mark each `ag__.name` as the runtime's.
+    fn = _parsed(source)
     annotate_definedness(fn)
     return fn
 
@@ -148,3 +150,10 @@ def test_if_records_what_is_bound_after_it():
     node = [n for n in gast.walk(fn) if isinstance(n, gast.If)][0]
     assert {"y"} <= annos.get(node, annos.DEFINED_OUT)
     assert "z" not in annos.get(node, annos.DEFINED_OUT)
+
+
+def _parsed(source):
+    source = textwrap.dedent(source)
+    if "ag__" not in source:
+        return gast.parse(source).body[0]
+    return templates.replace(source, ag__="ag__")[0]
