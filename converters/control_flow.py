@@ -88,8 +88,8 @@ from autograph.analysis import (
     modified_names,
     walk_same_scope,
 )
-from autograph.analysis.function_scope import FunctionScope, calls_user_code, name_order
-from autograph.analysis.stageability import annotate_enclosing_try, deleted_name, outer_write
+from autograph.analysis.function_scope import FunctionScope, name_order
+from autograph.analysis.stageability import annotate_enclosing_try
 from autograph.converters.assigning_tests import lower_assigning_tests
 from autograph.converters.base import Transformer
 from autograph.converters.jumps import reject_leftover_jumps
@@ -130,13 +130,13 @@ class _ControlFlow(Transformer):
         self.order = order
         self.has_delete = has_delete
         self.ag = ctx.runtime_name
-        self.scopes = [None]          # per function: its FunctionScope
+        self.scopes = []              # per function: its FunctionScope
         self.range_indices = [[]]     # per function: targets of the enclosing range loops
 
     # -- statements --------------------------------------------------------------------
 
     def visit_FunctionDef(self, node):
-        scope = FunctionScope(node, self.scopes[-1])
+        scope = FunctionScope(node, self.scopes[-1] if self.scopes else None)
         self.scopes.append(scope)
         self.range_indices.append([])
         try:
@@ -255,54 +255,31 @@ class _ControlFlow(Transformer):
         (or, for a loop, at the next iteration); ``scanned``: where a nested
         function the block calls may be (default ``stmts``)."""
         scope = self.scopes[-1]
-        objects = scope.objects_changed(stmts) if scope is not None else set()
-        loop = not isinstance(node, gast.If)
-        if loop:
-            live, needed, dead = live_after, None, frozenset()
-        else:
+        objects = scope.objects_changed(stmts)
+        if isinstance(node, gast.If):
             needed = annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
             live = live_after | needed
             needed = needed | objects
-            dead = frozenset(self._dead_after_if(node, modified - objects, live_after))
-        state = self._state((modified & live | objects) - dead)
-        cells, scoped = self._cells(node, scanned or stmts, modified, live_after)
+            dead = frozenset(scope.passed_in_only(node, modified - objects, live_after))
+            carried = None
+        else:
+            live, needed, dead = live_after, None, frozenset()
+        state = self._sorted(scope.carried((modified & live | objects) - dead))
+        cells, scoped = scope.cells_assigned(node, scanned or stmts, modified, live_after)
+        cells, scoped = self._sorted(cells), self._sorted(scoped)
         mutated = self._sorted(objects & (set(state) | set(cells)))
-        state_in = self._state_inputs(node, state, needed)
-        obstacles = self._obstacles(node, node.body if isinstance(node, gast.While) else stmts,
-                                    state, cells, carried=state if loop else None)
-        return _Block(state, state_in, obstacles + self._cell_keywords(cells, scoped, mutated),
-                      cells, dead)
+        if not isinstance(node, gast.If):
+            carried = state
+        facts = scope.obstacles(node, node.body if isinstance(node, gast.While) else stmts,
+                                state, cells, carried)
+        obstacles = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
+                     for key, value in facts.items()]
+        return _Block(state, self._state_inputs(node, state, needed),
+                      obstacles + self._cell_keywords(cells, scoped, mutated), cells, dead)
 
     def _sorted(self, names):
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
 
-    def _state(self, names):
-        """The names that travel as parameters: the function's own locals that are
-        not kept in cells. (A ``global``/``nonlocal`` name is declared in the helpers
-        instead, and a global or closure variable that is only mutated
-        (``cache[k] = v``) stays the same object.)"""
-        scope = self.scopes[-1]
-        if scope is None:
-            return self._sorted(names)
-        return self._sorted(n for n in names if n in scope.locals and n not in scope.cells)
-
-    def _cells(self, node, stmts, modified, live_after):
-        """``(cells, scoped)``: the names kept in cells that the block ``stmts`` of
-        ``node`` may assign (``modified``, or through a nested function it may call),
-        and those of them nothing reads after the block (``live_after``: names live
-        after it, or at the next iteration)."""
-        scope = self.scopes[-1]
-        if scope is None:
-            return [], []
-        names = modified & scope.cells
-        if scope.written and calls_user_code(stmts):
-            names |= scope.written
-        names = {n for n in names if scope.owns(n)}
-        if not names:
-            return [], []
-        inside = {id(sub) for sub in gast.walk(node)}
-        needed = live_after | scope.closures.reads_outside(inside) | (names - scope.locals)
-        return self._sorted(names), self._sorted(names - needed)
 
     @staticmethod
     def _cell_keywords(cells, scoped, mutated=()):
@@ -323,9 +300,7 @@ class _ControlFlow(Transformer):
         kept in cells that they assign, so they keep their scope; a helper that
         ``del``s a state variable returns it as ``Undefined`` when it is unbound."""
         scope = self.scopes[-1]
-        globals_ = scope.globals_ if scope is not None else {}
-        nonlocals = scope.nonlocals if scope is not None else {}
-        cells = scope.cells if scope is not None else frozenset()
+        globals_, nonlocals, cells = scope.globals_, scope.nonlocals, scope.cells
         for helper in new:
             if not isinstance(helper, gast.FunctionDef):
                 continue
@@ -356,7 +331,7 @@ class _ControlFlow(Transformer):
         for name in state:
             if (needed is not None and name not in needed) or (
                     name not in defined and name not in maybe):
-                template = ("ag__.Unset(var_name)" if self._never_read_unbound(node, name)
+                template = ("ag__.Unset(var_name)" if self.scopes[-1].may_stand_in(node, name)
                             else "ag__.Undefined(var_name)")
                 elts.append(templates.replace_expr(
                     template, ag__=self.ag, var_name=gast.Constant(value=name, kind=None)))
@@ -367,43 +342,6 @@ class _ControlFlow(Transformer):
                     "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
                     var_name=gast.Constant(value=name, kind=None)))
         return gast.Tuple(elts=elts, ctx=gast.Load())
-
-    def _never_read_unbound(self, node, name) -> bool:
-        """Whether ``name``, unbound before ``node``, enters it as ``ag__.Unset``: no
-        code reads it unbound, and the block may leave it so (a loop; an ``if`` not
-        binding it on both branches), so a staged region may carry a placeholder."""
-        scope = self.scopes[-1]
-        if scope is None or scope.read_unbound is None or name in scope.cells:
-            return False
-        if name in scope.read_unbound:
-            # A loop's own: nothing after it reads it (the first iteration binds it
-            # before any read, or the read raises as Python's does).
-            return isinstance(node, (gast.For, gast.While)) and name not in annos.get(
-                node, annos.LIVE_OUT)
-        return name not in annos.get(node, annos.DEFINED_OUT, frozenset())
-
-    def _dead_after_if(self, node, modified, live_out):
-        """The names an ``if``'s branches assign and may read before assigning that
-        nothing reads after it, bound before it on every path or on none: they need
-        not come out of the ``if``, and a staged ``if`` does not carry them (its
-        branches may give them different types). A branch that assigns one bound
-        before takes that value as a keyword parameter's default (``def
-        if_false(r, *, t=t)``); one unbound before is the branch's own local, whose
-        read raises as Python's does. A name the test binds (``if (t := f()) >
-        0``) is bound after the helpers are made: it is carried as before."""
-        scope = self.scopes[-1]
-        if scope is None:
-            return set()
-        read = annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
-        names = (modified & read) - live_out
-        if not names:
-            return set()
-        names -= {sub.target.id for sub in walk_same_scope(node.test)
-                  if isinstance(sub, gast.NamedExpr) and isinstance(sub.target, gast.Name)}
-        defined = annos.get(node, annos.DEFINED_IN, frozenset())
-        maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
-        return {n for n in names if n in scope.locals and n not in scope.cells
-                and (n in defined or n not in maybe)}
 
     def _return_deleted(self, helper):
         if not self.has_delete:
@@ -426,28 +364,6 @@ class _ControlFlow(Transformer):
         if not isinstance(last.value, gast.Tuple):
             last.value = elts[0]
 
-    def _obstacles(self, node, stmts, state, cells, carried=None):
-        """Keywords of the runtime call saying what its staging cannot honour
-        (``analysis/stageability.py``), only those that hold: ``assigns_global`` or
-        ``assigns_nonlocal`` (``stmts`` become a function taking ``state``; names
-        kept in ``cells`` are carried), ``deletes`` (a loop body deleting one of the
-        ``carried`` names), ``in_try``."""
-        scope = self.scopes[-1]
-        globals_ = scope.globals_ if scope is not None else {}
-        nonlocals = {n: d for n, d in (scope.nonlocals if scope is not None else {}).items()
-                     if not scope.owns(n)}
-        shared = scope.cells if scope is not None else frozenset()
-        facts = {}
-        written = outer_write(stmts, set(state) | set(cells) | (shared - set(nonlocals)),
-                              globals_, nonlocals)
-        if written is not None:
-            kind, name = written
-            facts[f"assigns_{kind}"] = name
-        if carried is not None:
-            facts["deletes"] = deleted_name(node.body, carried)
-        facts["in_try"] = annos.get(node, annos.IN_TRY)
-        return [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
-                for key, value in facts.items() if value is not None]
 
 
 def _keep_cells_local(fn, cells):

@@ -16,6 +16,7 @@ from autograph.analysis import annos
 from autograph.analysis.activity import is_setitem, local_names, mutated_objects
 from autograph.analysis.closures import closure_uses
 from autograph.analysis.scopes import walk_same_scope
+from autograph.analysis.stageability import deleted_name, outer_write
 
 
 def name_order(fn):
@@ -91,6 +92,78 @@ class FunctionScope:
         setitems, _ = mutated_objects([s for s in walk_same_scope(stmts) if is_setitem(s)])
         others = mutated - setitems | {n for n in setitems & mutated if n in self.params}
         return {n for n in others - rebound if n in self.locals}
+
+
+    def carried(self, names):
+        """Of ``names``, those a block's helpers take and give as values: the
+        function's own locals not kept in cells. (A ``global``/``nonlocal`` name is
+        declared in the helpers instead, and a global or closure variable that is
+        only mutated (``cache[k] = v``) stays the same object.)"""
+        return {n for n in names if n in self.locals and n not in self.cells}
+
+    def cells_assigned(self, node, stmts, modified, live_after):
+        """``(cells, scoped)``: the names kept in cells that the block ``stmts`` of
+        ``node`` may assign (``modified``, or through a nested function it may call),
+        and those of them nothing reads after the block (``live_after``: names live
+        after it, or at the next iteration)."""
+        names = modified & self.cells
+        if self.written and calls_user_code(stmts):
+            names |= self.written
+        names = {n for n in names if self.owns(n)}
+        if not names:
+            return set(), set()
+        inside = {id(sub) for sub in gast.walk(node)}
+        needed = live_after | self.closures.reads_outside(inside) | (names - self.locals)
+        return names, names - needed
+
+    def may_stand_in(self, node, name) -> bool:
+        """Whether ``name``, unbound before ``node``, may enter it as a placeholder
+        (``ag__.Unset``) that a staged region gives the type it gets there: no code
+        reads it unbound, and the block may leave it so (a loop; an ``if`` not
+        binding it on both branches); or ``node`` is a loop after which nothing
+        reads it (its first iteration binds it before any read, or the read raises
+        as Python's does)."""
+        if self.read_unbound is None or name in self.cells:
+            return False
+        if name in self.read_unbound:
+            return isinstance(node, (gast.For, gast.While)) and name not in annos.get(
+                node, annos.LIVE_OUT)
+        return name not in annos.get(node, annos.DEFINED_OUT, frozenset())
+
+    def passed_in_only(self, node, modified, live_out):
+        """Of ``modified``, the names the branches of the ``if`` ``node`` assign and
+        may read before assigning that nothing reads after it (``live_out``), bound
+        before it on every path or on none: they need not come out of the ``if``,
+        and a staged ``if`` does not carry them (its branches may give them
+        different types). A name the test binds (``if (t := f()) > 0``) is bound
+        after the branches' helpers are made: it is carried as before."""
+        read = annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
+        names = (modified & read) - live_out
+        if not names:
+            return set()
+        names -= {sub.target.id for sub in walk_same_scope(node.test)
+                  if isinstance(sub, gast.NamedExpr) and isinstance(sub.target, gast.Name)}
+        defined = annos.get(node, annos.DEFINED_IN, frozenset())
+        maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
+        return {n for n in self.carried(names) if n in defined or n not in maybe}
+
+    def obstacles(self, node, stmts, state, cells, carried=None) -> dict:
+        """What staging the block ``stmts`` of ``node`` cannot honour
+        (``stageability.py``), only what holds: ``assigns_global`` or
+        ``assigns_nonlocal`` (``stmts`` become a function taking ``state``; names
+        kept in ``cells`` are carried), ``deletes`` (a loop body deleting one of the
+        ``carried`` names), ``in_try``."""
+        nonlocals = {n: d for n, d in self.nonlocals.items() if not self.owns(n)}
+        facts = {}
+        written = outer_write(stmts, set(state) | set(cells) | (self.cells - set(nonlocals)),
+                              self.globals_, nonlocals)
+        if written is not None:
+            kind, name = written
+            facts[f"assigns_{kind}"] = name
+        if carried is not None:
+            facts["deletes"] = deleted_name(node.body, carried)
+        facts["in_try"] = annos.get(node, annos.IN_TRY)
+        return {key: value for key, value in facts.items() if value is not None}
 
 
 def calls_user_code(stmts) -> bool:
