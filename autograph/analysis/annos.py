@@ -17,8 +17,8 @@ LOOP_OPTIONS = "loop_options"      # While/For: keywords of its set_loop_options
 DIRECTIVE = "directive"            # Call: the name of the directive it calls
 STAYS_PYTHON = "stays_python"      # def/lambda: a generator or coroutine, left unconverted
 RUNTIME = "runtime"                # Attribute: `ag__.<name>` a converter made: that name
-FINALLY_JUMP = "finally_jump"      # Assign/Pass: a jump's flag set in a `finally` (overrides)
-KEEPS_ERRORS = "keeps_errors"      # Try: an except around staged code that may keep its errors
+FINALLY_JUMP = "finally_jump"      # jump in a `finally` (later its flag assignment): overrides
+KEEPS_ERRORS = "keeps_errors"      # Try the try converter adds: keeps errors for the finally
 OPERAND = "operand"                # Lambda: an and_/or_ operand (walked by assigning tests)
 CONSUMED = "consumed"              # GeneratorExp: a call's argument, consumed on the spot
 
