@@ -118,6 +118,20 @@ def test_a_read_that_may_come_first_is_refused_at_the_loop_line():
     assert "zero times" not in message
 
 
+def return_in_a_staged_if_of_a_static_loop(x):
+    for i in range(3):
+        if x > i:
+            return i
+        z = i
+    return z
+
+
+@pytest.mark.parametrize("x", [-5, 0, 1, 3])
+def test_a_static_loop_returning_from_a_staged_if(x):
+    # z is read after the loop only when no return happened: every iteration bound it.
+    check(return_in_a_staged_if_of_a_static_loop, x)
+
+
 # --- annotated names that closures read (26.10) ----------------------------------------
 
 
