@@ -41,7 +41,7 @@ def _target(gen):
 
 def _dead_after_if(gen, k, scope):
     r = gen.rng
-    t, out = f"t{k}", _target(gen)
+    t, out = f"dv{k}", _target(gen)
     lines = [f"{t} = {gen._int_expr(scope, 1)}"]
     cond = f"a > {r.randint(-3, 5)}" if r.random() < 0.7 else gen._cond(scope, 0)
     if r.random() < 0.5:
@@ -59,17 +59,17 @@ def _dead_after_if(gen, k, scope):
 
 def _first_iteration(gen, k, scope):
     r = gen.rng
-    q, out = f"q{k}", _target(gen)
+    q, out = f"fq{k}", _target(gen)
     bound = r.choice(["range(n)", "range(1, n)", "range(a % 4)"])
-    first = [f"if ii{k} == 0:", [f"{q} = {gen._int_expr(scope, 1)}"]]
+    first = [f"if di{k} == 0:", [f"{q} = {gen._int_expr(scope, 1)}"]]
     inner = first + [f"{out} = {out} + {q} % {r.randint(3, 9)}"]
-    return [f"for jj{k} in {bound}:",
-            [f"for ii{k} in range({r.randint(1, 3)}):", inner]]
+    return [f"for dj{k} in {bound}:",
+            [f"for di{k} in range({r.randint(1, 3)}):", inner]]
 
 
 def _annotated_closure(gen, k, scope):
     r = gen.rng
-    w, f, out = f"w{k}", f"fw{k}", _target(gen)
+    w, f, out = f"an{k}", f"fan{k}", _target(gen)
     cond = f"a > {r.randint(-3, 5)}" if r.random() < 0.6 else f"n < {r.randint(0, 3)}"
     return [f"if {cond}:", [f"return {gen._return_expr()}"],
             f"{w}: int = {gen._int_expr(scope, 1)}",
