@@ -69,6 +69,16 @@ A cell the block assigns that nothing reads after it is also listed as
 ``scoped=('i',)``: it need not have a value before a staged loop. A ``while``
 whose condition assigns (``while (n := n - 1) > 0``) computes the condition
 before the loop and at the end of the body, as statements.
+
+An ``if`` does not carry a name its branches assign and read that nothing reads
+after it (their types may differ): a branch that assigns it takes its value from
+before the ``if`` as a keyword-only default, ``def if_false(retval, *, t=t)``.
+
+Here are the templates and the glue. What a block carries is decided in
+``analysis/function_scope.py``, once per block (``_Block``); the declarations
+its helpers need are made by ``helper_scopes.py``; conditions that assign are
+lowered first by ``assigning_tests.py``; derived bounds come from
+``loop_bounds.py``.
 """
 
 from __future__ import annotations
