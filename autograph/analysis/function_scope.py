@@ -136,13 +136,16 @@ class FunctionScope:
         before it on every path or on none: they need not come out of the ``if``,
         and a staged ``if`` does not carry them (its branches may give them
         different types). A name the test binds (``if (t := f()) > 0``) is bound
-        after the branches' helpers are made: it is carried as before."""
+        after the branches' helpers are made: it is carried as before; so is one
+        whose object the branches may change in place (``may_change_in_place``):
+        carried, a staged ``if`` gives them a traced copy, not the object itself."""
         read = annos.get(node, annos.LIVE_IN_BODY) | annos.get(node, annos.LIVE_IN_ORELSE)
         names = (modified & read) - live_out
         if not names:
             return set()
         names -= {sub.target.id for sub in walk_same_scope(node.test)
                   if isinstance(sub, gast.NamedExpr) and isinstance(sub.target, gast.Name)}
+        names -= may_change_in_place(node.body + node.orelse)
         defined = annos.get(node, annos.DEFINED_IN, frozenset())
         maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
         return {n for n in self.carried(names) if n in defined or n not in maybe}
@@ -164,6 +167,29 @@ class FunctionScope:
             facts["deletes"] = deleted_name(node.body, carried)
         facts["in_try"] = annos.get(node, annos.IN_TRY)
         return {key: value for key, value in facts.items() if value is not None}
+
+
+# Runtime operators that change their first argument in place (a Python list).
+_IN_PLACE = frozenset({"list_append", "list_pop", "setitem"})
+
+
+def may_change_in_place(stmts) -> set:
+    """The names whose objects ``stmts`` may change in place: bases of attribute and
+    item assignments, first arguments of the runtime's list and item operators,
+    and every name a call of the user's code is given or called on
+    (``ag__.converted_call(d.update)(x)``, ``ag__.converted_call(fill)(d)``)."""
+    mutated, _ = mutated_objects(stmts)
+    names = set(mutated)
+    for sub in walk_same_scope(stmts):
+        if not isinstance(sub, gast.Call):
+            continue
+        operator = annos.runtime_operator(sub)
+        if operator in _IN_PLACE and sub.args and isinstance(sub.args[0], gast.Name):
+            names.add(sub.args[0].id)
+        if annos.runtime_operator(sub.func) == "converted_call":
+            given = [*sub.func.args, *sub.args, *(k.value for k in sub.keywords)]
+            names |= {n.id for n in walk_same_scope(given) if isinstance(n, gast.Name)}
+    return names
 
 
 def calls_user_code(stmts) -> bool:

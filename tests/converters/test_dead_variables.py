@@ -78,6 +78,39 @@ def test_a_name_the_test_binds_is_still_carried(x):
     assert "t=t" not in autograph.to_code(walrus_in_test)
 
 
+def dict_changed_in_a_branch(x):
+    d = {"v": 1, "w": 2}
+    y = x
+    if x > 0:
+        d["v"] += x
+        y = d["v"] * 2
+    else:
+        d = {"v": 0, "w": 0}
+    return y
+
+
+def dict_given_to_a_function_in_a_branch(x):
+    def bump(dd):
+        dd["v"] += 1
+
+    d = {"v": x}
+    y = 0
+    if x > 0:
+        bump(d)
+        y = d["v"]
+        d = {"v": y * 0}
+    return y
+
+
+@pytest.mark.parametrize("x", [3, -3])
+def test_a_dead_object_the_branch_changes_in_place_is_still_carried(x):
+    # Passed as a default, the branch would change the object itself while tracing.
+    check(dict_changed_in_a_branch, x)
+    check(dict_given_to_a_function_in_a_branch, x)
+    assert "d=d" not in autograph.to_code(dict_changed_in_a_branch)
+    assert "d=d" not in autograph.to_code(dict_given_to_a_function_in_a_branch)
+
+
 # --- first-iteration bindings nested in a traced loop ----------------------------------
 
 
