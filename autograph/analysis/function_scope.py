@@ -175,12 +175,15 @@ _IN_PLACE = frozenset({"list_append", "list_pop", "setitem"})
 
 def may_change_in_place(stmts) -> set:
     """The names whose objects ``stmts`` may change in place: bases of attribute and
-    item assignments, first arguments of the runtime's list and item operators,
-    and every name a call of the user's code is given or called on
+    item assignments, targets of augmented assignments, first arguments of the
+    runtime's list and item operators, and every name a call of the user's code is
+    given or called on
     (``ag__.converted_call(d.update)(x)``, ``ag__.converted_call(fill)(d)``)."""
     mutated, _ = mutated_objects(stmts)
     names = set(mutated)
     for sub in walk_same_scope(stmts):
+        if isinstance(sub, gast.AugAssign) and isinstance(sub.target, gast.Name):
+            names.add(sub.target.id)   # `a += b` on a list or NumPy array
         if not isinstance(sub, gast.Call):
             continue
         operator = annos.runtime_operator(sub)

@@ -2,6 +2,7 @@
 original vs converted (Python) vs compiled (to_graph and inside jax.jit)."""
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autograph
@@ -102,6 +103,16 @@ def dict_given_to_a_function_in_a_branch(x):
     return y
 
 
+def array_added_to_in_a_branch(x):
+    a = np.zeros(2, np.int32)
+    alias = a
+    y = 0
+    if x > 0:
+        a += x
+        y = a[0]
+    return y + alias[1]
+
+
 @pytest.mark.parametrize("x", [3, -3])
 def test_a_dead_object_the_branch_changes_in_place_is_still_carried(x):
     # Passed as a default, the branch would change the object itself while tracing.
@@ -109,6 +120,8 @@ def test_a_dead_object_the_branch_changes_in_place_is_still_carried(x):
     check(dict_given_to_a_function_in_a_branch, x)
     assert "d=d" not in autograph.to_code(dict_changed_in_a_branch)
     assert "d=d" not in autograph.to_code(dict_given_to_a_function_in_a_branch)
+    assert "a=a" not in autograph.to_code(array_added_to_in_a_branch)
+    assert autograph.convert(array_added_to_in_a_branch)(x) == array_added_to_in_a_branch(x)
 
 
 # --- first-iteration bindings nested in a traced loop ----------------------------------
