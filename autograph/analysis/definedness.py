@@ -178,8 +178,14 @@ class _Definedness:
             if isinstance(expr, gast.Name) and expr.id in self.candidates:
                 sides = flags.get(expr.id)
                 side = None if sides is None else sides[0 if value else 1]
-                if side is _NEVER:
+                if side is _NEVER and value:
                     return _UNREACHABLE, None
+                if side is _NEVER:
+                    # Code run only when a flag known True is False (the rest of a
+                    # function after a loop that always returns) is not taken for
+                    # unreachable: it stays in the converted code, and staged, it is
+                    # traced.
+                    side = None
                 if side is not None:
                     defined = defined | side
                 flags[expr.id] = (defined, _NEVER) if value else (_NEVER, defined)
@@ -246,7 +252,10 @@ class _Definedness:
         head = maybe | target | _bound_in(node.body)
         runs = self._runs_at_least_once(node, defined)
         d1, m1, end = self._loop(node, body_defined, defined, head)
-        if runs:   # it is left after an iteration, never before the first
+        # Left after an iteration, never before the first. (If no iteration
+        # completes, the code after it still stands in the converted function: the
+        # loop's own jumps are flags by now.)
+        if runs and d1 is not _UNREACHABLE:
             self.flags = end
             return self.block(node.orelse, d1, head | m1)
         return self.block(node.orelse, _meet(defined, d1), head | m1)

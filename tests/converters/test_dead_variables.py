@@ -178,6 +178,26 @@ def test_a_static_loop_returning_from_a_staged_if(x):
     check(return_in_a_staged_if_of_a_static_loop, x)
 
 
+def always_returns_in_a_loop(a):
+    for _ in range(3):
+        try:
+            if a > 0:
+                a = a + 1
+        finally:
+            return a  # noqa: B012 - the loop always returns
+    out = [a]
+    for k in range(2):
+        out = out + [out[-1] + k]
+    return sum(out)
+
+
+@pytest.mark.parametrize("a", [2, -2])
+def test_code_after_a_loop_that_always_returns_is_still_converted_as_reachable(a):
+    # Python never runs it, but it stays in the converted code (behind the return
+    # flag), and staged, it is traced: its names are not taken for bound.
+    check(always_returns_in_a_loop, a)
+
+
 # --- annotated names that closures read (26.10) ----------------------------------------
 
 
