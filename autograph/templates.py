@@ -21,6 +21,11 @@ A placeholder is a name in the template. What replaces it depends on what is giv
   names is shortened to ``return`` / ``call``.
 
 Every replacement given must be used, so a typo in a placeholder fails loudly.
+
+The placeholder ``ag__`` stands for the runtime: each ``ag__.name`` a template
+makes is annotated ``annos.RUNTIME = 'name'``, so later converters recognise the
+runtime calls earlier ones made (``annos.runtime_operator``) by annotation, not by
+the runtime's name in the code.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ import textwrap
 
 import gast
 
+from autograph.analysis import annos
+
+RUNTIME_PLACEHOLDER = "ag__"
 _LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
@@ -169,6 +177,9 @@ class _Replacer:
         """Replace placeholders in a template node; inserted values are not revisited."""
         if isinstance(node, gast.Name):
             return self.name(node)
+        if (isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name)
+                and node.value.id == RUNTIME_PLACEHOLDER):
+            annos.set(node, annos.RUNTIME, node.attr)
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             found, value = self.lookup(node.name)
             if found:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import annos
 from autograph.converters.base import Transformer
 from autograph.higher_order import HIGHER_ORDER_NAMES
 
@@ -64,12 +65,12 @@ class _CallTrees(Transformer):
         if isinstance(func, gast.Name):
             if func.id in self.ctx.library_names and func.id in HIGHER_ORDER_NAMES:
                 return False         # `grad(loss)`: the runtime converts `loss`
-            return (func.id == self.ag or self.ctx.is_builtin(func.id)
-                    or func.id in self.ctx.library_names)
+            return self.ctx.is_builtin(func.id) or func.id in self.ctx.library_names
         root = _root_name(func)
         if root in self.ctx.library_names and func.attr in HIGHER_ORDER_NAMES:
             return False             # `jax.grad(loss)`, `lax.scan(body, ...)`
-        return root is not None and (root == self.ag or root in self.ctx.library_names)
+        # The runtime's own operators, which earlier converters made, stay as they are.
+        return annos.get(func, annos.RUNTIME) is not None or root in self.ctx.library_names
 
     def visit_Call(self, node):
         node = self.generic_visit(node)

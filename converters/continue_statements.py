@@ -26,7 +26,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.converters.break_statements import (
+from autograph.converters.jumps import (
     LoopJumps,
     contains,
     drop_unread_flag,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import annos
 
 
 def deferred(node, ctx):
@@ -63,19 +64,13 @@ def _format_call(node, ctx):
     """``(receiver, args, keywords)`` of ``receiver.format(...)``, also when the call
     converter has routed it (``ag__.converted_call(receiver.format)(...)``)."""
     func, args = node.func, node.args
-    if (isinstance(func, gast.Call) and _is_runtime_attribute(func.func, "converted_call", ctx)
-            and len(func.args) == 1):
+    if annos.runtime_operator(func) == "converted_call" and len(func.args) == 1:
         func = func.args[0]
     if (isinstance(func, gast.Attribute) and func.attr == "format"
             and not any(isinstance(a, gast.Starred) for a in args)
             and not any(k.arg is None for k in node.keywords)):
         return func.value, list(args), list(node.keywords)
     return None, None, None
-
-
-def _is_runtime_attribute(node, attr, ctx) -> bool:
-    return (isinstance(node, gast.Attribute) and node.attr == attr
-            and isinstance(node.value, gast.Name) and node.value.id == ctx.runtime_name)
 
 
 def _fstring_parts(node):

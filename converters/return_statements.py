@@ -38,7 +38,7 @@ import gast
 
 from autograph import templates
 from autograph.converters.base import Transformer
-from autograph.converters.break_statements import (
+from autograph.converters.jumps import (
     add_loop_condition,
     cancel_pending,
     contains,

@@ -56,17 +56,12 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import walk_same_scope
+from autograph.analysis import annos, walk_same_scope
 from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.Try,)
 
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
-# On a jump statement in a `finally`, and later on the flag assignment it becomes.
-FINALLY_JUMP = "_ag_finally_jump"
-# On the `try` this converter adds: its handler keeps errors for the `finally`, it
-# handles none (analysis/stageability.py does not count it as an enclosing `try`).
-KEEPS_ERRORS = "_ag_keeps_errors"
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -90,7 +85,7 @@ class _Tries(Transformer):
         if not jumps:
             return node
         for jump in jumps:
-            setattr(jump, FINALLY_JUMP, True)
+            annos.set(jump, annos.FINALLY_JUMP, True)
         return self._discard_on_jump(node)
 
     def _discard_on_jump(self, node):
@@ -109,7 +104,7 @@ class _Tries(Transformer):
                 if pending is not None:
                     raise pending
             """, ag__=self.ctx.runtime_name, pending=pending, inner=inner, final=final)
-        setattr(new[1], KEEPS_ERRORS, True)
+        annos.set(new[1], annos.KEEPS_ERRORS, True)
         templates.set_location(new, node)
         return new
 

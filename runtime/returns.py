@@ -60,7 +60,12 @@ def fill_undefined_returns(iteration, state, item):
                 out[i] = None
         return tuple(out)
 
-    out = jax.eval_shape(probe, operands, item)
+    try:
+        out = jax.eval_shape(probe, operands, item)
+    except UnboundLocalError as error:
+        if not any(is_undefined_return(v) and f"'{v.name}'" in str(error) for v in state):
+            raise
+        return state   # the iteration read one: stageable.require_defined says so
     return tuple(placeholder(out[i])
                  if is_undefined_return(value) and i not in unset else value
                  for i, value in enumerate(state))

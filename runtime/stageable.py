@@ -18,12 +18,17 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime.undefined import is_undefined
+from autograph.runtime.undefined import is_undefined, is_undefined_return
 
 
 def require_defined(state, names, where, construct: str):
     """Raise if a variable carried by a staged loop has no value before it."""
     for name, value in zip(names, state, strict=True):
+        if is_undefined_return(value):   # nothing after the loop reads it
+            raise ConversionError(
+                f"'{name}' may be read before it is assigned in an iteration of this "
+                f"{construct}: which path the iteration takes depends on traced values. "
+                f"Give '{name}' a value before the loop.", where.filename, where.lineno)
         if is_undefined(value):
             raise ConversionError(
                 f"'{name}' is first assigned inside the {construct} and used after it "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gast
 
+from autograph.analysis import annos
 from autograph.analysis.scopes import SCOPES, walk_same_scope
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -252,7 +253,7 @@ def mutated_objects(stmts) -> tuple[set, set]:
     for node in walk_same_scope(stmts):
         targets = []
         if isinstance(node, gast.Assign):
-            if _is_setitem(node):
+            if is_setitem(node):
                 mutated.add(node.targets[0].id)
                 continue
             targets = node.targets
@@ -291,11 +292,12 @@ def _split_target(target, mutated, rebound):
             mutated.add(base)
 
 
-def _is_setitem(node) -> bool:
-    """``x = <runtime>.setitem(x, ...)``."""
-    value = node.value
-    return (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
-            and isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-            and value.func.attr == "setitem" and isinstance(value.func.value, gast.Name)
-            and value.args and isinstance(value.args[0], gast.Name)
+def is_setitem(node) -> bool:
+    """Whether ``node`` is ``x = ag__.setitem(x, ...)`` (the slices converter's
+    ``x[k] = v``)."""
+    value = getattr(node, "value", None)
+    return (isinstance(node, gast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+            and annos.runtime_operator(value) == "setitem"
+            and bool(value.args) and isinstance(value.args[0], gast.Name)
             and value.args[0].id == node.targets[0].id)

@@ -1,4 +1,6 @@
-"""Annotation keys the analyses attach to AST nodes, and the two accessors."""
+"""Annotation keys the analyses and converters attach to AST nodes, and their accessors."""
+
+import gast
 
 LIVE_OUT = "live_out"              # If/While/For: names live after the statement
 LIVE_IN_BODY = "live_in_body"      # If/While/For: names live on entry to the body
@@ -14,6 +16,11 @@ IN_TRY = "in_try"                  # If/While/For/IfExp: line of the enclosing `
 LOOP_OPTIONS = "loop_options"      # While/For: keywords of its set_loop_options directive
 DIRECTIVE = "directive"            # Call: the name of the directive it calls
 STAYS_PYTHON = "stays_python"      # def/lambda: a generator or coroutine, left unconverted
+RUNTIME = "runtime"                # Attribute: `ag__.<name>` a converter made: that name
+FINALLY_JUMP = "finally_jump"      # jump in a `finally` (later its flag assignment): overrides
+KEEPS_ERRORS = "keeps_errors"      # Try the try converter adds: keeps errors for the finally
+OPERAND = "operand"                # Lambda: an and_/or_ operand (walked by assigning tests)
+CONSUMED = "consumed"              # GeneratorExp: a call's argument, consumed on the spot
 
 _PREFIX = "_ag_"
 
@@ -26,3 +33,10 @@ def get(node, key, default=None):
 def set(node, key, value):  # noqa: A001 - mirrors get
     """Attach ``value`` to ``node`` under ``key``."""
     setattr(node, _PREFIX + key, value)
+
+
+def runtime_operator(node):
+    """``'and_'`` for a call of ``ag__.and_`` that a converter made (the ``RUNTIME``
+    annotation of its function), else None."""
+    func = getattr(node, "func", None)
+    return getattr(func, _PREFIX + RUNTIME, None) if isinstance(node, gast.Call) else None

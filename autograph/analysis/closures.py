@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import gast
 
+from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, local_names
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
@@ -65,29 +66,24 @@ class Closures:
             *(c.reads | c.writes for c in self.captures if id(c.node) not in inside))
 
 
-def closure_uses(fn, runtime_name: str | None = None) -> Closures:
+def closure_uses(fn) -> Closures:
     """The nested scopes of ``fn`` (a function node) that run later, with the names
     each shares with ``fn`` (or with a scope around it). Nested scopes inside those
-    count for the outermost one. ``runtime_name`` names the runtime in generated
-    code: lambdas passed to its immediate operators run on the spot."""
-    immediate = immediate_lambdas(fn, runtime_name)
+    count for the outermost one. Lambdas that generated code passes to the
+    runtime's immediate operators (``annos.RUNTIME``) run on the spot."""
+    immediate = immediate_lambdas(fn)
     found = []
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     _find(body, frozenset(), immediate, found)
     return Closures(tuple(found))
 
 
-def immediate_lambdas(fn, runtime_name) -> frozenset:
+def immediate_lambdas(fn) -> frozenset:
     """``id`` of each lambda that generated code passes to a runtime operator that
     calls it at once (``ag__.and_(lambda: a, lambda: b)``)."""
-    if runtime_name is None:
-        return frozenset()
     found = set()
     for node in gast.walk(fn):
-        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and isinstance(node.func.value, gast.Name)
-                and node.func.value.id == runtime_name
-                and node.func.attr in IMMEDIATE_OPERATORS):
+        if annos.runtime_operator(node) in IMMEDIATE_OPERATORS:
             found.update(id(arg) for arg in node.args if isinstance(arg, gast.Lambda))
     return frozenset(found)
 
@@ -107,7 +103,7 @@ def _find(nodes, shadowed, immediate, found):
         elif isinstance(node, gast.Lambda):      # called at once: its body runs here
             _find(_definition_parts(node), shadowed, immediate, found)
             _find([node.body], shadowed | local_names(node), immediate, found)
-        elif isinstance(node, gast.GeneratorExp) and not getattr(node, "_ag_consumed", False):
+        elif isinstance(node, gast.GeneratorExp) and not annos.get(node, annos.CONSUMED, False):
             _find([node.generators[0].iter], shadowed, immediate, found)
             reads, writes = _shared(node)
             found.append(Capture(node, frozenset(reads - shadowed),
@@ -122,7 +118,7 @@ def _find(nodes, shadowed, immediate, found):
             if isinstance(node, gast.Call):
                 for arg in node.args:      # `sum(x * w for x in xs)` runs on the spot
                     if isinstance(arg, gast.GeneratorExp):
-                        arg._ag_consumed = True
+                        annos.set(arg, annos.CONSUMED, True)
             # A class body runs where it stands; its methods see past its names.
             stack.extend(reversed(list(gast.iter_child_nodes(node))))
 

@@ -37,8 +37,9 @@ from autograph.analysis.scopes import walk_same_scope
 # After `return`, `raise`, `break` or `continue` nothing is reachable: every name
 # counts as bound there (the identity of the intersection at a join).
 _UNREACHABLE = None
-# A flag known to be False: whatever holds when it is True holds vacuously.
-_FALSE = "false"
+# The side of a flag that no path reaching here has (the flag is known to have the
+# other value): whatever holds on that side holds vacuously.
+_NEVER = "never"
 
 
 def annotate_definedness(fn: gast.FunctionDef) -> None:
@@ -56,22 +57,53 @@ def _meet(a, b):
     return a & b
 
 
-def _meet_flags(a, b):
-    """Flags at a join: a flag both paths know, with what both know when it is True."""
-    if a is None:
+def _meet_flags(a, defined_a, b, defined_b):
+    """Flags at a join of two paths (each with what it binds, ``defined_a`` and
+    ``defined_b``): a flag both paths know, with what is bound whenever it is True
+    and whenever it is False. A side one path never has is the other path's: all
+    that path binds holds there."""
+    if a is None or defined_a is _UNREACHABLE:
         return b
-    if b is None:
+    if b is None or defined_b is _UNREACHABLE:
         return a
     out = {}
     for flag in a.keys() & b.keys():
-        x, y = a[flag], b[flag]
-        out[flag] = y if x is _FALSE else x if y is _FALSE else x & y
+        out[flag] = tuple(_meet_side(x, defined_a, y, defined_b)
+                          for x, y in zip(a[flag], b[flag], strict=True))
     return out
+
+
+def _meet_side(x, defined_x, y, defined_y):
+    if x is _NEVER:
+        return y if y is _NEVER else y | defined_y
+    if y is _NEVER:
+        return x | defined_x
+    return (x | defined_x) & (y | defined_y)
+
+
+def _static_trip_count(iterable):
+    """How many items ``ag__.range_(...)`` of int constants gives, else None."""
+    if annos.runtime_operator(iterable) != "range_" or iterable.keywords:
+        return None
+    bounds = []
+    for arg in iterable.args:
+        if isinstance(arg, gast.UnaryOp) and isinstance(arg.op, gast.USub):
+            sign, arg = -1, arg.operand
+        else:
+            sign = 1
+        if not (isinstance(arg, gast.Constant) and type(arg.value) is int):
+            return None
+        bounds.append(sign * arg.value)
+    try:
+        return len(range(*bounds))
+    except (TypeError, ValueError):
+        return None
 
 
 class _Definedness:
     """The pass over one function. ``self.flags`` is the flag state of the path being
-    analysed: ``{flag: names bound whenever it is True, or _FALSE}``, None where
+    analysed: ``{flag: (names bound whenever it is True, names bound whenever it is
+    False)}``, a side ``_NEVER`` where the flag cannot have that value; None where
     nothing is reachable."""
 
     def __init__(self, locals_):
@@ -114,13 +146,14 @@ class _Definedness:
         if self.flags is not None and bound & self.candidates:
             for flag in bound & self.candidates:
                 is_true = isinstance(node, gast.Assign) and node.value.value is True
-                self.flags[flag] = defined if is_true else _FALSE
+                self.flags[flag] = (defined, _NEVER) if is_true else (_NEVER, defined)
         return defined, maybe | bound
 
     def _forget(self, names):
         """Names unbound on this path are not bound when a flag says so either."""
         if self.flags:
-            self.flags = {f: d if d is _FALSE else d - names for f, d in self.flags.items()}
+            self.flags = {f: tuple(d if d is _NEVER else d - names for d in sides)
+                          for f, sides in self.flags.items()}
 
     def mark_reads(self, node, defined):
         if defined is _UNREACHABLE:
@@ -143,13 +176,19 @@ class _Definedness:
         while stack:
             expr, value = stack.pop()
             if isinstance(expr, gast.Name) and expr.id in self.candidates:
-                known = flags.get(expr.id)
-                if not value:
-                    flags[expr.id] = _FALSE
-                elif known is _FALSE:
+                sides = flags.get(expr.id)
+                side = None if sides is None else sides[0 if value else 1]
+                if side is _NEVER and value:
                     return _UNREACHABLE, None
-                elif known is not None:
-                    defined = defined | known
+                if side is _NEVER:
+                    # Code run only when a flag known True is False (the rest of a
+                    # function after a loop that always returns) is not taken for
+                    # unreachable: it stays in the converted code, and staged, it is
+                    # traced.
+                    side = None
+                if side is not None:
+                    defined = defined | side
+                flags[expr.id] = (defined, _NEVER) if value else (_NEVER, defined)
                 continue
             negated = _negation(expr)
             if negated is not None:
@@ -169,20 +208,21 @@ class _Definedness:
         after_body = self.flags
         start, self.flags = self._branch(node.test, False, defined, flags)
         d2, m2 = self.block(node.orelse, start, maybe)
-        self.flags = _meet_flags(after_body, self.flags)
+        self.flags = _meet_flags(after_body, d1, self.flags, d2)
         out = _meet(d1, d2)
         annos.set(node, annos.DEFINED_OUT, out if out is not _UNREACHABLE else frozenset())
         return out, m1 | m2
 
     def _loop(self, node, body_start, defined, head, test=None):
-        """The body from the loop head to its fixed point: ``(defined, maybe)`` at
-        its end; ``self.flags`` as at the head (where the loop is left)."""
+        """The body from the loop head to its fixed point: ``(defined, maybe,
+        flags)`` at its end; ``self.flags`` as at the head (where the loop is
+        left)."""
         flags = self.flags
         for _ in range(3):
             start, self.flags = (self._branch(test, True, body_start, flags)
                                  if test is not None else (body_start, dict(flags or {})))
             d1, m1 = self.block(node.body, start, head)
-            merged = _meet_flags(flags, self.flags)
+            merged = _meet_flags(flags, defined, self.flags, d1)
             next_start = body_start
             if _lost(defined, d1):   # a later iteration starts without what it deleted
                 next_start = _meet(body_start, d1 | (body_start - defined))
@@ -194,14 +234,14 @@ class _Definedness:
             flags = {}
             self.flags = {}
             d1, m1 = self.block(node.body, body_start, head)
-        self.flags = flags
-        return d1, m1
+        end, self.flags = self.flags, flags
+        return d1, m1, end
 
     def stmt_While(self, node, defined, maybe):
         self._annotate(node, defined, maybe)
         self.mark_reads(node.test, defined)
         head = maybe | _bound_in(node.body)
-        d1, m1 = self._loop(node, defined, defined, head, node.test)
+        d1, m1, _ = self._loop(node, defined, defined, head, node.test)
         return self.block(node.orelse, _meet(defined, d1), head | m1)
 
     def stmt_For(self, node, defined, maybe):
@@ -210,8 +250,24 @@ class _Definedness:
         target = frozenset(bound_names(node.target))
         body_defined = defined | target if defined is not _UNREACHABLE else defined
         head = maybe | target | _bound_in(node.body)
-        d1, m1 = self._loop(node, body_defined, defined, head)
+        runs = self._runs_at_least_once(node, defined)
+        d1, m1, end = self._loop(node, body_defined, defined, head)
+        # Left after an iteration, never before the first. (If no iteration
+        # completes, the code after it still stands in the converted function: the
+        # loop's own jumps are flags by now.)
+        if runs and d1 is not _UNREACHABLE:
+            self.flags = end
+            return self.block(node.orelse, d1, head | m1)
         return self.block(node.orelse, _meet(defined, d1), head | m1)
+
+    def _runs_at_least_once(self, node, defined) -> bool:
+        """Whether the ``for`` ``node`` runs its body at least once: a range of int
+        constants that is not empty, and its extra test (a jump's flag,
+        ``annos.EXTRA_TEST``) true on entry."""
+        if defined is _UNREACHABLE or not _static_trip_count(node.iter):
+            return False
+        extra = annos.get(node, annos.EXTRA_TEST)
+        return extra is None or self._branch(extra, False, defined, self.flags)[0] is _UNREACHABLE
 
     stmt_AsyncFor = stmt_For
 
@@ -253,8 +309,8 @@ class _Definedness:
             d_h, m_h = self.block(handler.body, start, m_body | unbound)
             if d_h is not _UNREACHABLE:   # `except E as e` unbinds `e` at its end
                 d_h = d_h - unbound
+            after = _meet_flags(after, d_out, self.flags, d_h)
             d_out, m_out = _meet(d_out, d_h), m_out | m_h
-            after = _meet_flags(after, self.flags)
         self.flags = after
         if node.finalbody:
             after = self.flags
@@ -278,8 +334,8 @@ class _Definedness:
             if case.guard is not None:
                 self.mark_reads(case.guard, start)
             d_c, m_c = self.block(case.body, start, maybe | bound)
+            after = _meet_flags(after, d_out, self.flags, d_c)
             d_out, m_out = _meet(d_out, d_c), m_out | m_c
-            after = _meet_flags(after, self.flags)
         self.flags = after
         return d_out, m_out
 
@@ -304,8 +360,7 @@ def _flag_names(fn) -> frozenset:
             constants[sub.targets[0].id] += 1
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
     for sub in gast.walk(fn):
-        if (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute)
-                and sub.func.attr in IMMEDIATE_OPERATORS):
+        if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:
             operands |= {id(a) for a in sub.args if isinstance(a, gast.Lambda)}
     for sub in gast.walk(fn):
         if sub is not fn and id(sub) not in operands and isinstance(
@@ -318,8 +373,8 @@ def _negation(expr):
     """``x`` of ``not x`` or ``ag__.not_(x)``, else None."""
     if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.Not):
         return expr.operand
-    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and expr.func.attr == "not_" and len(expr.args) == 1 and not expr.keywords):
+    if (annos.runtime_operator(expr) == "not_" and len(expr.args) == 1
+            and not expr.keywords):
         return expr.args[0]
     return None
 
@@ -328,10 +383,9 @@ def _operands(expr):
     """``(operands, is_and)`` of ``a and b`` or ``ag__.and_(lambda: a, lambda: b)``."""
     if isinstance(expr, gast.BoolOp):
         return expr.values, isinstance(expr.op, gast.And)
-    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and expr.func.attr in ("and_", "or_")
-            and all(isinstance(a, gast.Lambda) for a in expr.args)):
-        return [a.body for a in expr.args], expr.func.attr == "and_"
+    operator = annos.runtime_operator(expr)
+    if operator in ("and_", "or_") and all(isinstance(a, gast.Lambda) for a in expr.args):
+        return [a.body for a in expr.args], operator == "and_"
     return None, None
 
 

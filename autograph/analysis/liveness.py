@@ -31,10 +31,9 @@ class _JumpTargets:
     head: frozenset    # live where `continue` jumps
 
 
-def annotate_liveness(fn: gast.FunctionDef, runtime_name: str | None = None) -> None:
-    """Annotate every control-flow statement of ``fn`` (nested functions included).
-    (``runtime_name`` is accepted for the callers that pass it; lambdas are
-    expressions read where they stand.)"""
+def annotate_liveness(fn: gast.FunctionDef) -> None:
+    """Annotate every control-flow statement of ``fn`` (nested functions included);
+    lambdas are expressions read where they stand."""
     for node in gast.walk(fn):
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _Liveness().block(node.body, frozenset(), None)

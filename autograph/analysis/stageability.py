@@ -43,8 +43,8 @@ def annotate_enclosing_try(fn) -> None:
             try_line = None
         elif isinstance(node, _STAGEABLE) and annos.get(node, annos.IN_TRY, _UNSET) is _UNSET:
             annos.set(node, annos.IN_TRY, try_line)
-        if isinstance(node, _TRIES) and node.handlers and not getattr(
-                node, "_ag_keeps_errors", False):   # (try_statements.KEEPS_ERRORS)
+        if isinstance(node, _TRIES) and node.handlers and not annos.get(
+                node, annos.KEEPS_ERRORS, False):
             stack.extend((stmt, node.lineno) for stmt in node.body)
             others = node.handlers + node.orelse + node.finalbody
             stack.extend((child, try_line) for child in others)
@@ -84,7 +84,7 @@ def _called_names(stmts) -> set:
             func = node.func
             if isinstance(func, gast.Name):
                 names.add(func.id)
-            elif (isinstance(func, gast.Attribute) and func.attr == "converted_call"
+            elif (annos.runtime_operator(node) == "converted_call"
                   and node.args and isinstance(node.args[0], gast.Name)):
                 names.add(node.args[0].id)
         stack.extend(gast.iter_child_nodes(node))

@@ -113,6 +113,8 @@ def detect_features() -> frozenset:
                  "        nonlocal x\n        x += 1\n    s = 0\n"
                  "    while (k := s) < n:\n        bump()\n        s = s + rd() + k\n"
                  "    return s\n",
+        "dead": "def probe(n):\n    t = n\n    if n > 5:\n        return t\n"
+                "    t = (t, t + 1)\n    w: int = t[1]\n    f = lambda: w\n    return f()\n",
     }
     found = set()
     with tempfile.TemporaryDirectory() as tmp:

@@ -53,7 +53,7 @@ from __future__ import annotations
 import ast
 import random
 
-from tests.fuzz import loop_programs, string_programs
+from tests.fuzz import dead_programs, loop_programs, string_programs
 from tests.fuzz.name_programs import NameFeatures
 
 INT_VARS = ("x", "y", "z")
@@ -184,7 +184,11 @@ class ProgramGenerator:
             choices += [("dtype_change", 2)]
         if self._names is not None and self._budget > -3:
             choices += self._names.choices(depth, loop)
+        if "dead" in self.features:
+            choices += dead_programs.choices(depth)
         kind = _weighted(r, choices)
+        if kind in dead_programs.KINDS:
+            return dead_programs.statement(self, kind, scope)
         if kind.startswith("names_"):
             return getattr(self._names, kind[len("names_"):])(depth, scope, loop)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)

@@ -95,6 +95,11 @@ def test_every_probed_feature_is_fuzzed(features):
             "values", "exits", "try", "recursion", "dtype"} <= features
 
 
+def test_dead_feature_is_fuzzed(features):
+    """Issue 26.8/26.10's generators (tests/fuzz/dead_programs.py) stay in."""
+    assert "dead" in features
+
+
 def test_generator_is_deterministic():
     from tests.fuzz.program_generator import ProgramGenerator
 

@@ -4,12 +4,14 @@ import textwrap
 
 import gast
 
+from autograph import templates
 from autograph.analysis.closures import closure_uses
 
 
-def _uses(source, runtime_name="ag__"):
-    fn = gast.parse(textwrap.dedent(source)).body[0]
-    return closure_uses(fn, runtime_name)
+def _uses(source):
+    # Generated code: templates mark each `ag__.name` as the runtime's.
+    fn = _parsed(source)
+    return closure_uses(fn)
 
 
 def test_lambdas_and_defs_read_from_the_function():
@@ -96,3 +98,10 @@ def test_reads_outside_a_block():
     inside = {id(node) for node in gast.walk(loop)}
     assert uses.reads_outside(inside) == {"x"}
     assert uses.reads == {"x", "i"}
+
+
+def _parsed(source):
+    source = textwrap.dedent(source)
+    if "ag__" not in source:
+        return gast.parse(source).body[0]
+    return templates.replace(source, ag__="ag__")[0]

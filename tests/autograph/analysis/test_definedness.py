@@ -4,11 +4,13 @@ import textwrap
 
 import gast
 
+from autograph import templates
 from autograph.analysis import annos, annotate_definedness
 
 
 def _function(source):
-    fn = gast.parse(textwrap.dedent(source)).body[0]
+    # Generated code: templates mark each `ag__.name` as the runtime's.
+    fn = _parsed(source)
     annotate_definedness(fn)
     return fn
 
@@ -148,3 +150,40 @@ def test_if_records_what_is_bound_after_it():
     node = [n for n in gast.walk(fn) if isinstance(n, gast.If)][0]
     assert {"y"} <= annos.get(node, annos.DEFINED_OUT)
     assert "z" not in annos.get(node, annos.DEFINED_OUT)
+
+
+def _returns_in_a_loop(bound):
+    # A return inside a loop, after the return converter: `z` is read only when no
+    # return happened, and then every iteration bound it.
+    return _function(f"""
+        def f(x):
+            did_return = False
+            for i in ag__.range_({bound}):
+                if x > i:
+                    r = i
+                    did_return = True
+                else:
+                    z = i
+            if ag__.not_(did_return):
+                r = z
+            return r
+    """)
+
+
+def test_a_flag_remembers_what_is_bound_when_it_is_false():
+    fn = _returns_in_a_loop("3")
+    assert _maybe_undefined_reads(fn) == []
+    assert "z" not in annos.get(fn, annos.READ_UNBOUND)
+
+
+def test_a_loop_that_may_run_zero_times_leaves_its_names_maybe_unbound():
+    for bound in ("n", "0", "3, 1"):
+        fn = _returns_in_a_loop(bound)
+        assert "z" in annos.get(fn, annos.READ_UNBOUND), bound
+
+
+def _parsed(source):
+    source = textwrap.dedent(source)
+    if "ag__" not in source:
+        return gast.parse(source).body[0]
+    return templates.replace(source, ag__="ag__")[0]

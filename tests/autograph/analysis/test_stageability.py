@@ -4,6 +4,7 @@ import textwrap
 
 import gast
 
+from autograph import templates
 from autograph.analysis import annos
 from autograph.analysis.stageability import (
     annotate_enclosing_try,
@@ -13,7 +14,8 @@ from autograph.analysis.stageability import (
 
 
 def _function(source):
-    return gast.parse(textwrap.dedent(source)).body[0]
+    # Generated code: templates mark each `ag__.name` as the runtime's.
+    return _parsed(source)
 
 
 def _try_lines(fn):
@@ -158,3 +160,10 @@ def test_deleted_carried_name_at_the_body_s_own_level():
     assert deleted_name(fn.body, {"y", "z"}) == "y"
     assert deleted_name(fn.body, {"z"}) is None        # inside an `if`: its own function
     assert deleted_name(fn.body, {"w", "z"}) == "w"
+
+
+def _parsed(source):
+    source = textwrap.dedent(source)
+    if "ag__" not in source:
+        return gast.parse(source).body[0]
+    return templates.replace(source, ag__="ag__")[0]
