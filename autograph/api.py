@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, ov
 
 import jax
 
+from autograph import disk_cache as _disk_cache
 from autograph.call_policy import DO_NOT_CONVERT
 from autograph.context import ConversionOptions
 from autograph.directives import directive
@@ -28,7 +30,7 @@ from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_co
 from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import Transpiler
 
-_TRANSPILER = Transpiler()
+_TRANSPILER = Transpiler(disk_cache=_disk_cache.from_environment())
 _NEAR_LIMIT = _recursion.NESTED
 _LENDING = _recursion.ACTIVE
 _ORIGINAL = "__autograph_original__"
@@ -285,7 +287,7 @@ def to_code(func) -> str:
             raise _not_a_function("autograph.to_code", func)
         original = call
     options = getattr(func, _OPTIONS, ConversionOptions())
-    return _TRANSPILER.program(original, options).source
+    return _TRANSPILER.source(original, options)
 
 
 def set_debug(*, store_source: bool) -> None:
@@ -296,6 +298,19 @@ def set_debug(*, store_source: bool) -> None:
     written to disk). ``store_source=False`` (the default) goes back to code that
     carries the user's own file and lines."""
     _TRANSPILER.store_source = bool(store_source)
+
+
+def set_disk_cache(directory: str | os.PathLike | None) -> None:
+    """Keep converted code on disk in ``directory`` from now on, so that a restarted
+    process converting a function it has seen reads it back instead of converting
+    it again; ``None`` turns the disk cache off. By default it is on, in
+    ``$AUTOGRAPH_CACHE_DIR`` (else ``~/.cache/autograph``), unless the environment
+    variable ``AUTOGRAPH_DISK_CACHE=0`` turns it off (see ``autograph.disk_cache``).
+
+        autograph.set_disk_cache("/scratch/autograph-cache")
+    """
+    _TRANSPILER.disk_cache = (None if directory is None
+                              else _disk_cache.DiskCache(os.fspath(directory)))
 
 
 def do_not_convert(func: F) -> F:

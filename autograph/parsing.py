@@ -41,15 +41,17 @@ class ParsedFunction:
     is_lambda: bool = False   # ``node`` is ``def <lambda>(args): return body``
 
 
-def parse_function(fn) -> ParsedFunction:
+def parse_function(fn, lines=None) -> ParsedFunction:
     """Parse the definition of the live function ``fn``; decorators are dropped.
 
     A lambda is parsed into ``def <lambda>(args): return body``; several lambdas on
     one line are told apart by the source positions of their code. Raises
     ``ConversionError`` when the source cannot be read, is not a ``def``, or is no
     longer the source of ``fn`` (the file changed since it was imported).
+    ``lines``: the file's lines as ``file_lines(fn)`` gave them (read if omitted).
     """
-    lines = _file_lines(fn)
+    if lines is None:
+        lines = file_lines(fn)
     if fn.__code__.co_name == "<lambda>":
         return _parse_lambda(fn, lines)
     return _parse_def(fn, lines)
@@ -183,7 +185,7 @@ def _changed_since_import(fn, reason):
         code.co_filename, code.co_firstlineno)
 
 
-def _file_lines(fn):
+def file_lines(fn):
     """The lines of ``fn``'s file, from ``linecache`` (refreshed if the file changed).
 
     ``linecache`` directly, not ``inspect``: ``inspect`` would follow ``__wrapped__``

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from autograph import disk_cache as disk_cache_module
 from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import first_yield, local_names
@@ -93,7 +94,9 @@ _FUTURE_FLAGS = __future__.annotations.compiler_flag
 class Program:
     """The converted form of one code object."""
 
-    node: gast.FunctionDef        # the converted definition
+    # The converted definition; None for a program read from the disk cache (its
+    # tree is not kept there: ``Transpiler.source`` converts again to show it).
+    node: gast.FunctionDef | None
     code: types.CodeType          # its compiled code
     filename: str
     runtime_name: str
@@ -112,6 +115,9 @@ class Program:
     def source(self) -> str:
         """The generated source, as ``to_code`` shows it."""
         if self._source is None:
+            if self.node is None:
+                raise ValueError("this program was read from the disk cache and has no "
+                                 "tree: ask Transpiler.source for its source")
             self._source = _unparse(self.node, self.is_lambda)
         return self._source
 
@@ -168,11 +174,15 @@ class Transpiler:
     """
 
     def __init__(self, converters=DEFAULT_CONVERTERS, policy: CallPolicy | None = None, *,
-                 store_source: bool = False):
+                 store_source: bool = False,
+                 disk_cache: disk_cache_module.DiskCache | None = None):
         self.converters = tuple(converters)
         self.policy = policy if policy is not None else CallPolicy()
         # Debugging: compile from the generated source, kept in linecache (see set_debug).
         self.store_source = store_source
+        # Converted code kept across processes (``autograph.disk_cache``); used with
+        # the default converters only, and not while ``store_source`` is on.
+        self.disk_cache = disk_cache
         self._lock = threading.Lock()
         self._programs = IdentityWeakMap()          # code -> {options: Program}
         self._converted_codes = IdentityWeakMap()   # every code object we compiled -> True
@@ -210,6 +220,23 @@ class Transpiler:
             for sub in _code_objects(program.code):
                 self._converted_codes.setdefault(sub, True)
             return program
+
+    def source(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> str:
+        """The generated source of ``fn``'s conversion, as ``to_code`` shows it. A
+        program read from the disk cache has no tree: ``fn`` is converted again
+        (without the disk cache) to show it."""
+        program = self.program(fn, options)
+        if program.node is None:
+            gc_was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                with headroom():
+                    fresh = self._convert_code_unguarded(fn, options, use_disk=False)
+            finally:
+                if gc_was_enabled:
+                    gc.enable()
+            program.node = fresh.node
+        return program.source
 
     def is_converted_code(self, code: types.CodeType) -> bool:
         """Whether ``code`` is generated code (a converted function or its helpers)."""
@@ -324,8 +351,21 @@ class Transpiler:
             if gc_was_enabled:
                 gc.enable()
 
-    def _convert_code_unguarded(self, fn, options) -> Program:
-        parsed = parsing.parse_function(fn)
+    def _convert_code_unguarded(self, fn, options, use_disk=True) -> Program:
+        cache = self.disk_cache if use_disk else None
+        if cache is not None and (self.store_source
+                                  or self.converters != DEFAULT_CONVERTERS):
+            cache = None
+        lines = parsing.file_lines(fn)
+        key = None
+        if cache is not None:
+            key = cache.key(fn, lines, options, self.policy)
+            found = cache.load(key)
+            if found is not None:
+                code, runtime_name = found
+                return self._program(None, code, code.co_filename, runtime_name, fn,
+                                     options, fn.__code__.co_name == "<lambda>")
+        parsed = parsing.parse_function(fn, lines)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
         ctx = self._context(fn, node, parsed.filename, options)
@@ -339,15 +379,21 @@ class Transpiler:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
         code = _compile(node, filename, ctx.runtime_name, fn.__code__,
                         ctx.generated_names())
+        if key is not None:
+            cache.store(key, code, ctx.runtime_name)
+        return self._program(node, code, filename, ctx.runtime_name, fn, options,
+                             parsed.is_lambda)
+
+    def _program(self, node, code, filename, runtime_name, fn, options, is_lambda):
         freevars = fn.__code__.co_freevars
-        plan = tuple(-1 if name == ctx.runtime_name else freevars.index(name)
+        plan = tuple(-1 if name == runtime_name else freevars.index(name)
                      for name in code.co_freevars)
         runtime_cell = self._runtime_cell(options)
         closure, closure_of = _closure_builder(plan, runtime_cell)
         return Program(node=node, code=code, filename=filename,
-                       runtime_name=ctx.runtime_name, cell_plan=plan,
+                       runtime_name=runtime_name, cell_plan=plan,
                        runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
-                       is_lambda=parsed.is_lambda)
+                       is_lambda=is_lambda)
 
     def _context(self, fn, node, filename, options) -> ConversionContext:
         """What the converters know about ``fn``, parsed as ``node``: the names it
