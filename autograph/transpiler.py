@@ -61,6 +61,7 @@ from autograph.converters import (
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
 from autograph.runtime.calls import make_converted_call
+from autograph.walk import walk
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
@@ -83,11 +84,33 @@ DEFAULT_CONVERTERS = (
     print_function,
 )
 
+# What a function's Python twin is converted with (``PythonTwin``): its calls only.
+# ``locals_calls`` keeps the runtime's name out of what ``locals()`` shows.
+PYTHON_TWIN_CONVERTERS = (call_trees, locals_calls)
+
 DEFAULT_OPTIONS = ConversionOptions()
 _RUNTIME_NAME = "ag__"
 _FACTORY_NAME = "__autograph_factory__"
 _CONVERTED_NAME = "__autograph_converted__"
 _FUTURE_FLAGS = __future__.annotations.compiler_flag
+
+
+@dataclass(frozen=True)
+class PythonTwin:
+    """Options asking for a function's Python twin rather than its converted form.
+
+    Where no JAX trace is active when a converted function is called, nothing it
+    computes can be traced (a trace its callees begin, under ``jax.jit`` say, ends
+    before they return), and every runtime operator would take its Python path:
+    the function's own statements as Python runs them. Its twin is that: the
+    user's code compiled as written, its calls alone going through
+    ``converted_call`` (so a user's function handed to ``jax.jit``, ``lax.scan``...
+    from Python mode is still converted, fully, and callees run as their own
+    twins). Both are compiled from the same source: the twin is chosen per call,
+    by ``autograph.convert``'s wrapper, when the trace state is clean.
+    """
+
+    options: ConversionOptions = DEFAULT_OPTIONS
 
 
 @dataclass
@@ -324,7 +347,10 @@ class Transpiler:
             namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
             namespace.__dict__.update(
                 (name, getattr(runtime_module, name)) for name in runtime_module.__all__)
-            namespace.converted_call = make_converted_call(self, options)
+            namespace.converted_call = make_converted_call(
+                self, options,
+                options.options if isinstance(options, PythonTwin) else options,
+                PythonTwin)
             with self._lock:
                 cell = self._runtime_cells.setdefault(options, types.CellType(namespace))
         return cell
@@ -368,9 +394,11 @@ class Transpiler:
         parsed = parsing.parse_function(fn, lines)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
-        ctx = self._context(fn, node, parsed.filename, options)
-        present = {type(sub) for sub in gast.walk(node)}
-        for converter in self.converters:
+        twin = isinstance(options, PythonTwin)
+        ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
+                            twin)
+        present = {type(sub) for sub in walk(node)}
+        for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
             triggers = getattr(converter, "NODE_TYPES", None)
             if triggers is None or not present.isdisjoint(triggers):
                 node = converter.transform(node, ctx)
@@ -395,15 +423,19 @@ class Transpiler:
                        runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
                        is_lambda=is_lambda)
 
-    def _context(self, fn, node, filename, options) -> ConversionContext:
+    def _context(self, fn, node, filename, options, twin=False) -> ConversionContext:
         """What the converters know about ``fn``, parsed as ``node``: the names it
-        uses and binds, and what the others are bound to now."""
+        uses and binds, and what the others are bound to now. For a Python twin, a
+        name bound to a function ``autograph.convert`` made is not library code: its
+        calls go through ``converted_call``, which runs the twin of the function it
+        converts (without the wrapper's frame, so a recursion keeps the original's
+        depth)."""
         user_names = all_identifiers(node)
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names:
             runtime_name += "_"
         local = set(local_names(node))
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                     gast.Lambda)):
                 local |= local_names(sub)
@@ -411,7 +443,8 @@ class Transpiler:
         shadowing = bound | {n for n in user_names if n in fn.__globals__}
         library_names = frozenset(
             n for n in user_names - bound
-            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
+            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n])
+            and not (twin and _is_convert_wrapper(fn.__globals__[n])))
         return ConversionContext(
             filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
@@ -441,6 +474,12 @@ def _closure_builder(plan, runtime_cell):
         return None, lambda cells: (cells[index],)
     pick = operator.itemgetter(*indices)
     return None, lambda cells: pick(cells + extra)
+
+
+def _is_convert_wrapper(value) -> bool:
+    """Whether ``value`` is a function ``autograph.convert`` made."""
+    return (isinstance(value, types.FunctionType)
+            and "__autograph_original__" in value.__dict__)
 
 
 def _namespace(fn):
@@ -537,6 +576,9 @@ def _compile(node, filename, runtime_name, original_code,
 _DEF_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
 
 
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody")
+
+
 def _anchor_helpers_at_a_def(tree, filename) -> None:
     """Give each generated helper function (``if_true``, ``loop_body``...) the line of
     the user's enclosing ``def`` as its first line, where its own would be a line
@@ -551,8 +593,9 @@ def _anchor_helpers_at_a_def(tree, filename) -> None:
     if not lines:
         return
 
-    def visit(node, anchor):
-        for child in ast.iter_child_nodes(node):
+    def visit(statements, anchor):
+        # Definitions are statements: only the fields holding statements lead to them.
+        for child in statements:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])
                 line = lines[first - 1] if 0 < first <= len(lines) else ""
@@ -560,11 +603,17 @@ def _anchor_helpers_at_a_def(tree, filename) -> None:
                     child.lineno = anchor
                     for decorator in child.decorator_list:
                         decorator.lineno = decorator.end_lineno = anchor
-                visit(child, child.lineno)
-            else:
-                visit(child, anchor)
+                visit(child.body, child.lineno)
+                continue
+            for name in _STATEMENT_FIELDS:
+                inner = getattr(child, name, None)
+                if inner:
+                    visit(inner, anchor)
+            for holder in (getattr(child, "handlers", None) or getattr(child, "cases", None)
+                           or ()):
+                visit(holder.body, anchor)
 
-    visit(tree, None)
+    visit(tree.body, None)
 
 
 def _reparse_from_source(node, fn, user_filename):

@@ -88,6 +88,7 @@ from autograph.analysis import (
     stays_python,
     walk_same_scope,
 )
+from autograph.walk import child_nodes, walk
 from autograph.analysis.closures import closure_uses
 from autograph.analysis.stageability import annotate_enclosing_try, deleted_name, outer_write
 from autograph.converters.base import Transformer
@@ -99,7 +100,8 @@ NODE_TYPES = (gast.If, gast.While, gast.For)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
     _reject_leftover_jumps(node, ctx)
-    _AssigningTests(ctx).visit(node)
+    if any(isinstance(sub, gast.NamedExpr) for sub in walk(node)):
+        _AssigningTests(ctx).visit(node)      # (a whole pass: only where it can act)
     annotate_liveness(node, ctx.runtime_name)
     annotate_definedness(node)
     annotate_enclosing_try(node)
@@ -118,13 +120,13 @@ def _reject_leftover_jumps(fn, ctx):
     """The jump converters ran before: a ``return`` left inside a block, or a
     ``break``/``continue`` left inside a loop, is one they could not handle (a
     converted block runs to its end). Nested generators and coroutines stay Python."""
-    stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
+    stack = [(child, None, None) for child in child_nodes(fn)]
     while stack:
         node, block, loop = stack.pop()
         if stays_python(node):
             continue
         if isinstance(node, SCOPES):
-            stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
+            stack.extend((child, None, None) for child in child_nodes(node))
             continue
         jump = (isinstance(node, gast.Return) and block is not None) or (
             isinstance(node, (gast.Break, gast.Continue)) and loop is not None)
@@ -139,7 +141,7 @@ def _reject_leftover_jumps(fn, ctx):
             block = construct
             if construct != "if":
                 loop = construct
-        stack.extend((child, block, loop) for child in gast.iter_child_nodes(node))
+        stack.extend((child, block, loop) for child in child_nodes(node))
 
 
 def _name_order(fn):
@@ -156,7 +158,7 @@ def _name_order(fn):
         elif isinstance(node, gast.Delete) or (
                 isinstance(node, gast.ExceptHandler) and node.name is not None):
             has_delete = True
-        stack.extend(reversed(list(gast.iter_child_nodes(node))))
+        stack.extend(reversed(list(child_nodes(node))))
     return order, has_delete
 
 
@@ -186,7 +188,7 @@ def _assigns(expr, deferred_only=False) -> bool:
                     arg._ag_operand = True
         inner = counts or isinstance(node, (gast.BoolOp, gast.IfExp)) or (
             isinstance(node, gast.Compare) and len(node.ops) > 1)
-        stack.extend((child, inner) for child in gast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in child_nodes(node))
     return False
 
 
@@ -364,7 +366,7 @@ class _ControlFlow(Transformer):
         names = {n for n in names if scope.owns(n)}
         if not names:
             return [], []
-        inside = {id(sub) for sub in gast.walk(node)}
+        inside = {id(sub) for sub in walk(node)}
         needed = live_after | scope.closures.reads_outside(inside) | (names - scope.locals)
         return self._sorted(names), self._sorted(names - needed)
 
@@ -524,7 +526,7 @@ class _ControlFlow(Transformer):
         if args is None or not enclosing:
             return []
         used = []
-        for sub in gast.walk(gast.Tuple(elts=list(args), ctx=gast.Load())):
+        for sub in walk(gast.Tuple(elts=list(args), ctx=gast.Load())):
             if not isinstance(sub, _PURE_NODES) and not self._pure_call(sub):
                 return []
             if (isinstance(sub, gast.Name) and sub.id in enclosing and sub.id not in used

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import gast
 
 from autograph.analysis.activity import bound_names, local_names
+from autograph.walk import child_nodes, walk
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -82,7 +83,7 @@ def immediate_lambdas(fn, runtime_name) -> frozenset:
     if runtime_name is None:
         return frozenset()
     found = set()
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and isinstance(node.func.value, gast.Name)
                 and node.func.value.id == runtime_name
@@ -123,7 +124,7 @@ def _find(nodes, shadowed, immediate, found):
                     if isinstance(arg, gast.GeneratorExp):
                         arg._ag_consumed = True
             # A class body runs where it stands; its methods see past its names.
-            stack.extend(reversed(list(gast.iter_child_nodes(node))))
+            stack.extend(reversed(list(child_nodes(node))))
 
 
 def _definition_parts(scope):
@@ -179,7 +180,7 @@ def _shared(scope) -> tuple[set, set]:
             reads |= inner_reads - bound
             writes |= inner_writes - bound
         else:
-            stack.extend(gast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return reads, writes
 
 
@@ -192,5 +193,5 @@ def _declared_nonlocal(body) -> set:
         if isinstance(node, gast.Nonlocal):
             names.update(node.names)
         elif not isinstance(node, (*_FUNCTIONS, gast.Lambda, gast.ClassDef, *_COMPREHENSIONS)):
-            stack.extend(gast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return names
