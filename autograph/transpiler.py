@@ -395,6 +395,10 @@ class Transpiler:
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
         twin = isinstance(options, PythonTwin)
+        if twin and _defines_functions(node):
+            # A function or lambda defined here may be handed to jax.jit or lax.scan
+            # and traced: it must be converted code, so this function has no twin.
+            return self.program(fn, options.options)
         ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
                             twin)
         present = {type(sub) for sub in walk(node)}
@@ -474,6 +478,14 @@ def _closure_builder(plan, runtime_cell):
         return None, lambda cells: (cells[index],)
     pick = operator.itemgetter(*indices)
     return None, lambda cells: pick(cells + extra)
+
+
+def _defines_functions(node) -> bool:
+    """Whether the definition ``node`` defines functions, lambdas or classes."""
+    return any(isinstance(sub, _SCOPE_TYPES) for sub in walk(node) if sub is not node)
+
+
+_SCOPE_TYPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
 def _is_convert_wrapper(value) -> bool:
