@@ -395,12 +395,12 @@ class Transpiler:
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
         twin = isinstance(options, PythonTwin)
-        if twin and _defines_functions(node):
+        ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
+                            twin)
+        if twin and _defines_functions(node, ctx):
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
             return self.program(fn, options.options)
-        ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
-                            twin)
         present = {type(sub) for sub in walk(node)}
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
             triggers = getattr(converter, "NODE_TYPES", None)
@@ -480,9 +480,18 @@ def _closure_builder(plan, runtime_cell):
     return None, lambda cells: pick(cells + extra)
 
 
-def _defines_functions(node) -> bool:
-    """Whether the definition ``node`` defines functions, lambdas or classes."""
-    return any(isinstance(sub, _SCOPE_TYPES) for sub in walk(node) if sub is not node)
+def _defines_functions(node, ctx) -> bool:
+    """Whether the definition ``node`` defines functions, lambdas or classes, other
+    than lambdas handed straight to a builtin (``sorted(xs, key=lambda x: -x)``:
+    a builtin never traces what it is given)."""
+    to_builtins = set()
+    for sub in walk(node):
+        if (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)
+                and ctx.is_builtin(sub.func.id)):
+            to_builtins.update(id(a) for a in [*sub.args, *(k.value for k in sub.keywords)]
+                               if isinstance(a, gast.Lambda))
+    return any(isinstance(sub, _SCOPE_TYPES) and id(sub) not in to_builtins
+               for sub in walk(node) if sub is not node)
 
 
 _SCOPE_TYPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)

@@ -58,6 +58,10 @@ def defines_a_body(x, n):
     return jax.lax.fori_loop(0, n, body, x)
 
 
+def sorts_with_a_key(words):
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
 def with_default(x, k=1):
     return helper(x) * k
 
@@ -144,3 +148,10 @@ def test_a_twin_is_not_made_while_tracing():
     out = jax.jit(autograph.convert(probe))(jnp.float32(3.0))
     assert seen == [True] and float(out) == 2.0
     np.testing.assert_allclose(autograph.convert(probe)(3.0), 2.0)
+
+
+def test_a_lambda_handed_to_a_builtin_keeps_the_twin():
+    words = ["bb", "a", "ccc", "dd"]
+    assert autograph.convert(sorts_with_a_key)(words) == sorts_with_a_key(words)
+    assert _twin_code(sorts_with_a_key) is not api._TRANSPILER.program(sorts_with_a_key).code
+    assert _twin_code(defines_a_body) is api._TRANSPILER.program(defines_a_body).code
