@@ -22,6 +22,7 @@ import random
 import sys
 import tempfile
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,11 +224,17 @@ def check_program(p: Program, compile_xla: bool = False) -> list[Mismatch]:
     return mismatches
 
 
+def _operators(fn):
+    """``fn``'s converted code itself (no Python twin), bound as ``fn`` is."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(autograph_api._TRANSPILER.convert(fn.__func__), fn.__self__)
+    return autograph_api._TRANSPILER.convert(fn)
+
+
 def _check_python(p: Program) -> list[Mismatch]:
     # With Python values `convert` runs the program's Python twin; the converted code
     # itself (its operators' Python paths) is checked too.
-    variants = [("convert", autograph.convert(p.fn)),
-                ("operators", autograph_api._TRANSPILER.convert(p.fn))]
+    variants = [("convert", autograph.convert(p.fn)), ("operators", _operators(p.fn))]
     _, scalars, batch = inputs_for(p.seed)
     out = []
     for args in scalars + batch[:2]:
