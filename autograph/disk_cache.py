@@ -184,7 +184,7 @@ def _environment_digest() -> bytes:
         digest.update(f"{FORMAT} {sys.version} {sys.implementation.cache_tag} "
                       f"{gast.__version__} {jax.__version__}".encode())
         package = Path(__file__).resolve().parent
-        for root, dirs, files in os.walk(package):
+        for root, dirs, files in os.walk(package, followlinks=True):   # (runtime: a link)
             dirs.sort()
             for name in sorted(files):
                 if name.endswith(".py"):
