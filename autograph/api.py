@@ -8,13 +8,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
 import jax
+from jax._src import core as _jax_core
 
+from autograph import disk_cache as _disk_cache
 from autograph.call_policy import DO_NOT_CONVERT
 from autograph.context import ConversionOptions
 from autograph.directives import directive
@@ -26,9 +29,15 @@ from autograph.runtime import lists as _lists
 from autograph.runtime import recursion as _recursion
 from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
 from autograph.runtime.tracing import has_tracer
-from autograph.transpiler import Transpiler
+from autograph.transpiler import PythonTwin, Transpiler
 
-_TRANSPILER = Transpiler()
+_TRANSPILER = Transpiler(disk_cache=_disk_cache.from_environment())
+# Called where no JAX trace is active, a converted function runs its Python twin
+# (``transpiler.PythonTwin``); AUTOGRAPH_PYTHON_TWINS=0 runs the converted code's
+# runtime operators instead (their Python paths: for tests of those paths).
+_PYTHON_TWINS = os.environ.get("AUTOGRAPH_PYTHON_TWINS", "1").strip().lower() not in (
+    "0", "off", "false", "no")
+_trace_state_clean = _jax_core.trace_state_clean
 _NEAR_LIMIT = _recursion.NESTED
 _LENDING = _recursion.ACTIVE
 _ORIGINAL = "__autograph_original__"
@@ -122,21 +131,25 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
         return types.MethodType(same(call), func)
     converted: list = []
     modes = None if prints is None and asserts is None else (prints, asserts)
+    twin = PythonTwin(options)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if not converted or converted[1] != _TRANSPILER.store_source:
-            converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source]
+            converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source,
+                            None]
+        python = _PYTHON_TWINS and not converted[1] and _trace_state_clean()
+        run = (converted[2] or _twin(converted, original, twin)) if python else converted[0]
         try:
             isinstance(0, _NEAR_LIMIT)     # raises near the recursion limit
         except RecursionError:
             _recursion.lend(sys._getframe(), _TRANSPILER.is_converted_code)
         try:
             if modes is None:
-                out = converted[0](*args, **kwargs)
+                out = run(*args, **kwargs)
             else:
                 with _effects.using(*modes):
-                    out = converted[0](*args, **kwargs)
+                    out = run(*args, **kwargs)
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
             at_boundary(error, _TRANSPILER.is_converted_code)
             tb = error.__traceback__
@@ -146,7 +159,8 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
         finally:
             if _LENDING[0]:            # frames lent to the recursion limit: repay them
                 _recursion.repay(sys._getframe())
-        _lists.check_returned(out, original)
+        if not python:
+            _lists.check_returned(out, original)
         return out
 
     setattr(wrapper, _ORIGINAL, original)
@@ -162,6 +176,13 @@ def _is_generator_function(fn) -> bool:
     would there). (An ``async def`` is refused, as before: JAX traces no coroutine.)"""
     code = getattr(fn, "__code__", None)
     return code is not None and bool(code.co_flags & inspect.CO_GENERATOR)
+
+
+def _twin(converted: list, original, twin_options):
+    """The Python twin of ``original`` (``transpiler.PythonTwin``), kept in the
+    wrapper's ``converted`` list."""
+    converted[2] = _TRANSPILER.convert(original, twin_options)
+    return converted[2]
 
 
 @contextlib.contextmanager
@@ -294,7 +315,7 @@ def to_code(func) -> str:
             raise _not_a_function("autograph.to_code", func)
         original = call
     options = getattr(func, _OPTIONS, ConversionOptions())
-    return _TRANSPILER.program(original, options).source
+    return _TRANSPILER.source(original, options)
 
 
 def set_debug(*, store_source: bool) -> None:
@@ -305,6 +326,19 @@ def set_debug(*, store_source: bool) -> None:
     written to disk). ``store_source=False`` (the default) goes back to code that
     carries the user's own file and lines."""
     _TRANSPILER.store_source = bool(store_source)
+
+
+def set_disk_cache(directory: str | os.PathLike | None) -> None:
+    """Keep converted code on disk in ``directory`` from now on, so that a restarted
+    process converting a function it has seen reads it back instead of converting
+    it again; ``None`` turns the disk cache off. By default it is on, in
+    ``$AUTOGRAPH_CACHE_DIR`` (else ``~/.cache/autograph``), unless the environment
+    variable ``AUTOGRAPH_DISK_CACHE=0`` turns it off (see ``autograph.disk_cache``).
+
+        autograph.set_disk_cache("/scratch/autograph-cache")
+    """
+    _TRANSPILER.disk_cache = (None if directory is None
+                              else _disk_cache.DiskCache(os.fspath(directory)))
 
 
 def do_not_convert(func: F) -> F:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import gast
 
+from autograph.walk import walk
+
 
 class _Unknown:
     """``ConversionContext.value_of`` of an expression whose value is not known."""
@@ -87,7 +89,7 @@ def all_identifiers(node) -> frozenset:
     """Every identifier in ``node``: names, parameters, function and class names,
     imports, ``global``/``nonlocal`` declarations and ``case`` pattern captures."""
     names = set()
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, gast.Name):
             names.add(sub.id)
         elif isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

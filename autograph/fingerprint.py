@@ -9,8 +9,11 @@ its source with the parsed definition:
 
 - the first line and the name (a ``def``) or the parameters (a lambda);
 - the parameter names, in order;
-- the source positions of every instruction: each starts or ends where a node
-  of the definition does (an edit that moves or resizes code breaks this), and
+- the source positions of every instruction: each spans exactly what a node of
+  the definition spans (an edit that moves or resizes code breaks this: an
+  operand grown in place, ``n += k`` made ``n += k * 2``, too); an instruction
+  of a method call, which the compiler places from the method's name when the
+  call spans lines, starts or ends where a node does; and
   where a name, an attribute or a constant sits at exactly an instruction's
   position, it is the one the instruction uses (an edit in place breaks this);
 - the names the code uses (globals, attributes, locals, cells) and its
@@ -97,6 +100,11 @@ _NAME_OPS = frozenset({
     "DELETE_ATTR", "LOAD_METHOD", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
     "LOAD_SUPER_ATTR", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"})
 
+# Instructions of a method call, which a call spanning lines places from the
+# method's name on (not a node's span): checked by their start or end alone.
+_METHOD_CALL_OPS = frozenset({"LOAD_METHOD", "LOAD_ATTR", "PRECALL", "CALL", "CALL_KW",
+                              "KW_NAMES"})
+
 # Names a class body loads and stores where the compiler likes (its cell for
 # ``super()``/``__class__``, its module and qualified name).
 _CLASS_BODY_NAMES = frozenset({"__class__", "__classcell__", "__module__", "__qualname__"})
@@ -109,7 +117,7 @@ class _SourceFacts:
     """What the definition holds: node positions, identifiers, constants."""
 
     def __init__(self, node, decorators):
-        self.starts, self.ends = set(), set()
+        self.starts, self.ends, self.spans = set(), set(), set()
         self.names, self.constants = set(), set()
         self.name_at = {}          # span -> the name a Name or Attribute node there holds
         self.constants_at = {}     # span -> keys of the Constant nodes there
@@ -128,6 +136,7 @@ class _SourceFacts:
             self.starts.add((sub.lineno, sub.col_offset))
             self.ends.add((sub.end_lineno, sub.end_col_offset))
             span = (sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset)
+            self.spans.add(span)
             if isinstance(sub, ast.Name):
                 self.name_at[span] = sub.id
             elif isinstance(sub, ast.Attribute):
@@ -183,7 +192,9 @@ class _SourceFacts:
                     position.col_offset == position.end_col_offset == 0):
                 continue                      # no position, or the compiler's own
             line, end_line, col, end_col = position
-            if (line, col) not in self.starts and (end_line, end_col) not in self.ends:
+            if (line, col, end_line, end_col) not in self.spans and (
+                    instruction.opname not in _METHOD_CALL_OPS
+                    or ((line, col) not in self.starts and (end_line, end_col) not in self.ends)):
                 return (f"the running code has an expression at line {line}, column "
                         f"{col + 1} that the source does not")
             problem = self._differs_at((line, col, end_line, end_col), instruction)

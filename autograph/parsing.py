@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import linecache
 import re
 import threading
+import types
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -29,6 +31,7 @@ import gast
 
 from autograph import fingerprint
 from autograph.errors import ConversionError
+from autograph.walk import child_nodes
 
 
 @dataclass
@@ -41,15 +44,17 @@ class ParsedFunction:
     is_lambda: bool = False   # ``node`` is ``def <lambda>(args): return body``
 
 
-def parse_function(fn) -> ParsedFunction:
+def parse_function(fn, lines=None) -> ParsedFunction:
     """Parse the definition of the live function ``fn``; decorators are dropped.
 
     A lambda is parsed into ``def <lambda>(args): return body``; several lambdas on
     one line are told apart by the source positions of their code. Raises
     ``ConversionError`` when the source cannot be read, is not a ``def``, or is no
     longer the source of ``fn`` (the file changed since it was imported).
+    ``lines``: the file's lines as ``file_lines(fn)`` gave them (read if omitted).
     """
-    lines = _file_lines(fn)
+    if lines is None:
+        lines = file_lines(fn)
     if fn.__code__.co_name == "<lambda>":
         return _parse_lambda(fn, lines)
     return _parse_def(fn, lines)
@@ -77,7 +82,7 @@ def _parse_def(fn, lines) -> ParsedFunction:
     filename, first = code.co_filename, code.co_firstlineno
     if not _DEF_START.match(lines[first - 1]):
         raise _changed_since_import(fn, f"line {first} does not start a definition")
-    block = _block(lines, first)
+    block = _definition_lines(lines, code) or _block(lines, first)
     try:
         statements = _parse_lines(block, first, filename)
     except SyntaxError as e:
@@ -96,6 +101,35 @@ def _parse_def(fn, lines) -> ParsedFunction:
     node.decorator_list = []
     _mangle_private_names(node, code)
     return ParsedFunction(node=node, filename=filename, source="".join(block))
+
+
+def _definition_lines(lines, code):
+    """The lines of ``code``'s definition, found without tokenizing: from its first
+    line to the last line any of its instructions (or its nested code's) spans,
+    provided the next line of code after them is not indented under the ``def``
+    (then the definition goes on with lines that compile to nothing, such as a
+    final ``else: pass``, and ``None`` is returned: tokenize it)."""
+    first = code.co_firstlineno
+    last = first
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        for _, end_line, _, _ in current.co_positions():
+            if end_line is not None and end_line > last:
+                last = end_line
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    if last > len(lines):
+        return None
+    head = lines[first - 1]
+    indent = len(head) - len(head.lstrip())
+    for line in itertools.islice(lines, last, None):
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if len(line) - len(stripped) > indent:
+            return None
+        break
+    return lines[first - 1:last]
 
 
 def _block(lines, first):
@@ -154,7 +188,7 @@ def _outside_nested_class_bodies(node):
         if isinstance(sub, gast.ClassDef) and sub is not node:
             stack.extend([*sub.bases, *sub.keywords, *sub.decorator_list])
             continue
-        stack.extend(gast.iter_child_nodes(sub))
+        stack.extend(child_nodes(sub))
 
 
 def _private_name_prefix(code):
@@ -183,7 +217,7 @@ def _changed_since_import(fn, reason):
         code.co_filename, code.co_firstlineno)
 
 
-def _file_lines(fn):
+def file_lines(fn):
     """The lines of ``fn``'s file, from ``linecache`` (refreshed if the file changed).
 
     ``linecache`` directly, not ``inspect``: ``inspect`` would follow ``__wrapped__``

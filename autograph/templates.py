@@ -36,6 +36,7 @@ import textwrap
 import gast
 
 from autograph.analysis import annos
+from autograph.walk import child_nodes, walk
 
 RUNTIME_PLACEHOLDER = "ag__"
 _LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -44,7 +45,7 @@ _LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 @functools.cache
 def _parse(template: str):
     module = gast.parse(textwrap.dedent(template))
-    for node in gast.walk(module):
+    for node in walk(module):
         for field in _LOCATION_FIELDS:
             if hasattr(node, field):
                 setattr(node, field, None)
@@ -110,7 +111,7 @@ def set_location(nodes, origin) -> None:
                 continue
             for field, value in loc.items():
                 setattr(node, field, value)
-        stack.extend(gast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
 # Where a placeholder given a list stands for several items rather than a tuple.

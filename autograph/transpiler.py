@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from autograph import disk_cache as disk_cache_module
 from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import first_yield, local_names
@@ -61,6 +62,7 @@ from autograph.converters import (
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
 from autograph.runtime.calls import make_converted_call
+from autograph.walk import walk
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
@@ -84,6 +86,10 @@ DEFAULT_CONVERTERS = (
     print_function,
 )
 
+# What a function's Python twin is converted with (``PythonTwin``): its calls only.
+# ``locals_calls`` keeps the runtime's name out of what ``locals()`` shows.
+PYTHON_TWIN_CONVERTERS = (call_trees, locals_calls)
+
 DEFAULT_OPTIONS = ConversionOptions()
 _RUNTIME_NAME = "ag__"
 _FACTORY_NAME = "__autograph_factory__"
@@ -91,11 +97,31 @@ _CONVERTED_NAME = "__autograph_converted__"
 _FUTURE_FLAGS = __future__.annotations.compiler_flag
 
 
+@dataclass(frozen=True)
+class PythonTwin:
+    """Options asking for a function's Python twin rather than its converted form.
+
+    Where no JAX trace is active when a converted function is called, nothing it
+    computes can be traced (a trace its callees begin, under ``jax.jit`` say, ends
+    before they return), and every runtime operator would take its Python path:
+    the function's own statements as Python runs them. Its twin is that: the
+    user's code compiled as written, its calls alone going through
+    ``converted_call`` (so a user's function handed to ``jax.jit``, ``lax.scan``...
+    from Python mode is still converted, fully, and callees run as their own
+    twins). Both are compiled from the same source: the twin is chosen per call,
+    by ``autograph.convert``'s wrapper, when the trace state is clean.
+    """
+
+    options: ConversionOptions = DEFAULT_OPTIONS
+
+
 @dataclass
 class Program:
     """The converted form of one code object."""
 
-    node: gast.FunctionDef        # the converted definition
+    # The converted definition; None for a program read from the disk cache (its
+    # tree is not kept there: ``Transpiler.source`` converts again to show it).
+    node: gast.FunctionDef | None
     code: types.CodeType          # its compiled code
     filename: str
     runtime_name: str
@@ -114,6 +140,9 @@ class Program:
     def source(self) -> str:
         """The generated source, as ``to_code`` shows it."""
         if self._source is None:
+            if self.node is None:
+                raise ValueError("this program was read from the disk cache and has no "
+                                 "tree: ask Transpiler.source for its source")
             self._source = _unparse(self.node, self.is_lambda)
         return self._source
 
@@ -170,11 +199,15 @@ class Transpiler:
     """
 
     def __init__(self, converters=DEFAULT_CONVERTERS, policy: CallPolicy | None = None, *,
-                 store_source: bool = False):
+                 store_source: bool = False,
+                 disk_cache: disk_cache_module.DiskCache | None = None):
         self.converters = tuple(converters)
         self.policy = policy if policy is not None else CallPolicy()
         # Debugging: compile from the generated source, kept in linecache (see set_debug).
         self.store_source = store_source
+        # Converted code kept across processes (``autograph.disk_cache``); used with
+        # the default converters only, and not while ``store_source`` is on.
+        self.disk_cache = disk_cache
         self._lock = threading.Lock()
         self._programs = IdentityWeakMap()          # code -> {options: Program}
         self._converted_codes = IdentityWeakMap()   # every code object we compiled -> True
@@ -212,6 +245,23 @@ class Transpiler:
             for sub in _code_objects(program.code):
                 self._converted_codes.setdefault(sub, True)
             return program
+
+    def source(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> str:
+        """The generated source of ``fn``'s conversion, as ``to_code`` shows it. A
+        program read from the disk cache has no tree: ``fn`` is converted again
+        (without the disk cache) to show it."""
+        program = self.program(fn, options)
+        if program.node is None:
+            gc_was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                with headroom():
+                    fresh = self._convert_code_unguarded(fn, options, use_disk=False)
+            finally:
+                if gc_was_enabled:
+                    gc.enable()
+            program.node = fresh.node
+        return program.source
 
     def is_converted_code(self, code: types.CodeType) -> bool:
         """Whether ``code`` is generated code (a converted function or its helpers)."""
@@ -299,7 +349,10 @@ class Transpiler:
             namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
             namespace.__dict__.update(
                 (name, getattr(runtime_module, name)) for name in runtime_module.__all__)
-            namespace.converted_call = make_converted_call(self, options)
+            namespace.converted_call = make_converted_call(
+                self, options,
+                options.options if isinstance(options, PythonTwin) else options,
+                PythonTwin)
             with self._lock:
                 cell = self._runtime_cells.setdefault(options, types.CellType(namespace))
         return cell
@@ -326,13 +379,32 @@ class Transpiler:
             if gc_was_enabled:
                 gc.enable()
 
-    def _convert_code_unguarded(self, fn, options) -> Program:
-        parsed = parsing.parse_function(fn)
+    def _convert_code_unguarded(self, fn, options, use_disk=True) -> Program:
+        cache = self.disk_cache if use_disk else None
+        if cache is not None and (self.store_source
+                                  or self.converters != DEFAULT_CONVERTERS):
+            cache = None
+        lines = parsing.file_lines(fn)
+        key = None
+        if cache is not None:
+            key = cache.key(fn, lines, options, self.policy)
+            found = cache.load(key)
+            if found is not None:
+                code, runtime_name = found
+                return self._program(None, code, code.co_filename, runtime_name, fn,
+                                     options, fn.__code__.co_name == "<lambda>")
+        parsed = parsing.parse_function(fn, lines)
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename)
-        ctx = self._context(fn, node, parsed.filename, options)
-        present = {type(sub) for sub in gast.walk(node)}
-        for converter in self.converters:
+        twin = isinstance(options, PythonTwin)
+        ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
+                            twin)
+        if twin and _defines_functions(node, ctx):
+            # A function or lambda defined here may be handed to jax.jit or lax.scan
+            # and traced: it must be converted code, so this function has no twin.
+            return self.program(fn, options.options)
+        present = {type(sub) for sub in walk(node)}
+        for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
             triggers = getattr(converter, "NODE_TYPES", None)
             if triggers is None or not present.isdisjoint(triggers):
                 node = converter.transform(node, ctx)
@@ -341,25 +413,35 @@ class Transpiler:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
         code = _compile(node, filename, ctx.runtime_name, fn.__code__,
                         ctx.generated_names())
+        if key is not None:
+            cache.store(key, code, ctx.runtime_name)
+        return self._program(node, code, filename, ctx.runtime_name, fn, options,
+                             parsed.is_lambda)
+
+    def _program(self, node, code, filename, runtime_name, fn, options, is_lambda):
         freevars = fn.__code__.co_freevars
-        plan = tuple(-1 if name == ctx.runtime_name else freevars.index(name)
+        plan = tuple(-1 if name == runtime_name else freevars.index(name)
                      for name in code.co_freevars)
         runtime_cell = self._runtime_cell(options)
         closure, closure_of = _closure_builder(plan, runtime_cell)
         return Program(node=node, code=code, filename=filename,
-                       runtime_name=ctx.runtime_name, cell_plan=plan,
+                       runtime_name=runtime_name, cell_plan=plan,
                        runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
-                       is_lambda=parsed.is_lambda)
+                       is_lambda=is_lambda)
 
-    def _context(self, fn, node, filename, options) -> ConversionContext:
+    def _context(self, fn, node, filename, options, twin=False) -> ConversionContext:
         """What the converters know about ``fn``, parsed as ``node``: the names it
-        uses and binds, and what the others are bound to now."""
+        uses and binds, and what the others are bound to now. For a Python twin, a
+        name bound to a function ``autograph.convert`` made is not library code: its
+        calls go through ``converted_call``, which runs the twin of the function it
+        converts (without the wrapper's frame, so a recursion keeps the original's
+        depth)."""
         user_names = all_identifiers(node)
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names:
             runtime_name += "_"
         local = set(local_names(node))
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                     gast.Lambda)):
                 local |= local_names(sub)
@@ -367,7 +449,8 @@ class Transpiler:
         shadowing = bound | {n for n in user_names if n in fn.__globals__}
         library_names = frozenset(
             n for n in user_names - bound
-            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n]))
+            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n])
+            and not (twin and _is_convert_wrapper(fn.__globals__[n])))
         return ConversionContext(
             filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
@@ -397,6 +480,29 @@ def _closure_builder(plan, runtime_cell):
         return None, lambda cells: (cells[index],)
     pick = operator.itemgetter(*indices)
     return None, lambda cells: pick(cells + extra)
+
+
+def _defines_functions(node, ctx) -> bool:
+    """Whether the definition ``node`` defines functions, lambdas or classes, other
+    than lambdas handed straight to a builtin (``sorted(xs, key=lambda x: -x)``:
+    a builtin never traces what it is given)."""
+    to_builtins = set()
+    for sub in walk(node):
+        if (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)
+                and ctx.is_builtin(sub.func.id)):
+            to_builtins.update(id(a) for a in [*sub.args, *(k.value for k in sub.keywords)]
+                               if isinstance(a, gast.Lambda))
+    return any(isinstance(sub, _SCOPE_TYPES) and id(sub) not in to_builtins
+               for sub in walk(node) if sub is not node)
+
+
+_SCOPE_TYPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def _is_convert_wrapper(value) -> bool:
+    """Whether ``value`` is a function ``autograph.convert`` made."""
+    return (isinstance(value, types.FunctionType)
+            and "__autograph_original__" in value.__dict__)
 
 
 def _namespace(fn):
@@ -494,6 +600,9 @@ def _compile(node, filename, runtime_name, original_code,
 _DEF_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
 
 
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody")
+
+
 def _anchor_helpers_at_a_def(tree, filename) -> None:
     """Give each generated helper function (``if_true``, ``loop_body``...) the line of
     the user's enclosing ``def`` as its first line, where its own would be a line
@@ -508,8 +617,9 @@ def _anchor_helpers_at_a_def(tree, filename) -> None:
     if not lines:
         return
 
-    def visit(node, anchor):
-        for child in ast.iter_child_nodes(node):
+    def visit(statements, anchor):
+        # Definitions are statements: only the fields holding statements lead to them.
+        for child in statements:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])
                 line = lines[first - 1] if 0 < first <= len(lines) else ""
@@ -517,11 +627,17 @@ def _anchor_helpers_at_a_def(tree, filename) -> None:
                     child.lineno = anchor
                     for decorator in child.decorator_list:
                         decorator.lineno = decorator.end_lineno = anchor
-                visit(child, child.lineno)
-            else:
-                visit(child, anchor)
+                visit(child.body, child.lineno)
+                continue
+            for name in _STATEMENT_FIELDS:
+                inner = getattr(child, name, None)
+                if inner:
+                    visit(inner, anchor)
+            for holder in (getattr(child, "handlers", None) or getattr(child, "cases", None)
+                           or ()):
+                visit(holder.body, anchor)
 
-    visit(tree, None)
+    visit(tree.body, None)
 
 
 def _reparse_from_source(node, fn, user_filename):

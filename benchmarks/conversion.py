@@ -4,17 +4,31 @@
   function: parse, analyse, rewrite, compile, bind;
 - cached: the same transpiler asked again for the same function (what every
   call of a converted function after the first costs to find its conversion);
+- disk: a fresh transpiler whose disk cache (``autograph.disk_cache``) holds the
+  function converts it: what a restarted process pays for a function it has
+  converted before (the cache's once-per-process digest of autograph's own files
+  is paid outside the timings: ``environment_digest_s`` measures it);
 - decorate: ``autograph.convert(f)`` itself, which only wraps (conversion is
-  lazy, on the first call).
+  lazy, on the first call);
+- parse+compile: reading the function's source, parsing and compiling it, the
+  floor under any source-to-source conversion (same process, interleaved).
+
+    python -m benchmarks.conversion [cold_reps]
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+import linecache
 import statistics
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 
 import autograph
+from autograph import disk_cache
 from autograph.transpiler import Transpiler
 
 
@@ -27,18 +41,70 @@ def _times(fn: Callable[[], object], repeats: int) -> list[float]:
     return times
 
 
+def parse_and_compile(f: Callable) -> None:
+    """Read ``f``'s source (linecache), parse and compile it: the floor."""
+    code = f.__code__
+    linecache.checkcache(code.co_filename)
+    lines = linecache.getlines(code.co_filename)
+    block = inspect.getblock(lines[code.co_firstlineno - 1:])
+    text = "".join(block)
+    if block[0][:1].isspace():
+        text = "if 1:\n" + text
+    compile(ast.parse(text), code.co_filename, "exec")
+
+
 def measure(f: Callable, cold_reps: int = 5, cached_reps: int = 200) -> dict[str, float]:
-    """Cold, cached and decorate seconds for converting ``f`` (medians, and minima).
+    """Cold, cached, disk, decorate and parse+compile seconds for ``f`` (medians,
+    and minima); cold, disk and parse+compile interleaved.
 
     Raises whatever conversion raises (the caller reports it).
     """
     Transpiler().convert(f)  # pay one-time imports and warm-ups outside the timings
-    cold = _times(lambda: Transpiler().convert(f), cold_reps)
+    cold, disk, floor = [], [], []
+    with tempfile.TemporaryDirectory() as directory:
+        Transpiler(disk_cache=disk_cache.DiskCache(directory)).convert(f)   # the entry
+        for _ in range(cold_reps):
+            cold += _times(lambda: Transpiler().convert(f), 1)
+            disk += _times(lambda: Transpiler(
+                disk_cache=disk_cache.DiskCache(directory)).convert(f), 1)
+            floor += _times(lambda: parse_and_compile(f), 1)
     warm = Transpiler()
     warm.convert(f)
     cached = _times(lambda: warm.convert(f), cached_reps)
     decorate = _times(lambda: autograph.convert(f), cached_reps)
     return {"cold_s": statistics.median(cold), "cold_min_s": min(cold),
             "cached_s": statistics.median(cached), "cached_min_s": min(cached),
+            "disk_s": statistics.median(disk), "disk_min_s": min(disk),
+            "parse_compile_s": statistics.median(floor),
             "decorate_s": statistics.median(decorate),
             "cold_reps": cold_reps, "cached_reps": cached_reps}
+
+
+def environment_digest_s() -> float:
+    """Seconds the disk cache's once-per-process digest of autograph's files takes."""
+    disk_cache._ENVIRONMENT.clear()
+    start = time.perf_counter()
+    disk_cache._environment_digest()
+    return time.perf_counter() - start
+
+
+def main(cold_reps: int = 20) -> None:
+    from .report import _table
+    from .suite import conversion_sources, format_seconds
+    from .workloads import get_workloads
+
+    rows, results = [], {}
+    for f in conversion_sources(get_workloads(None)):
+        r = results[f.__name__] = measure(f, cold_reps, 500)
+        rows.append([f.__name__, *(format_seconds(r[k]) for k in (
+            "cold_s", "cold_min_s", "cached_s", "disk_s", "parse_compile_s"))])
+    rows.append(["median", *(format_seconds(statistics.median(r[k] for r in results.values()))
+                             for k in ("cold_s", "cold_min_s", "cached_s", "disk_s",
+                                       "parse_compile_s"))])
+    print(_table(["function", "cold (median)", "cold (min)", "cached", "disk cache",
+                  "parse+compile"], rows))
+    print(f"disk cache, once per process: {format_seconds(environment_digest_s())}")
+
+
+if __name__ == "__main__":
+    main(*map(int, sys.argv[1:]))

@@ -27,6 +27,7 @@ from . import (
     lambda_files,
     programs,
     python_loops,
+    python_mode_corpus,
     unrolling,
     vmap_select,
 )
@@ -69,6 +70,8 @@ class SuiteConfig:
     # state size (empty: skipped); and the loops staged vs unrolled over the corpora.
     python_loop_sizes: tuple[int, ...] = (1, 100, 10_000)
     python_loop_rounds: int = 9
+    # The corpus of algorithmic Python, converted vs original per call (0: skipped).
+    python_corpus_rounds: int = 5
     unrolling: bool = True
     # A staged `if` under vmap against hand-written lax.cond and jnp.where (issue 28).
     vmap_select: bool = True
@@ -79,7 +82,8 @@ class SuiteConfig:
         base = dict(quick=True, plan=TimingPlan(rounds=5, sample_s=0.004, budget_s=0.25),
                     unroll_cap=0, scaling_unroll_cap=100, scaling_repeats=1,
                     conversion_cold_reps=3, conversion_cached_reps=100,
-                    first_call_rounds=3, lambda_sizes=(200,), python_loop_rounds=3)
+                    first_call_rounds=3, lambda_sizes=(200,), python_loop_rounds=3,
+                    python_corpus_rounds=3)
         return cls(**{**base, **overrides})
 
     @classmethod
@@ -248,6 +252,11 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
         progress("plain-Python loops converted: cost per iteration by state size")
         sections["python_loops"] = python_loops.measure(config.python_loop_sizes,
                                                         rounds=config.python_loop_rounds)
+    if config.only is None and config.python_corpus_rounds:
+        progress("a corpus of algorithmic Python, converted vs original per call")
+        rows = python_mode_corpus.measure(config.python_corpus_rounds)
+        sections["python_mode_corpus"] = {"rows": rows,
+                                          "summary": python_mode_corpus.summary(rows)}
     if config.only is None and config.unrolling:
         progress("loops staged and unrolled over the workloads and the test corpus")
         sections["unrolling"] = unrolling.measure()

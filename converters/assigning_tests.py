@@ -14,6 +14,7 @@ import gast
 from autograph import templates
 from autograph.analysis import SCOPES, annos
 from autograph.converters.base import Transformer
+from autograph.walk import child_nodes
 
 
 def lower_assigning_tests(fn, ctx):
@@ -44,7 +45,7 @@ def _assigns(expr, deferred_only=False) -> bool:
                     annos.set(arg, annos.OPERAND, True)
         inner = counts or isinstance(node, (gast.BoolOp, gast.IfExp)) or (
             isinstance(node, gast.Compare) and len(node.ops) > 1)
-        stack.extend((child, inner) for child in gast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in child_nodes(node))
     return False
 
 

@@ -6,6 +6,13 @@ import gast
 
 from autograph.analysis import stays_python
 
+_AST = gast.AST
+# Node types without fields that stand for an operator or a context (``Load``,
+# ``Add``, ``Eq``...): nothing under them to rewrite.
+_LEAVES = frozenset(
+    leaf for base in (gast.expr_context, gast.operator, gast.boolop, gast.unaryop, gast.cmpop)
+    for leaf in base.__subclasses__())
+
 
 class Transformer(gast.NodeTransformer):
     """``gast.NodeTransformer`` that leaves constants alone at once, and leaves
@@ -17,7 +24,20 @@ class Transformer(gast.NodeTransformer):
 
     A generator or ``async def`` defined inside converted code runs as Python, as a
     generator or coroutine callee does: no converter rewrites its body.
+
+    ``visit`` finds each node type's method once per class, and ``generic_visit``
+    (the standard library's, made cheaper) does not descend into operator and
+    context nodes unless the class has a method for them: each tree is walked
+    once per converter, so this is a good part of conversion time.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._visitors = {}
+        cls._visits_leaves = any(hasattr(cls, "visit_" + leaf.__name__) for leaf in _LEAVES)
+
+    _visitors: dict = {}
+    _visits_leaves = False
 
     def visit_Constant(self, node):
         return node
@@ -27,7 +47,48 @@ class Transformer(gast.NodeTransformer):
         cls = node.__class__
         if cls in _DEFINITIONS and stays_python(node):
             return node
-        return getattr(self, "visit_" + cls.__name__, self.generic_visit)(node)
+        method = self._visitors.get(cls)
+        if method is None:
+            method = getattr(type(self), "visit_" + cls.__name__, None)
+            if method is None:
+                method = type(self).generic_visit
+            self._visitors[cls] = method
+        return method(self, node)
+
+    def generic_visit(self, node):
+        # ast.NodeTransformer.generic_visit, without its generators.
+        visit = self.visit
+        leaves = _NO_LEAVES if self._visits_leaves else _LEAVES
+        for field in node._fields:
+            try:
+                old = getattr(node, field)
+            except AttributeError:
+                continue
+            if old.__class__ is list:
+                new_values = []
+                changed = False
+                for value in old:
+                    if value.__class__ not in leaves and isinstance(value, _AST):
+                        new = visit(value)
+                        if new is not value:
+                            changed = True
+                            if new is None:
+                                continue
+                            if not isinstance(new, _AST):
+                                new_values.extend(new)
+                                continue
+                            value = new
+                    new_values.append(value)
+                if changed:
+                    old[:] = new_values
+            elif old.__class__ not in leaves and isinstance(old, _AST):
+                new = visit(old)
+                if new is None:
+                    delattr(node, field)
+                elif new is not old:
+                    setattr(node, field, new)
+        return node
 
 
+_NO_LEAVES = frozenset()
 _DEFINITIONS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))

@@ -106,6 +106,7 @@ from autograph.converters.helper_scopes import (
 )
 from autograph.converters.jumps import reject_leftover_jumps
 from autograph.converters.loop_bounds import derived_bound, range_args
+from autograph.walk import walk
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 
@@ -113,7 +114,8 @@ NODE_TYPES = (gast.If, gast.While, gast.For)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
     reject_leftover_jumps(node, ctx)
-    lower_assigning_tests(node, ctx)
+    if any(isinstance(sub, gast.NamedExpr) for sub in walk(node)):
+        lower_assigning_tests(node, ctx)   # (a whole pass: only where it can act)
     annotate_liveness(node)
     annotate_definedness(node)
     annotate_enclosing_try(node)

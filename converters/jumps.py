@@ -26,6 +26,7 @@ from autograph import templates
 from autograph.analysis import SCOPES, annos, read_names, stays_python, walk_same_scope
 from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
+from autograph.walk import child_nodes
 
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 
@@ -264,13 +265,13 @@ def reject_leftover_jumps(fn, ctx):
     """The jump converters ran before: a ``return`` left inside a block, or a
     ``break``/``continue`` left inside a loop, is one they could not handle (a
     converted block runs to its end). Nested generators and coroutines stay Python."""
-    stack = [(child, None, None) for child in gast.iter_child_nodes(fn)]
+    stack = [(child, None, None) for child in child_nodes(fn)]
     while stack:
         node, block, loop = stack.pop()
         if stays_python(node):
             continue
         if isinstance(node, SCOPES):
-            stack.extend((child, None, None) for child in gast.iter_child_nodes(node))
+            stack.extend((child, None, None) for child in child_nodes(node))
             continue
         jump = (isinstance(node, gast.Return) and block is not None) or (
             isinstance(node, (gast.Break, gast.Continue)) and loop is not None)
@@ -285,4 +286,4 @@ def reject_leftover_jumps(fn, ctx):
             block = construct
             if construct != "if":
                 loop = construct
-        stack.extend((child, block, loop) for child in gast.iter_child_nodes(node))
+        stack.extend((child, block, loop) for child in child_nodes(node))

@@ -13,6 +13,7 @@ import gast
 
 from autograph import templates
 from autograph.analysis import annos
+from autograph.walk import walk
 
 # What a range whose bound is derived may be made of (computing it has no effect).
 _PURE_NODES = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribute,
@@ -44,7 +45,7 @@ def derived_bound(node, enclosing, runtime_name):
     if args is None or not enclosing:
         return []
     used = []
-    for sub in gast.walk(gast.Tuple(elts=list(args), ctx=gast.Load())):
+    for sub in walk(gast.Tuple(elts=list(args), ctx=gast.Load())):
         if not isinstance(sub, _PURE_NODES) and annos.runtime_operator(sub) not in _PURE_CALLS:
             return []
         if isinstance(sub, gast.Name) and sub.id in enclosing and sub.id not in used:

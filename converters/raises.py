@@ -43,6 +43,7 @@ from autograph import templates
 from autograph.analysis import local_names, modified_names, read_names
 from autograph.converters import formatting
 from autograph.converters.base import Transformer
+from autograph.walk import child_nodes, walk
 
 NODE_TYPES = (gast.Raise,)
 
@@ -123,7 +124,7 @@ class _Raises(Transformer):
         for stmt in stmts:
             wanted |= (read_names(stmt) - bound) & visible
             bound |= modified_names(stmt)
-        order = [n.id for stmt in stmts for n in gast.walk(stmt) if isinstance(n, gast.Name)]
+        order = [n.id for stmt in stmts for n in walk(stmt) if isinstance(n, gast.Name)]
         return sorted(wanted, key=order.index)
 
 
@@ -144,11 +145,11 @@ def _movable(stmts) -> bool:
             continue
         if isinstance(node, (gast.For, gast.While, gast.AsyncFor)):
             # A break or continue of a loop of the branch's own stays inside.
-            stack.extend(n for n in gast.walk(node)
+            stack.extend(n for n in walk(node)
                          if isinstance(n, (gast.Return, gast.Yield, gast.YieldFrom,
                                            gast.Await, gast.Global, gast.Nonlocal)))
             continue
-        stack.extend(gast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return True
 
 

@@ -31,6 +31,7 @@ import gast
 
 from autograph import templates
 from autograph.converters.scoped import ScopedTransformer
+from autograph.walk import walk
 
 _OPERATORS = {
     gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
@@ -162,7 +163,7 @@ def _width(part):
         return None
     same = gast.dump(lower)
     for base, width in ((upper.left, upper.right), (upper.right, upper.left)):
-        if gast.dump(base) == same and all(isinstance(n, _PURE) for n in gast.walk(width)):
+        if gast.dump(base) == same and all(isinstance(n, _PURE) for n in walk(width)):
             return templates.copy_tree(width)
     return None
 

@@ -50,14 +50,28 @@ def _higher_order_ids() -> frozenset:
     return frozenset(ids)
 
 
-def make_converted_call(transpiler, options):
+_MAX_TWINS = 4096
+# Attributes of the functions ``autograph.convert`` makes (``api.py``).
+_ORIGINAL = "__autograph_original__"
+_OPTIONS = "__autograph_options__"
+
+
+def make_converted_call(transpiler, options, argument_options=None, twin_options=None):
     """The ``converted_call`` operator of code converted by ``transpiler`` with ``options``.
+
+    ``argument_options``: what the function arguments of JAX's higher-order
+    functions are converted with (default ``options``): a Python twin's calls
+    (``transpiler.PythonTwin``) run callees as twins, but a function handed to
+    ``jax.jit`` or ``lax.scan`` will be traced, so it is converted fully.
+    ``twin_options``: for a twin's operator, ``PythonTwin`` (options -> its options).
 
     ``transpiler`` provides ``known_callees(options)`` and ``known_callable_kinds()``
     (lock-free lookups of the decisions already taken: the fast path),
     ``callee(fn, options)`` and ``callable_kind(cls)`` (which take them) and
     ``instantiate(program, fn)``.
     """
+    if argument_options is None:
+        argument_options = options
     known_callee = transpiler.known_callees(options)
     known_kind = transpiler.known_callable_kinds()
     higher_order = _higher_order_ids()
@@ -67,8 +81,20 @@ def make_converted_call(transpiler, options):
     near_limit_probe = recursion.NESTED
     function_type = types.FunctionType
     method_type = types.MethodType
+    # A Python twin's calls (see ``transpiler.PythonTwin``) are made where no trace
+    # is active, often in tight recursion: the twin function made for a callee
+    # without closure cells is kept, by ``id``, while that callee's code and
+    # defaults stay the same (it holds no cell that could hold the callee itself).
+    twins = {} if argument_options is not options else None
+    weak_ref = weakref.ref
+    builtin_type = types.BuiltinFunctionType
 
-    def resolve(f):
+    def remember_twin(f, twin):
+        if len(twins) >= _MAX_TWINS:
+            twins.clear()
+        twins[id(f)] = (weak_ref(f), f.__code__, f.__defaults__, f.__kwdefaults__, twin)
+
+    def resolve(f, options=options):
         """What to call in place of ``f``: its converted form, or ``f`` itself."""
         if type(f) is function_type:
             if f.__dict__ and is_marked_do_not_convert(f):
@@ -76,20 +102,20 @@ def make_converted_call(transpiler, options):
             entry = transpiler.callee(f, options)
             return f if entry is AS_IS else instantiate(entry, f)
         if type(f) is method_type:
-            target = resolve(f.__func__)
+            target = resolve(f.__func__, options)
             return f if target is f.__func__ else method_type(target, f.__self__)
         if isinstance(f, functools.partial):
-            target = resolve(f.func)
+            target = resolve(f.func, options)
             return f if target is f.func else functools.partial(target, *f.args,
                                                                 **f.keywords)
         if isinstance(f, staticmethod):
-            return resolve(f.__func__)
+            return resolve(f.__func__, options)
         if is_marked_do_not_convert(f):
             return f
         call = transpiler.callable_kind(type(f))
         if call is AS_IS:
             return f
-        target = resolve(call)
+        target = resolve(call, options)
         return f if target is call else method_type(target, f)
 
     def convert_argument(value):
@@ -98,12 +124,12 @@ def make_converted_call(transpiler, options):
         if type(value) is function_type:
             converted = converted_arguments.get(value)
             if converted is None:
-                converted = resolve(value)
+                converted = resolve(value, argument_options)
                 if converted is not value:
                     converted_arguments[value] = converted
             return converted
         if isinstance(value, (method_type, functools.partial)):
-            return resolve(value)
+            return resolve(value, argument_options)
         return value
 
     def call_higher_order(f, /, *args, **kwargs):
@@ -131,23 +157,34 @@ def make_converted_call(transpiler, options):
                     return instantiate(program, f)
                 return f
         elif t is method_type:
-            func = f.__func__
-            if type(func) is function_type:
-                program = known_callee(id(func.__code__))
-                if program is not None:
-                    if program is AS_IS:
-                        return f
-                    if not func.__dict__ or not is_marked_do_not_convert(func):
-                        return method_type(instantiate(program, func), f.__self__)
-                    return f
+            target = known_method(f)
+            if target is not None:
+                return target
         elif known_kind(id(t)) is AS_IS:
             return f
+        return slow_path(f)
+
+    def known_method(f):
+        """What to call for the bound method ``f`` if its function's decision is
+        taken, else None."""
+        func = f.__func__
+        if type(func) is function_type:
+            program = known_callee(id(func.__code__))
+            if program is not None:
+                if program is AS_IS:
+                    return f
+                if not func.__dict__ or not is_marked_do_not_convert(func):
+                    return method_type(instantiate(program, func), f.__self__)
+                return f
+        return None
+
+    def slow_path(f):
         try:
             target = resolve(f)
         except ConversionError as e:
             if e.filename is not None:
                 raise
-            caller = sys._getframe(1)
+            caller = sys._getframe(2)
             raise ConversionError(
                 f"{e.raw_message} (called from converted code here)",
                 caller.f_code.co_filename, caller.f_lineno) from None
@@ -155,6 +192,55 @@ def make_converted_call(transpiler, options):
             return functools.partial(call_higher_order, f)
         return target
 
-    converted_call.__qualname__ = "converted_call"
-    recursion.ENTRY_CODES.add(converted_call.__code__)
-    return converted_call
+    def python_call(f, /):
+        """``converted_call`` of a Python twin (no trace active: see the module
+        docstring of ``transpiler.PythonTwin``): the same decisions, without the
+        recursion probe (a twin adds no frame to the user's, so the user's limit
+        holds as it stands) and with builtins and the twins of plain functions
+        found first. A function ``autograph.convert`` made is called as the twin of
+        the function it converts: its wrapper would choose that twin anyway (no trace
+        is active), and the user's recursion through it keeps one frame a level, as
+        the original's does."""
+        t = type(f)
+        if t is builtin_type:
+            if id(f) in higher_order:
+                return functools.partial(call_higher_order, f)
+            return f
+        if t is function_type:
+            if not f.__dict__:
+                hit = twins.get(id(f))
+                if (hit is not None and hit[0]() is f and hit[1] is f.__code__
+                        and hit[2] is f.__defaults__ and hit[3] is f.__kwdefaults__):
+                    return hit[4]
+            elif f.__code__ in recursion.ENTRY_CODES and _ORIGINAL in f.__dict__:
+                hit = twins.get(id(f))
+                if hit is None or hit[0]() is not f:
+                    hit = twins[id(f)] = (weak_ref(f), transpiler.convert(
+                        f.__dict__[_ORIGINAL], twin_options(f.__dict__[_OPTIONS])))
+                return hit[1]
+            program = known_callee(id(f.__code__))
+            if program is not None:
+                if program is AS_IS:
+                    if id(f) in higher_order:
+                        return functools.partial(call_higher_order, f)
+                    return f
+                if not f.__dict__:
+                    target = instantiate(program, f)
+                    if f.__closure__ is None:
+                        remember_twin(f, target)
+                    return target
+                if not is_marked_do_not_convert(f):
+                    return instantiate(program, f)
+                return f
+        elif t is method_type:
+            target = known_method(f)
+            if target is not None:
+                return target
+        elif known_kind(id(t)) is AS_IS:
+            return f
+        return slow_path(f)
+
+    operator = converted_call if twins is None else python_call
+    operator.__qualname__ = "converted_call"
+    recursion.ENTRY_CODES.add(operator.__code__)
+    return operator

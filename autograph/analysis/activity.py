@@ -11,6 +11,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.scopes import SCOPES, walk_same_scope
+from autograph.walk import child_nodes, walk
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -39,7 +40,7 @@ def _base_name(target):
 def pattern_captures(pattern) -> frozenset:
     """Names a ``case`` pattern binds when it matches (``x``, ``[a, *rest]``, ``{**kw}``)."""
     names = set()
-    for node in gast.walk(pattern):
+    for node in walk(pattern):
         for field in ("name", "rest"):
             value = getattr(node, field, None)
             if isinstance(value, str):
@@ -143,7 +144,7 @@ class _ModifiedNames(gast.NodeVisitor):
 
     def _comprehension(self, node):
         # Only a walrus inside a comprehension binds in the enclosing scope.
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, gast.NamedExpr):
                 self._target(sub.target)
 
@@ -170,7 +171,7 @@ def _collect_reads(node, names):
     if isinstance(node, SCOPES) or isinstance(node, _COMPREHENSIONS):
         names |= _free_names(node)
         return
-    for child in gast.iter_child_nodes(node):
+    for child in child_nodes(node):
         _collect_reads(child, names)
 
 

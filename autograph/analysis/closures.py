@@ -24,6 +24,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, local_names
+from autograph.walk import child_nodes, walk
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -82,7 +83,7 @@ def immediate_lambdas(fn) -> frozenset:
     """``id`` of each lambda that generated code passes to a runtime operator that
     calls it at once (``ag__.and_(lambda: a, lambda: b)``)."""
     found = set()
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if annos.runtime_operator(node) in IMMEDIATE_OPERATORS:
             found.update(id(arg) for arg in node.args if isinstance(arg, gast.Lambda))
     return frozenset(found)
@@ -120,7 +121,7 @@ def _find(nodes, shadowed, immediate, found):
                     if isinstance(arg, gast.GeneratorExp):
                         annos.set(arg, annos.CONSUMED, True)
             # A class body runs where it stands; its methods see past its names.
-            stack.extend(reversed(list(gast.iter_child_nodes(node))))
+            stack.extend(reversed(list(child_nodes(node))))
 
 
 def _definition_parts(scope):
@@ -176,7 +177,7 @@ def _shared(scope) -> tuple[set, set]:
             reads |= inner_reads - bound
             writes |= inner_writes - bound
         else:
-            stack.extend(gast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return reads, writes
 
 
@@ -189,5 +190,5 @@ def _declared_nonlocal(body) -> set:
         if isinstance(node, gast.Nonlocal):
             names.update(node.names)
         elif not isinstance(node, (*_FUNCTIONS, gast.Lambda, gast.ClassDef, *_COMPREHENSIONS)):
-            stack.extend(gast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return names

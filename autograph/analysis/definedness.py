@@ -33,6 +33,7 @@ from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, local_names, pattern_captures
 from autograph.analysis.closures import IMMEDIATE_OPERATORS
 from autograph.analysis.scopes import walk_same_scope
+from autograph.walk import walk
 
 # After `return`, `raise`, `break` or `continue` nothing is reachable: every name
 # counts as bound there (the identity of the intersection at a join).
@@ -44,7 +45,7 @@ _NEVER = "never"
 
 def annotate_definedness(fn: gast.FunctionDef) -> None:
     """Annotate ``fn`` and every function nested in it."""
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _Definedness(local_names(node)).function(node)
 
@@ -117,7 +118,7 @@ class _Definedness:
         params = args.posonlyargs + args.args + args.kwonlyargs
         params += [a for a in (args.vararg, args.kwarg) if a is not None]
         names = {p.id for p in params}
-        for sub in gast.walk(fn):   # global/nonlocal names are bound outside
+        for sub in walk(fn):   # global/nonlocal names are bound outside
             if isinstance(sub, (gast.Global, gast.Nonlocal)):
                 names.update(sub.names)
         names = frozenset(names)
@@ -359,13 +360,13 @@ def _flag_names(fn) -> frozenset:
                 and isinstance(sub.value, gast.Constant) and isinstance(sub.value.value, bool)):
             constants[sub.targets[0].id] += 1
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
-    for sub in gast.walk(fn):
+    for sub in walk(fn):
         if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:
             operands |= {id(a) for a in sub.args if isinstance(a, gast.Lambda)}
-    for sub in gast.walk(fn):
+    for sub in walk(fn):
         if sub is not fn and id(sub) not in operands and isinstance(
                 sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-            others |= {n.id for n in gast.walk(sub) if isinstance(n, gast.Name)}
+            others |= {n.id for n in walk(sub) if isinstance(n, gast.Name)}
     return frozenset(n for n, k in constants.items() if stores[n] == k) - others
 
 

@@ -17,6 +17,7 @@ from autograph.analysis.activity import is_setitem, local_names, mutated_objects
 from autograph.analysis.closures import closure_uses
 from autograph.analysis.scopes import walk_same_scope
 from autograph.analysis.stageability import deleted_name, outer_write
+from autograph.walk import child_nodes, walk
 
 
 def name_order(fn):
@@ -33,7 +34,7 @@ def name_order(fn):
         elif isinstance(node, gast.Delete) or (
                 isinstance(node, gast.ExceptHandler) and node.name is not None):
             has_delete = True
-        stack.extend(reversed(list(gast.iter_child_nodes(node))))
+        stack.extend(reversed(list(child_nodes(node))))
     return order, has_delete
 
 
@@ -112,7 +113,7 @@ class FunctionScope:
         names = {n for n in names if self.owns(n)}
         if not names:
             return set(), set()
-        inside = {id(sub) for sub in gast.walk(node)}
+        inside = {id(sub) for sub in walk(node)}
         needed = live_after | self.closures.reads_outside(inside) | (names - self.locals)
         return names, names - needed
 

@@ -21,6 +21,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import bound_names, pattern_captures, read_names
+from autograph.walk import walk
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class _JumpTargets:
 def annotate_liveness(fn: gast.FunctionDef) -> None:
     """Annotate every control-flow statement of ``fn`` (nested functions included);
     lambdas are expressions read where they stand."""
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _Liveness().block(node.body, frozenset(), None)
 

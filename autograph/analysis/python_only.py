@@ -12,6 +12,7 @@ from __future__ import annotations
 import gast
 
 from autograph.analysis import annos
+from autograph.walk import child_nodes
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
            gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -39,6 +40,6 @@ def first_yield(fn):
         node = stack.pop()
         if isinstance(node, (gast.Yield, gast.YieldFrom)):
             return node
-        stack.extend(reversed([child for child in gast.iter_child_nodes(node)
+        stack.extend(reversed([child for child in child_nodes(node)
                                if not isinstance(child, _SCOPES)]))
     return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gast
 
+from autograph.walk import child_nodes
+
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
@@ -25,8 +27,11 @@ def walk_same_scope(node, skip=()):
             if isinstance(current, SCOPES):
                 stack.extend(_evaluated_by_definition(current))
                 continue
-            stack.extend(child for child in gast.iter_child_nodes(current)
-                         if not isinstance(child, skip))
+            if skip:
+                stack.extend(child for child in child_nodes(current)
+                             if not isinstance(child, skip))
+            else:
+                stack.extend(child_nodes(current))
 
 
 def _evaluated_by_definition(scope):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gast
 
 from autograph.analysis import annos
+from autograph.walk import child_nodes
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 _SCOPES = (*_FUNCTIONS, gast.ClassDef)
@@ -36,7 +37,7 @@ def annotate_enclosing_try(fn) -> None:
     clauses) whose body holds it, in the same function, or None. Nodes annotated
     before keep their value, so the converters after ``control_flow`` (whose
     helper functions now hold the nodes) see what it saw."""
-    stack = [(child, None) for child in gast.iter_child_nodes(fn)]
+    stack = [(child, None) for child in child_nodes(fn)]
     while stack:
         node, try_line = stack.pop()
         if isinstance(node, _FUNCTIONS):
@@ -49,7 +50,7 @@ def annotate_enclosing_try(fn) -> None:
             others = node.handlers + node.orelse + node.finalbody
             stack.extend((child, try_line) for child in others)
             continue
-        stack.extend((child, try_line) for child in gast.iter_child_nodes(node))
+        stack.extend((child, try_line) for child in child_nodes(node))
 
 
 def outer_write(stmts, state, globals_, nonlocals):
@@ -87,7 +88,7 @@ def _called_names(stmts) -> set:
             elif (annos.runtime_operator(node) == "converted_call"
                   and node.args and isinstance(node.args[0], gast.Name)):
                 names.add(node.args[0].id)
-        stack.extend(gast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return names
 
 
@@ -104,7 +105,7 @@ def deleted_name(stmts, names):
                     return target.id
         if isinstance(node, (*_SCOPES, *_CONVERTED_BLOCKS)):
             continue
-        stack.extend(reversed(list(gast.iter_child_nodes(node))))
+        stack.extend(reversed(list(child_nodes(node))))
     return None
 
 
@@ -145,7 +146,7 @@ def _children(node):
     comprehension's, not the enclosing function's)."""
     if isinstance(node, gast.comprehension):
         return [node.iter, *node.ifs]
-    return gast.iter_child_nodes(node)
+    return child_nodes(node)
 
 
 def _names_written(node):

@@ -117,6 +117,7 @@ def test_reloading_the_module_converts_the_new_source(module_file):
     ("    y = x * 100\n", "    y = x * 100\n    y = y + 1\n", "expression at line"),
     ("y = y - 1", "y = x - 1", "uses 'y'"),                        # same names, moved
     ("y = x * 100", "z = x * 100", "uses 'y'"),                    # a name, same width
+    ("y = y - 1", "y = y - 1 * 2", "expression at line"),          # an operand grown
     ("def g(x):", "def g(w):", "parameters"),
     ("def g(x):", "def k(x):", "'k'"),
 ])

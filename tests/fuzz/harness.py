@@ -22,6 +22,7 @@ import random
 import sys
 import tempfile
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import autograph
+from autograph import api as autograph_api
 from tests.fuzz import jaxpr_eval
 from tests.fuzz.program_generator import PRELUDE, ProgramGenerator, validation_source
 
@@ -224,20 +226,30 @@ def check_program(p: Program, compile_xla: bool = False) -> list[Mismatch]:
     return mismatches
 
 
+def _operators(fn):
+    """``fn``'s converted code itself (no Python twin), bound as ``fn`` is."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(autograph_api._TRANSPILER.convert(fn.__func__), fn.__self__)
+    return autograph_api._TRANSPILER.convert(fn)
+
+
 def _check_python(p: Program) -> list[Mismatch]:
-    converted = autograph.convert(p.fn)
+    # With Python values `convert` runs the program's Python twin; the converted code
+    # itself (its operators' Python paths) is checked too.
+    variants = [("convert", autograph.convert(p.fn)), ("operators", _operators(p.fn))]
     _, scalars, batch = inputs_for(p.seed)
     out = []
     for args in scalars + batch[:2]:
         expected = p.fn(*args)
-        try:
-            got = converted(*args)
-        except Exception:  # noqa: BLE001
-            out.append(Mismatch(p, "convert", args, _short_traceback()))
-            continue
-        problem = _same_python(expected, got)
-        if problem:
-            out.append(Mismatch(p, "convert", args, problem))
+        for mode, converted in variants:
+            try:
+                got = converted(*args)
+            except Exception:  # noqa: BLE001
+                out.append(Mismatch(p, mode, args, _short_traceback()))
+                continue
+            problem = _same_python(expected, got)
+            if problem:
+                out.append(Mismatch(p, mode, args, problem))
     return out
 
 
