@@ -198,12 +198,12 @@ def comprehension_filter(x):
     return len(small)
 
 
-WEIGHTS = [1.0, 2.0, 3.0]
+LETTERS = "abc"   # (a list of numbers indexed by a traced int is a gather: issue 27.4)
 
 
 def list_index_in_traced_loop(x, n):
     for i in range(n):
-        x = x + WEIGHTS[i]
+        x = x + ord(LETTERS[i])
     return x
 
 
@@ -221,7 +221,7 @@ def calls_unconverted(x):
 CONCRETE_CASES = [
     (comprehension_filter, (jnp.float32(0.5),), 1, "small = [v for v in range(3) if v < x]",
      "<listcomp>", jax.errors.TracerBoolConversionError, "comprehension's `if`"),
-    (list_index_in_traced_loop, (jnp.float32(0.0), jnp.int32(3)), 2, "x = x + WEIGHTS[i]",
+    (list_index_in_traced_loop, (jnp.float32(0.0), jnp.int32(3)), 2, "x = x + ord(LETTERS[i])",
      "loop_body", jax.errors.TracerIntegerConversionError, "an index into a Python list"),
 ]
 
