@@ -29,6 +29,7 @@ from autograph.api import (
     to_graph,
 )
 from autograph.errors import ConversionError
+from autograph.fold import fold
 
 __all__ = [
     "ConversionError",
@@ -36,6 +37,7 @@ __all__ = [
     "convert_modules",
     "do_not_convert",
     "do_not_convert_modules",
+    "fold",
     "set_debug",
     "set_element_type",
     "set_loop_options",
