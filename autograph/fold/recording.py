@@ -31,6 +31,7 @@ a call repeated on the two sides of a branch).
 
 from __future__ import annotations
 
+import builtins
 import operator
 import sys
 import threading
@@ -86,7 +87,7 @@ class Value:
         return MethodRef(self, name)
 
     def __bool__(self):
-        return _current().decide(self, sys._getframe(1))
+        return _current().decide(self, _user_frame())
 
     def __iter__(self):
         if not self.cls[0]:
@@ -94,7 +95,7 @@ class Value:
         return (self[i] for i in range(self.cls[0][0]))
 
     def _escape(self, *_):
-        frame = sys._getframe(1)
+        frame = _user_frame()
         raise ConversionError(
             "autograph.fold: a computed array is read as a Python number here; while the "
             "tree is scheduled its values do not exist yet. Keep it an array (jnp "
@@ -139,7 +140,7 @@ class Param:
         return Param(self.path + (("attr", name),), getattr(self.aval, name))
 
     def __bool__(self):
-        frame = sys._getframe(1)
+        frame = _user_frame()
         raise ConversionError("autograph.fold: a branch on the parameters' values; the "
                               "recursion may branch on the tree's structure and on "
                               "computed arrays only", frame.f_code.co_filename,
@@ -256,6 +257,8 @@ _STATIC_TYPES = (str, bytes, type(None), type(Ellipsis), slice, type, np.dtype)
 _SCALAR_KINDS = {bool: ("d", (), "bool"), int: ("d", (), "int32"),
                  float: ("d", (), "float32")}
 _CONTAINERS = (tuple, list, dict)
+_BUILTINS = frozenset(f for f in vars(builtins).values() if callable(f)
+                      and getattr(f, "__hash__", None) is not None)
 
 
 # -- signatures -----------------------------------------------------------------------
@@ -267,7 +270,8 @@ class Signature:
         self.number = number
         self.callee = callee
         self.treedef = treedef
-        self.kinds = kinds               # per argument leaf: ('v', cls) ('p', path) ('d', shape, dtype) ('s', value)
+        # per argument leaf: ('v', cls) ('p', path) ('d', shape, dtype) ('s', value)
+        self.kinds = kinds
         self.in_classes = tuple(k[1] for k in kinds if k[0] == "v")
         self.data_avals = tuple(jax.ShapeDtypeStruct(k[1], np.dtype(k[2]))
                                 for k in kinds if k[0] == "d")
@@ -302,6 +306,8 @@ class Signature:
                 leaves.append(next(data))
             elif tag == "p":
                 leaves.append(resolve(params, kind[1]))
+            elif tag == "slice":
+                leaves.append(slice(*kind[1]))
             else:
                 leaves.append(kind[1])
         args, kwargs = tree_util.tree_unflatten(self.treedef, leaves)
@@ -427,6 +433,8 @@ class Recorder:
                 kinds.append(("d", a.shape, a.dtype.name))
                 data.append(a)
                 data_keys.append(id(a))
+            elif t is slice:
+                kinds.append(("slice", (x.start, x.stop, x.step)))
             elif isinstance(x, _STATIC_TYPES) or callable(x):
                 kinds.append(("s", x))
             else:                    # a node of the tree: the call is part of the recursion
@@ -435,7 +443,12 @@ class Recorder:
             return self.activate(f, args, kwargs)
         kinds = tuple(kinds)
         key = (f, treedef, kinds)
-        sig = self.registry.signatures.get(key)
+        try:
+            sig = self.registry.signatures.get(key)
+        except TypeError:
+            raise ConversionError(
+                f"autograph.fold: an argument of {getattr(f, '__qualname__', f)!r} is neither "
+                "an array, a number nor a hashable constant", *_user_site(_user_frame())) from None
         if sig is None:
             try:
                 sig = self.registry.signature(key, f, treedef, kinds)
@@ -660,6 +673,8 @@ def fold_call(f, *args, **kwargs):
     recorder = _local.recorder
     if f is recorder.fn:
         return recorder.activate(f, args, kwargs)
+    if f in _BUILTINS:       # float(h), len(h), max(a, b): Python's own meaning, on the
+        return f(*args, **kwargs)   # placeholder's methods (which record or refuse)
     for x in args:
         t = type(x)
         if t is Value or t is Param or (t in _CONTAINERS and _holds_placeholder(x)):
