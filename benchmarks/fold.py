@@ -139,7 +139,7 @@ def padded_arrays(trees):
     for b, tree in enumerate(trees):
         order = []
 
-        def visit(node):
+        def visit(node, order=order):
             if not node.is_leaf:
                 node.slot_l, node.slot_r = visit(node.left), visit(node.right)
             order.append(node)
@@ -275,7 +275,7 @@ def measure_width(hidden, batch, plan, seed=0, rows=None):
         "padded_roots_rel_err": _rel(pad_fwd(p, *padded), expected),
         "oracle_roots_rel_err": _rel(oracle_fwd(p), expected),
     }
-    for name, fn in fns.items():       # compile (and warm) outside the timings
+    for fn in fns.values():            # compile (and warm) outside the timings
         jax.block_until_ready(fn())
     if "per_node_grad" in fns:
         checks["fold_grad_rel_err"] = _rel(fold_grad(p, plan_), per_node_grad(p))

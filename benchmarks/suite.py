@@ -22,6 +22,7 @@ import numpy as np
 import autograph
 
 from . import conversion, first_call, lambda_files, programs, python_loops, unrolling
+from . import fold as fold_benchmark
 from .harness import TimingPlan, aot_split, error_text, interleaved_medians, timed
 from .scaling import measure_scaling
 from .workloads import (
@@ -62,6 +63,8 @@ class SuiteConfig:
     python_loop_sizes: tuple[int, ...] = (1, 100, 10_000)
     python_loop_rounds: int = 9
     unrolling: bool = True
+    # autograph.fold on a TreeLSTM (benchmarks/fold.py): "tiny", "small", "full" or None.
+    fold_profile: str | None = "small"
 
     @classmethod
     def quick_preset(cls, **overrides) -> SuiteConfig:
@@ -69,7 +72,8 @@ class SuiteConfig:
         base = dict(quick=True, plan=TimingPlan(rounds=5, sample_s=0.004, budget_s=0.25),
                     unroll_cap=0, scaling_unroll_cap=100, scaling_repeats=1,
                     conversion_cold_reps=3, conversion_cached_reps=100,
-                    first_call_rounds=3, lambda_sizes=(200,), python_loop_rounds=3)
+                    first_call_rounds=3, lambda_sizes=(200,), python_loop_rounds=3,
+                    fold_profile="tiny")
         return cls(**{**base, **overrides})
 
     @classmethod
@@ -241,6 +245,9 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
     if config.only is None and config.unrolling:
         progress("loops staged and unrolled over the workloads and the test corpus")
         sections["unrolling"] = unrolling.measure()
+    if config.only is None and config.fold_profile:
+        progress("autograph.fold: a TreeLSTM over random trees, batched")
+        sections["fold"] = fold_benchmark.run(config.fold_profile, progress)
     scaling = []
     if config.scaling:
         scaling = measure_scaling(config.scaling_ns, config.scaling_unroll_cap,

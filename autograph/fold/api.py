@@ -14,6 +14,10 @@ from autograph.fold import executor
 from autograph.fold.recording import Recorder, Registry
 from autograph.fold.schedule import Plan, SizeChooser, schedule
 
+# Rows per step of each of the executor's scans, and a step's overhead in rows.
+CAPACITIES = (256, 64, 16, 4)
+STEP_COST = 8
+
 # Recordings kept per folded function (per-tree, reused when a tree comes again).
 CACHED_TREES = 65536
 
@@ -39,14 +43,16 @@ class Fold:
     functions it calls must be pure; trees must not change once recorded.
     """
 
-    def __init__(self, fn, *, capacity: int = 256, small_capacity: int = 32):
+    def __init__(self, fn, *, capacities=CAPACITIES, step_cost: int = STEP_COST):
         if not callable(fn):
             raise TypeError(f"autograph.fold expects a function, got {fn!r}")
-        if not 1 <= small_capacity <= capacity:
-            raise ValueError("need 1 <= small_capacity <= capacity")
+        capacities = tuple(int(c) for c in capacities)
+        if not capacities or list(capacities) != sorted(capacities, reverse=True) or min(
+                capacities) < 1:
+            raise ValueError("capacities: positive chunk sizes, largest first")
         self.fn = fn
-        self.capacity = capacity
-        self.small_capacity = small_capacity
+        self.capacities = capacities
+        self.step_cost = step_cost
         self.traces = 0
         self._registries: dict = {}
         self._recordings: collections.OrderedDict = collections.OrderedDict()
@@ -73,7 +79,7 @@ class Fold:
         with self._lock:
             registry = self._registry(params)
             recordings = [self._record(registry, tree) for tree in trees]
-            return schedule(recordings, registry, self.capacity, self.small_capacity,
+            return schedule(recordings, registry, self.capacities, self.step_cost,
                             self._sizes, self._count_trace)
 
     def __call__(self, params, trees_or_plan):
@@ -130,15 +136,16 @@ def _avals_key(avals):
     return treedef, tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in leaves)
 
 
-def fold(fn=None, *, capacity: int = 256, small_capacity: int = 32):
+def fold(fn=None, *, capacities=CAPACITIES, step_cost: int = STEP_COST):
     """Batch the recursive function ``fn(params, tree)`` over lists of trees.
 
     Returns a :class:`Fold`: ``fold(fn)(params, trees)`` equals
     ``jnp.stack([fn(params, t) for t in trees])`` (per leaf of the result), computed
     with every call of one signature at one height batched. Usable as a decorator,
-    with or without arguments. ``capacity`` is the number of rows per step of the
-    executor's scan, ``small_capacity`` the rows per step once levels are narrower.
+    with or without arguments. ``capacities`` are the rows per step of the
+    executor's scans (one scan each, largest first); ``step_cost`` is a step's
+    overhead counted in rows, which decides the capacity each height runs at.
     """
     if fn is None:
-        return lambda f: Fold(f, capacity=capacity, small_capacity=small_capacity)
-    return Fold(fn, capacity=capacity, small_capacity=small_capacity)
+        return lambda f: Fold(f, capacities=capacities, step_cost=step_cost)
+    return Fold(fn, capacities=capacities, step_cost=step_cost)

@@ -10,8 +10,9 @@
 Outputs are written by *adding* into rows that are still zero: an ``.at[].set``
 would make the backward pass of each step copy the whole buffer (its transpose
 must zero the overwritten rows of the cotangent), where ``.add`` transposes to a
-plain gather. A chunk of several signatures' step picks its signature with
-``lax.switch`` (a scalar per step, not batched, so only one branch runs).
+plain gather. Each step picks its chunk's signature with ``lax.switch`` (a
+scalar per step, not batched, so only one branch runs); the last branch does
+nothing, for the padding chunks that fill a scan up to its size.
 """
 
 from __future__ import annotations
@@ -72,13 +73,21 @@ def _scan_chunks(params, buffers, class_index, sigs, phase):
 
     def step(buffers, chunk):
         sig_index, per_sig = chunk
-        if len(sigs) == 1:
+        if len(sigs) == 1 and not SKIP_PADDING:
             return run_chunk(0, buffers, per_sig), None
         branches = [partial(run_chunk, s) for s in range(len(sigs))]
-        return lax.switch(sig_index, branches, buffers, per_sig), None
+        return lax.switch(sig_index, [*branches, _skip], buffers, per_sig), None
 
     buffers, _ = lax.scan(step, buffers, (phase["sig"], phase["per_sig"]))
     return buffers
+
+
+SKIP_PADDING = False
+
+
+def _skip(buffers, per_sig):
+    """A padding chunk past the batch's last: nothing to compute."""
+    return list(buffers)
 
 
 run = jax.jit(execute, static_argnames="layout")

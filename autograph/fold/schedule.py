@@ -7,10 +7,13 @@ are computed all at once, per signature. The others are grouped by (height,
 signature) and each group cut into chunks of a capacity ``K``: the executor
 runs one chunk per step of a ``scan``, in height order. Levels are not padded
 to the widest level (which would compute several times the real rows); only
-the last chunk of each group is partly padding. Two phases: the wide bottom
-levels in chunks of ``capacity``, and, from the height where every level has
-become narrow (at most ``small_capacity`` nodes), chunks of ``small_capacity``,
-so a tall thin tree (a chain) costs a few rows per level, not a full chunk.
+the last chunk of each group is partly padding. One phase (a scan) per
+capacity of a geometric grid (by default 256, 64, 16, 4 rows): each height
+goes to the capacity that computes it cheapest, counting a step's overhead as
+``step_cost`` rows, and never to a larger capacity than a lower height's (the
+phases run one after the other). Wide bottom levels run in large chunks, the
+narrow top of a tall tree (a chain) in small ones. The scans' lengths are
+sizes too; their padding chunks are skipped (``lax.switch`` to a no-op).
 
 A padded slot repeats a real node of its chunk and writes to the class's dump
 row (the last row, never read): its gradient is then exactly zero, never
@@ -130,9 +133,10 @@ def merge(recordings):
     return merged, totals, roots, first.root_treedef, tuple(c for c, _ in first.roots)
 
 
-def _chunk_groups(heights_by_sig, capacity, small_capacity):
-    """Groups (height, sig index, node indices) in execution order, and the phase
-    (0: wide, 1: narrow) of each."""
+def _chunk_groups(heights_by_sig, capacities, step_cost):
+    """Groups (height, sig index, node indices) in execution order, and the phase of
+    each: the capacity that computes its height cheapest, counting ``step_cost``
+    rows of overhead per chunk, never a larger one than an earlier height's."""
     groups = []
     for s, heights in enumerate(heights_by_sig):
         order = np.argsort(heights, kind="stable")
@@ -142,16 +146,18 @@ def _chunk_groups(heights_by_sig, capacity, small_capacity):
                                    strict=True):
             groups.append((h, s, order[start:start + count]))
     groups.sort(key=lambda g: (g[0], g[1]))
-    narrow_from = math.inf
-    for h, _, nodes in reversed(groups):
-        if len(nodes) > small_capacity:
-            break
-        narrow_from = h
-    phases = [0 if h < narrow_from else 1 for h, _, _ in groups]
-    return groups, phases
+    widest: dict = {}
+    for h, _, nodes in groups:
+        widest[h] = max(widest.get(h, 0), len(nodes))
+    phase_of, phase = {}, 0
+    for h in sorted(widest):
+        costs = [-(-widest[h] // c) * (c + step_cost) for c in capacities]
+        phase = max(phase, int(np.argmin(costs)))
+        phase_of[h] = phase
+    return groups, [phase_of[h] for h, _, _ in groups]
 
 
-def schedule(recordings, registry, capacity, small_capacity, choose_sizes, counter=None):
+def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=None):
     """The :class:`Plan` of a batch of recordings."""
     merged, totals, roots, root_treedef, root_classes = merge(recordings)
     classes = tuple(sorted(totals, key=repr))
@@ -159,10 +165,9 @@ def schedule(recordings, registry, capacity, small_capacity, choose_sizes, count
     sigs = sorted(merged, key=lambda s: s.number)
     leaf_sigs = tuple(s for s in sigs if not s.in_classes)
     inner_sigs = tuple(s for s in sigs if s.in_classes)
-    capacities = (capacity, small_capacity)
-    groups, phases = _chunk_groups([merged[s][0] for s in inner_sigs], capacity,
-                                   small_capacity)
-    need_chunks = [0, 0]
+    groups, phases = _chunk_groups([merged[s][0] for s in inner_sigs], capacities,
+                                   step_cost)
+    need_chunks = [0] * len(capacities)
     for (_, _, nodes), phase in zip(groups, phases, strict=True):
         need_chunks[phase] += -(-len(nodes) // capacities[phase])
     need = (tuple(totals[c] + 1 for c in classes)
@@ -192,7 +197,7 @@ def schedule(recordings, registry, capacity, small_capacity, choose_sizes, count
 
     phase_arrays = []
     for phase, (K, C) in enumerate(zip(capacities, sizes[n_classes + n_leaf:], strict=True)):
-        chunk_sig = np.zeros(C, np.int32)
+        chunk_sig = np.full(C, len(inner_sigs), np.int32)     # past the last: skipped
         takes = [np.zeros((C, K), np.int64) for _ in inner_sigs]
         real = [np.zeros((C, K), bool) for _ in inner_sigs]
         c = 0

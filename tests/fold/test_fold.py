@@ -125,13 +125,13 @@ def test_chain_in_a_batch():
     batched = autograph.fold(T.encode)
     assert_close(batched(p, trees), stacked(T.encode, p, trees), RTOL_ROOTS)
     plan = batched.plan(trees)
-    assert plan.layout.capacities == (256, 32)
+    assert plan.layout.capacities == (256, 64, 16, 4)
 
 
 def test_small_capacities_many_chunks():
     p = T.treelstm_params(jax.random.PRNGKey(5), 8)
     trees = T.random_batch(random.Random(5), 7, 1, 30)
-    batched = autograph.fold(T.encode, capacity=4, small_capacity=2)
+    batched = autograph.fold(T.encode, capacities=(4, 2))
     assert_close(batched(p, trees), stacked(T.encode, p, trees), RTOL_ROOTS)
 
 
