@@ -38,6 +38,7 @@ from autograph.errors import ConversionError
 GRID_STEPS_PER_DOUBLING = 4
 HEADROOM = 1.25
 MIN_CHUNKS = 4
+SLACK_ROWS = 256
 
 
 def bucket(n: int | float) -> int:
@@ -173,9 +174,12 @@ def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=
     need = (tuple(totals[c] + 1 for c in classes)
             + tuple(len(merged[s][0]) for s in leaf_sigs)
             + tuple(max(n, MIN_CHUNKS) for n in need_chunks))
+    # Short scans vary most from batch to batch (the tallest tree's height); spare
+    # steps of a small capacity are cheap: give each scan SLACK_ROWS rows to spare.
+    slack = (0,) * (len(need) - len(capacities)) + tuple(SLACK_ROWS // k for k in capacities)
     shape = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
                    root_treedef, root_classes, ())
-    sizes = choose_sizes(shape.shape_key(), need)
+    sizes = choose_sizes(shape.shape_key(), need, slack)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
                     root_treedef, root_classes, sizes, counter)
     n_classes, n_leaf = len(classes), len(leaf_sigs)
@@ -225,19 +229,28 @@ def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=
 
 
 class SizeChooser:
-    """The sizes of the executors issued so far, per layout shape: a new batch reuses
-    the smallest that fits it without doubling any size, or gets a new one rounded
-    up to the grid with headroom."""
+    """The sizes of the executors issued so far, per layout shape.
+
+    A batch reuses the smallest issued sizes that fit it without doubling any size.
+    Otherwise it gets new sizes: its needs with headroom, rounded up to the grid,
+    and at least every size issued before (so the newest layout fits every batch
+    seen so far, and a new compile happens only when some size sets a record)."""
 
     def __init__(self):
         self.issued: dict = {}
 
-    def __call__(self, shape_key, need):
+    def __call__(self, shape_key, need, slack=None):
         issued = self.issued.setdefault(shape_key, [])
         fitting = [sizes for sizes in issued
-                   if all(n <= s <= 2 * n + 16 for n, s in zip(need, sizes, strict=True))]
+                   if all(n <= s <= 2 * n + 16 + extra
+                          for n, s, extra in zip(need, sizes, slack or (0,) * len(need),
+                                                 strict=True))]
         if fitting:
             return min(fitting, key=sum)
-        sizes = tuple(bucket(n * HEADROOM) for n in need)
-        issued.append(sizes)
+        slack = slack or (0,) * len(need)
+        sizes = tuple(bucket(n * HEADROOM + extra) for n, extra in zip(need, slack, strict=True))
+        for previous in issued:
+            sizes = tuple(max(a, b) for a, b in zip(sizes, previous, strict=True))
+        if sizes not in issued:
+            issued.append(sizes)
         return sizes

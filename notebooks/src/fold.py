@@ -49,7 +49,7 @@ def random_expr(rng, leaves):
 
 
 rng = random.Random(0)
-train = [random_expr(rng, rng.randrange(1, 9)) for _ in range(512)]
+train = [random_expr(rng, rng.randrange(1, 9)) for _ in range(256)]
 print(len(train), "expressions, e.g. a value of", train[0].value())
 # %% [md]
 # ## The model: plain recursive Python
@@ -95,7 +95,7 @@ print(roots.shape, float(jnp.abs(roots - plain).max()))
 # an ordinary argument. Batches of different shapes reuse a few compiled programs
 # (their sizes are rounded up to a geometric grid).
 # %%
-optimizer = optax.adam(3e-3)
+optimizer = optax.adam(1e-2)
 
 
 def loss_fn(p, plan, targets):
@@ -115,7 +115,7 @@ batches = [train[i:i + 64] for i in range(0, len(train), 64)]
 plans = [batched.plan(b) for b in batches]
 targets = [jnp.array([t.value() for t in b], jnp.float32) / 10 for b in batches]
 losses = []
-for _ in range(15):
+for _ in range(12):
     for plan, target in zip(plans, targets, strict=True):
         params, state, loss = update(params, state, plan, target)
         losses.append(float(loss))

@@ -34,7 +34,7 @@ def count_compiles(batches, n_trees, low, high, seed=0):
 
 
 def test_compiles_over_random_batches():
-    after = count_compiles(30, 8, 16, 128)
+    after = count_compiles(30, 64, 16, 128)
     assert max(after[20][:2]) <= 2      # the loss and its gradient, each
     assert max(after[30][:2]) <= 4
     assert after[30][2] <= 2 * after[30][0]     # the executor: traced within those
