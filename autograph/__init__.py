@@ -30,6 +30,7 @@ from autograph.api import (
     to_graph,
 )
 from autograph.errors import ConversionError
+from autograph.fold import fold
 
 __all__ = [
     "ConversionError",
@@ -37,6 +38,7 @@ __all__ = [
     "convert_modules",
     "do_not_convert",
     "do_not_convert_modules",
+    "fold",
     "set_debug",
     "set_disk_cache",
     "set_element_type",

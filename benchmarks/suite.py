@@ -31,6 +31,7 @@ from . import (
     unrolling,
     vmap_select,
 )
+from . import fold as fold_benchmark
 from .harness import TimingPlan, aot_split, error_text, interleaved_medians, timed
 from .scaling import measure_scaling
 from .workloads import (
@@ -75,6 +76,8 @@ class SuiteConfig:
     unrolling: bool = True
     # A staged `if` under vmap against hand-written lax.cond and jnp.where (issue 28).
     vmap_select: bool = True
+    # autograph.fold on a TreeLSTM (benchmarks/fold.py): "tiny", "small", "full" or None.
+    fold_profile: str | None = "small"
 
     @classmethod
     def quick_preset(cls, **overrides) -> SuiteConfig:
@@ -83,7 +86,7 @@ class SuiteConfig:
                     unroll_cap=0, scaling_unroll_cap=100, scaling_repeats=1,
                     conversion_cold_reps=3, conversion_cached_reps=100,
                     first_call_rounds=3, lambda_sizes=(200,), python_loop_rounds=3,
-                    python_corpus_rounds=3)
+                    python_corpus_rounds=3, fold_profile="tiny")
         return cls(**{**base, **overrides})
 
     @classmethod
@@ -263,6 +266,9 @@ def run_suite(config: SuiteConfig, progress: Progress = print) -> dict[str, Any]
     if config.only is None and config.vmap_select:
         progress("a staged if under vmap: select vs lax.cond vs jnp.where")
         sections["vmap_select"] = vmap_select.run(quick=config.quick)
+    if config.only is None and config.fold_profile:
+        progress("autograph.fold: a TreeLSTM over random trees, batched")
+        sections["fold"] = fold_benchmark.run(config.fold_profile, progress)
     scaling = []
     if config.scaling:
         scaling = measure_scaling(config.scaling_ns, config.scaling_unroll_cap,

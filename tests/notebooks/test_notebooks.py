@@ -27,6 +27,7 @@ def test_there_are_notebooks():
 
 
 SOURCES = sorted((NOTEBOOKS[0].parent / "src").glob("[0-9][0-9]_*.py")) if NOTEBOOKS else []
+SOURCES += [s for s in [NOTEBOOKS[0].parent / "src" / "fold.py"] if NOTEBOOKS and s.exists()]
 
 
 def _build_module():

@@ -1,0 +1,13 @@
+"""``autograph.fold``: TensorFlow Fold's dynamic batching for plain recursive Python.
+
+    recording.py   the recursion run over each tree with placeholders for arrays
+    rewrite.py     the recording copy of a function: every call through one hook
+    schedule.py    heights, (signature, height) groups, chunks, size buckets: a Plan
+    executor.py    one jitted program per layout: leaves at once, a scan over chunks
+    api.py         ``fold(fn)``: ``__call__(params, trees_or_plan)`` and ``.plan``
+"""
+
+from autograph.fold.api import Fold, fold
+from autograph.fold.schedule import Plan
+
+__all__ = ["Fold", "Plan", "fold"]

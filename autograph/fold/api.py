@@ -1,0 +1,151 @@
+"""``autograph.fold``: dynamic batching of a plain recursive function over trees."""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+import jax
+import numpy as np
+from jax import tree_util
+
+from autograph.errors import ConversionError
+from autograph.fold import executor
+from autograph.fold.recording import Recorder, Registry
+from autograph.fold.schedule import Plan, SizeChooser, schedule
+
+# Rows per step of each of the executor's scans, and a step's overhead in rows.
+CAPACITIES = (256, 64, 16, 4)
+STEP_COST = 8
+
+# Recordings kept per folded function (per-tree, reused when a tree comes again).
+CACHED_TREES = 65536
+
+
+class Fold:
+    """A recursive function ``fn(params, tree)`` run over batches of trees, batched.
+
+        def encode(p, node):                       # unmodified recursive Python
+            if node.is_leaf:
+                return leaf(p, node.word)
+            return cell(p, encode(p, node.left), encode(p, node.right))
+
+        batched = autograph.fold(encode)
+        roots = batched(p, trees)                  # == stack([encode(p, t) for t in trees])
+        plan = batched.plan(trees)                 # outside jit: the schedule, a pytree
+        jax.jit(lambda p, plan: batched(p, plan).sum())(p, plan)
+
+    ``fn`` runs in Python once per tree to record it (see ``recording.py``): its
+    branches on the tree's structure run as written, every call that receives an
+    array computed in the recursion or the parameters is a node, and a branch on a
+    computed value becomes a select of both sides. Nodes with the same signature
+    and height run together (``schedule.py``, ``executor.py``). ``fn`` and the
+    functions it calls must be pure; trees must not change once recorded.
+    """
+
+    def __init__(self, fn, *, capacities=CAPACITIES, step_cost: int = STEP_COST):
+        if not callable(fn):
+            raise TypeError(f"autograph.fold expects a function, got {fn!r}")
+        capacities = tuple(int(c) for c in capacities)
+        if not capacities or list(capacities) != sorted(capacities, reverse=True) or min(
+                capacities) < 1:
+            raise ValueError("capacities: positive chunk sizes, largest first")
+        self.fn = fn
+        self.capacities = capacities
+        self.step_cost = step_cost
+        self.traces = 0
+        self._registries: dict = {}
+        self._recordings: collections.OrderedDict = collections.OrderedDict()
+        self._sizes = SizeChooser()
+        self._param_avals = None
+        self._lock = threading.RLock()
+        self.__wrapped__ = fn
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __repr__(self):
+        return f"autograph.fold({getattr(self.fn, '__qualname__', self.fn)})"
+
+    def _count_trace(self):
+        self.traces += 1
+
+    def plan(self, trees, params=None) -> Plan:
+        """The schedule of ``trees`` (a list of trees): index arrays and per-node data,
+        to pass through ``jax.jit`` as an argument. Built in Python, outside ``jit``.
+        The shapes of the parameters come from ``params`` (arrays or
+        ``jax.ShapeDtypeStruct``s), or from the last call of this object."""
+        trees = list(trees)
+        if not trees:
+            raise ValueError("autograph.fold: an empty batch of trees")
+        with self._lock:
+            registry = self._registry(params)
+            recordings = [self._record(registry, tree) for tree in trees]
+            return schedule(recordings, registry, self.capacities, self.step_cost,
+                            self._sizes, self._count_trace)
+
+    def __call__(self, params, trees_or_plan):
+        """The roots of every tree, stacked: ``(len(trees), ...)`` per leaf of ``fn``'s
+        result. ``trees_or_plan`` is a list of trees or a :meth:`plan`."""
+        if isinstance(trees_or_plan, Plan):
+            plan = trees_or_plan
+            self._check_params(plan, params)
+        else:
+            plan = self.plan(trees_or_plan, params)
+        return executor.run(params, plan.arrays, layout=plan.layout)
+
+    def _registry(self, params):
+        if params is None:
+            if self._param_avals is None:
+                raise ConversionError(
+                    "autograph.fold: plan() needs the parameters' shapes: call the folded "
+                    "function once, or pass params= (arrays or jax.ShapeDtypeStruct)")
+            avals = self._param_avals
+        else:
+            avals = jax.tree_util.tree_map(
+                lambda x: jax.ShapeDtypeStruct(np.shape(x), jax.numpy.result_type(x)), params)
+            self._param_avals = avals
+        key = _avals_key(avals)
+        registry = self._registries.get(key)
+        if registry is None:
+            registry = self._registries[key] = Registry(avals)
+        return registry
+
+    def _record(self, registry, tree):
+        key = (id(registry), id(tree))
+        hit = self._recordings.get(key)
+        if hit is not None and hit[0] is tree:
+            self._recordings.move_to_end(key)
+            return hit[1]
+        recording = Recorder(registry, self.fn).record(tree)
+        self._recordings[key] = (tree, recording)
+        if len(self._recordings) > CACHED_TREES:
+            self._recordings.popitem(last=False)
+        return recording
+
+    def _check_params(self, plan, params):
+        expected = plan.layout.registry.param_avals
+        if _avals_key(jax.tree_util.tree_map(
+                lambda x: jax.ShapeDtypeStruct(np.shape(x), jax.numpy.result_type(x)),
+                params)) != _avals_key(expected):
+            raise ConversionError(
+                "autograph.fold: these parameters do not have the shapes the plan was "
+                "recorded with; make the plan again with plan(trees, params)")
+
+
+def _avals_key(avals):
+    leaves, treedef = tree_util.tree_flatten(avals)
+    return treedef, tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in leaves)
+
+
+def fold(fn=None, *, capacities=CAPACITIES, step_cost: int = STEP_COST):
+    """Batch the recursive function ``fn(params, tree)`` over lists of trees.
+
+    Returns a :class:`Fold`: ``fold(fn)(params, trees)`` equals
+    ``jnp.stack([fn(params, t) for t in trees])`` (per leaf of the result), computed
+    with every call of one signature at one height batched. Usable as a decorator,
+    with or without arguments. ``capacities`` are the rows per step of the
+    executor's scans (one scan each, largest first); ``step_cost`` is a step's
+    overhead counted in rows, which decides the capacity each height runs at.
+    """
+    if fn is None:
+        return lambda f: Fold(f, capacities=capacities, step_cost=step_cost)
+    return Fold(fn, capacities=capacities, step_cost=step_cost)

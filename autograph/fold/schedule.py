@@ -1,0 +1,256 @@
+"""The schedule of a batch: its trees' recordings merged, cut into padded chunks.
+
+Every node gets a depth, its *height* (leaves and other nodes computed from
+parameters and data alone: 0; otherwise 1 + the largest height of its inputs),
+so a node's inputs are always ready when its height comes. Nodes of height 0
+are computed all at once, per signature. The others are grouped by (height,
+signature) and each group cut into chunks of a capacity ``K``: the executor
+runs one chunk per step of a ``scan``, in height order. Levels are not padded
+to the widest level (which would compute several times the real rows); only
+the last chunk of each group is partly padding. One phase (a scan) per
+capacity of a geometric grid (by default 256, 64, 16, 4 rows): each height
+goes to the capacity that computes it cheapest, counting a step's overhead as
+``step_cost`` rows, and never to a larger capacity than a lower height's (the
+phases run one after the other). Wide bottom levels run in large chunks, the
+narrow top of a tall tree (a chain) in small ones. The scans' lengths are
+sizes too; their padding chunks are skipped (``lax.switch`` to a no-op).
+
+A padded slot repeats a real node of its chunk and writes to the class's dump
+row (the last row, never read): its gradient is then exactly zero, never
+``0 * nan``.
+
+Sizes are rounded up to a geometric grid (:func:`bucket`), and a batch reuses
+an executor already compiled for sizes at least its own (and not more than
+twice them), so random batches compile a handful of executors, not one each.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from jax import tree_util
+
+from autograph.errors import ConversionError
+
+# Sizes are rounded to the grid ceil(2 ** (k / 4)), with this much headroom.
+GRID_STEPS_PER_DOUBLING = 4
+HEADROOM = 1.25
+MIN_CHUNKS = 4
+SLACK_ROWS = 256
+
+
+def bucket(n: int | float) -> int:
+    """The smallest size of the geometric grid at least ``n`` (0 stays 0)."""
+    if n <= 0:
+        return 0
+    k = math.ceil(GRID_STEPS_PER_DOUBLING * math.log2(n) - 1e-9)
+    size = math.ceil(2 ** (k / GRID_STEPS_PER_DOUBLING))
+    return size if size >= n else math.ceil(n)
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """What one compiled executor is specialised to (static under ``jit``)."""
+
+    registry: object
+    classes: tuple            # (shape, dtype name) of each buffer
+    leaf_sigs: tuple          # signatures of height-0 nodes
+    inner_sigs: tuple         # the others
+    capacities: tuple         # chunk capacity of each phase
+    n_trees: int
+    root_treedef: object
+    root_classes: tuple
+    sizes: tuple              # rows per class, leaves per leaf signature, chunks per phase
+    counter: object = field(default=None, compare=False)
+
+    def _key(self):
+        return (id(self.registry), self.classes, self.leaf_sigs, self.inner_sigs,
+                self.capacities, self.n_trees, self.root_treedef, self.root_classes,
+                self.sizes)
+
+    def __eq__(self, other):
+        return isinstance(other, Layout) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def shape_key(self):
+        """Everything but the sizes: layouts with equal shape keys share buckets."""
+        return self._key()[:-1]
+
+
+class Plan:
+    """A batch's schedule: int (and data) arrays, a pytree whose static part is the
+    :class:`Layout`. Pass it through ``jax.jit`` as an argument."""
+
+    def __init__(self, arrays, layout: Layout):
+        self.arrays = arrays
+        self.layout = layout
+
+    def __repr__(self):
+        sizes = self.layout.sizes
+        return (f"<fold plan: {self.layout.n_trees} trees, sizes {sizes}, "
+                f"chunk capacities {self.layout.capacities}>")
+
+
+tree_util.register_pytree_node(
+    Plan, lambda plan: ((plan.arrays,), plan.layout),
+    lambda layout, children: Plan(children[0], layout))
+
+
+def merge(recordings):
+    """One batch's nodes: the trees' recordings concatenated, rows offset per class."""
+    first = recordings[0]
+    totals: dict = {}
+    offsets = []
+    for rec in recordings:
+        if rec.root_treedef != first.root_treedef or [c for c, _ in rec.roots] != [
+                c for c, _ in first.roots]:
+            raise ConversionError(
+                "autograph.fold: the trees of a batch return different structures "
+                f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
+        offsets.append(dict(totals))
+        for cls, n in rec.counts.items():
+            totals[cls] = totals.get(cls, 0) + n
+    groups: dict = {}
+    for rec, offset in zip(recordings, offsets, strict=True):
+        for sig, (heights, inputs, outputs, data) in rec.groups.items():
+            in_off = np.asarray([offset.get(c, 0) for c in sig.in_classes], np.int32)
+            out_off = np.asarray([offset.get(c, 0) for c in sig.out_classes], np.int32)
+            groups.setdefault(sig, []).append((heights, inputs + in_off, outputs + out_off,
+                                               data))
+    merged = {}
+    for sig, parts in groups.items():
+        merged[sig] = (np.concatenate([p[0] for p in parts]),
+                       np.concatenate([p[1] for p in parts]),
+                       np.concatenate([p[2] for p in parts]),
+                       [np.concatenate([p[3][j] for p in parts])
+                        for j in range(len(sig.data_avals))])
+    roots = np.asarray([[idx + offset.get(cls, 0) for cls, idx in rec.roots]
+                        for rec, offset in zip(recordings, offsets, strict=True)],
+                       np.int32).reshape(len(recordings), len(first.roots))
+    return merged, totals, roots, first.root_treedef, tuple(c for c, _ in first.roots)
+
+
+def _chunk_groups(heights_by_sig, capacities, step_cost):
+    """Groups (height, sig index, node indices) in execution order, and the phase of
+    each: the capacity that computes its height cheapest, counting ``step_cost``
+    rows of overhead per chunk, never a larger one than an earlier height's."""
+    groups = []
+    for s, heights in enumerate(heights_by_sig):
+        order = np.argsort(heights, kind="stable")
+        values, starts, counts = np.unique(heights[order], return_index=True,
+                                           return_counts=True)
+        for h, start, count in zip(values.tolist(), starts.tolist(), counts.tolist(),
+                                   strict=True):
+            groups.append((h, s, order[start:start + count]))
+    groups.sort(key=lambda g: (g[0], g[1]))
+    widest: dict = {}
+    for h, _, nodes in groups:
+        widest[h] = max(widest.get(h, 0), len(nodes))
+    phase_of, phase = {}, 0
+    for h in sorted(widest):
+        costs = [-(-widest[h] // c) * (c + step_cost) for c in capacities]
+        phase = max(phase, int(np.argmin(costs)))
+        phase_of[h] = phase
+    return groups, [phase_of[h] for h, _, _ in groups]
+
+
+def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=None):
+    """The :class:`Plan` of a batch of recordings."""
+    merged, totals, roots, root_treedef, root_classes = merge(recordings)
+    classes = tuple(sorted(totals, key=repr))
+    class_index = {c: i for i, c in enumerate(classes)}
+    sigs = sorted(merged, key=lambda s: s.number)
+    leaf_sigs = tuple(s for s in sigs if not s.in_classes)
+    inner_sigs = tuple(s for s in sigs if s.in_classes)
+    groups, phases = _chunk_groups([merged[s][0] for s in inner_sigs], capacities,
+                                   step_cost)
+    need_chunks = [0] * len(capacities)
+    for (_, _, nodes), phase in zip(groups, phases, strict=True):
+        need_chunks[phase] += -(-len(nodes) // capacities[phase])
+    need = (tuple(totals[c] + 1 for c in classes)
+            + tuple(len(merged[s][0]) for s in leaf_sigs)
+            + tuple(max(n, MIN_CHUNKS) for n in need_chunks))
+    # Short scans vary most from batch to batch (the tallest tree's height); spare
+    # steps of a small capacity are cheap: give each scan SLACK_ROWS rows to spare.
+    slack = (0,) * (len(need) - len(capacities)) + tuple(SLACK_ROWS // k for k in capacities)
+    shape = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
+                   root_treedef, root_classes, ())
+    sizes = choose_sizes(shape.shape_key(), need, slack)
+    layout = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
+                    root_treedef, root_classes, sizes, counter)
+    n_classes, n_leaf = len(classes), len(leaf_sigs)
+    rows = sizes[:n_classes]
+    dump = [r - 1 for r in rows]
+
+    def out_dump(sig):
+        return np.asarray([dump[class_index[c]] for c in sig.out_classes], np.int32)
+
+    leaf_arrays = []
+    for sig, cap in zip(leaf_sigs, sizes[n_classes:n_classes + n_leaf], strict=True):
+        _, _, outputs, data = merged[sig]
+        n = len(outputs)
+        take = np.zeros(cap, np.int64)
+        take[:n] = np.arange(n)
+        outs = outputs[take]
+        outs[n:] = out_dump(sig)
+        leaf_arrays.append({"outputs": outs, "data": [d[take] for d in data]})
+
+    phase_arrays = []
+    for phase, (K, C) in enumerate(zip(capacities, sizes[n_classes + n_leaf:], strict=True)):
+        chunk_sig = np.full(C, len(inner_sigs), np.int32)     # past the last: skipped
+        takes = [np.zeros((C, K), np.int64) for _ in inner_sigs]
+        real = [np.zeros((C, K), bool) for _ in inner_sigs]
+        c = 0
+        for (_, s, nodes), group_phase in zip(groups, phases, strict=True):
+            if group_phase != phase:
+                continue
+            for start in range(0, len(nodes), K):
+                part = nodes[start:start + K]
+                chunk_sig[c] = s
+                takes[s][c, :] = part[0]
+                takes[s][c, :len(part)] = part
+                real[s][c, :len(part)] = True
+                c += 1
+        per_sig = []
+        for s, sig in enumerate(inner_sigs):
+            _, inputs, outputs, data = merged[sig]
+            take = takes[s]
+            outs = outputs[take]
+            outs[~real[s]] = out_dump(sig)
+            per_sig.append({"inputs": inputs[take], "outputs": outs,
+                            "data": [d[take] for d in data]})
+        phase_arrays.append({"sig": chunk_sig, "per_sig": per_sig})
+    arrays = {"leaf": leaf_arrays, "phases": phase_arrays, "roots": roots}
+    return Plan(arrays, layout)
+
+
+class SizeChooser:
+    """The sizes of the executors issued so far, per layout shape.
+
+    A batch reuses the smallest issued sizes that fit it without doubling any size.
+    Otherwise it gets new sizes: its needs with headroom, rounded up to the grid,
+    and at least every size issued before (so the newest layout fits every batch
+    seen so far, and a new compile happens only when some size sets a record)."""
+
+    def __init__(self):
+        self.issued: dict = {}
+
+    def __call__(self, shape_key, need, slack=None):
+        issued = self.issued.setdefault(shape_key, [])
+        fitting = [sizes for sizes in issued
+                   if all(n <= s <= 2 * n + 16 + extra
+                          for n, s, extra in zip(need, sizes, slack or (0,) * len(need),
+                                                 strict=True))]
+        if fitting:
+            return min(fitting, key=sum)
+        slack = slack or (0,) * len(need)
+        sizes = tuple(bucket(n * HEADROOM + extra) for n, extra in zip(need, slack, strict=True))
+        for previous in issued:
+            sizes = tuple(max(a, b) for a, b in zip(sizes, previous, strict=True))
+        if sizes not in issued:
+            issued.append(sizes)
+        return sizes

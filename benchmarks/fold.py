@@ -1,0 +1,452 @@
+"""autograph.fold on a binary TreeLSTM: against one jitted call per node, padding under
+vmap, and a hand-written depth-batched oracle.
+
+Workload (issue 29): batches of random binary trees of 16-128 leaves, vocabulary
+1,000, float32, state width H. Rows, timed interleaved in one run with host time
+included (``harness.interleaved_medians``):
+
+- ``fold``: ``jit(batched)(p, batched.plan(trees))``: each call merges the trees'
+  cached recordings and schedules them (Python) and runs the compiled executor;
+  ``fold_recording``: the same with every tree recorded afresh;
+- ``per_node``: the plain recursion calling ``jit(leaf)`` / ``jit(cell)`` per node;
+- ``padded``: every tree padded to the largest possible tree (2 x 128 - 1 node
+  slots, topological order) and run under ``vmap``, one slot per step of a
+  ``fori_loop``, leaf and cell both computed and selected;
+- ``oracle``: written by hand for this batch: all leaves at once, then one
+  gather / cell / scatter-add per level at its exact size, unrolled under ``jit``
+  (compiled per batch, compile excluded).
+
+Each forward and forward+backward (``grad`` of the sum of squares of the roots'
+h). Also: XLA's temp memory of the gradient (fold vs oracle), the gradient /
+forward ratio, one chain-shaped tree in a batch vs a random batch, compiles over
+random batches, and recording cost per node against the bare recursion.
+
+    python -m benchmarks.fold              # small profile (a few minutes, 2 cores)
+    python -m benchmarks.fold --full       # the issue's sizes: 64 trees, H = 128 and 512
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+import autograph
+
+from .harness import TimingPlan, interleaved_medians
+
+VOCAB = 1000
+LOW, HIGH = 16, 128
+PROFILES = {
+    # name: trees per batch, widths, timing plan, random batches for the compile count
+    "tiny": dict(batch=8, widths=(32,), plan=TimingPlan(rounds=3, sample_s=0.002,
+                                                        budget_s=0.3), batches=20),
+    "small": dict(batch=64, widths=(128,), plan=TimingPlan(rounds=5, sample_s=0.02,
+                                                           budget_s=4.0), batches=50),
+    "full": dict(batch=64, widths=(128, 512), plan=TimingPlan(rounds=7, sample_s=0.05,
+                                                              budget_s=20.0), batches=1000),
+}
+
+
+# -- the model: plain recursive Python ------------------------------------------------
+
+class Node:
+    def __init__(self, word=None, left=None, right=None):
+        self.word, self.left, self.right = word, left, right
+
+    @property
+    def is_leaf(self):
+        return self.left is None
+
+
+def random_tree(rng, leaves):
+    if leaves == 1:
+        return Node(word=rng.randrange(VOCAB))
+    k = rng.randrange(1, leaves)
+    return Node(left=random_tree(rng, k), right=random_tree(rng, leaves - k))
+
+
+def chain_tree(leaves, rng):
+    tree = Node(word=rng.randrange(VOCAB))
+    for _ in range(leaves - 1):
+        tree = Node(left=tree, right=Node(word=rng.randrange(VOCAB)))
+    return tree
+
+
+def random_batch(rng, n):
+    return [random_tree(rng, rng.randrange(LOW, HIGH + 1)) for _ in range(n)]
+
+
+def init(key, hidden):
+    k1, k2 = jax.random.split(key)
+    return {"embed": jax.random.normal(k1, (VOCAB, hidden)) * 0.5,
+            "w": jax.random.normal(k2, (2 * hidden, 5 * hidden)) / np.sqrt(2.0 * hidden),
+            "b": jnp.zeros(5 * hidden)}
+
+
+def leaf(p, word):
+    x = p["embed"][word]
+    return jnp.tanh(x), x
+
+
+def cell(p, left, right):
+    (hl, cl), (hr, cr) = left, right
+    z = jnp.concatenate([hl, hr], axis=-1) @ p["w"] + p["b"]
+    i, fl, fr, o, u = jnp.split(z, 5, axis=-1)
+    c = (jax.nn.sigmoid(i) * jnp.tanh(u) + jax.nn.sigmoid(fl) * cl
+         + jax.nn.sigmoid(fr) * cr)
+    return jax.nn.sigmoid(o) * jnp.tanh(c), c
+
+
+def encode(p, node):
+    if node.is_leaf:
+        return leaf(p, node.word)
+    return cell(p, encode(p, node.left), encode(p, node.right))
+
+
+# -- baseline: one jitted call per node -----------------------------------------------
+
+leaf_jit, cell_jit = jax.jit(leaf), jax.jit(cell)
+
+
+def encode_per_node(p, node):
+    if node.is_leaf:
+        return leaf_jit(p, node.word)
+    return cell_jit(p, encode_per_node(p, node.left), encode_per_node(p, node.right))
+
+
+def per_node_roots(p, trees):
+    return jnp.stack([encode_per_node(p, t)[0] for t in trees])
+
+
+# -- baseline: padded to the largest tree, under vmap ---------------------------------
+
+SLOTS = 2 * HIGH - 1
+
+
+def padded_arrays(trees):
+    words = np.zeros((len(trees), SLOTS), np.int32)
+    left = np.zeros((len(trees), SLOTS), np.int32)
+    right = np.zeros((len(trees), SLOTS), np.int32)
+    is_leaf = np.ones((len(trees), SLOTS), bool)
+    root = np.zeros(len(trees), np.int32)
+    for b, tree in enumerate(trees):
+        order = []
+
+        def visit(node, order=order):
+            if not node.is_leaf:
+                node.slot_l, node.slot_r = visit(node.left), visit(node.right)
+            order.append(node)
+            return len(order) - 1
+
+        root[b] = visit(tree)
+        for i, node in enumerate(order):
+            if node.is_leaf:
+                words[b, i] = node.word
+            else:
+                is_leaf[b, i] = False
+                left[b, i], right[b, i] = node.slot_l, node.slot_r
+    return words, left, right, is_leaf, root
+
+
+def padded_tree(p, words, left, right, is_leaf, root):
+    hidden = p["b"].shape[0] // 5
+
+    def step(i, state):
+        hs, cs = state
+        h_leaf, c_leaf = leaf(p, words[i])
+        h_in, c_in = cell(p, (hs[left[i]], cs[left[i]]), (hs[right[i]], cs[right[i]]))
+        h = jnp.where(is_leaf[i], h_leaf, h_in)
+        c = jnp.where(is_leaf[i], c_leaf, c_in)
+        return hs.at[i].set(h), cs.at[i].set(c)
+
+    zeros = jnp.zeros((SLOTS, hidden))
+    hs, _ = lax.fori_loop(0, SLOTS, step, (zeros, zeros))
+    return hs[root]
+
+
+padded_roots = jax.vmap(padded_tree, in_axes=(None, 0, 0, 0, 0, 0))
+
+
+# -- the oracle: depth-batched by hand --------------------------------------------------
+
+def oracle_arrays(trees):
+    """Rows: all leaves first, then each level's nodes contiguously."""
+    leaves, levels = [], {}
+
+    def height(node):
+        if node.is_leaf:
+            node.row = len(leaves)
+            leaves.append(node.word)
+            return 0
+        node.height = 1 + max(height(node.left), height(node.right))
+        levels.setdefault(node.height, []).append(node)
+        return node.height
+
+    for tree in trees:
+        height(tree)
+    row = len(leaves)
+    level_arrays = []
+    for h in sorted(levels):
+        for node in levels[h]:
+            node.row = row
+            row += 1
+        level_arrays.append((np.asarray([n.left.row for n in levels[h]], np.int32),
+                             np.asarray([n.right.row for n in levels[h]], np.int32)))
+    return (np.asarray(leaves, np.int32), tuple(level_arrays),
+            np.asarray([t.row for t in trees], np.int32), row)
+
+
+def make_oracle(arrays):
+    words, levels, roots, rows = arrays
+
+    def roots_h(p):
+        h0, c0 = jax.vmap(leaf, in_axes=(None, 0))(p, words)
+        hidden = h0.shape[1]
+        hs = jnp.zeros((rows, hidden)).at[:len(words)].add(h0)
+        cs = jnp.zeros((rows, hidden)).at[:len(words)].add(c0)
+        start = len(words)
+        batched_cell = jax.vmap(cell, in_axes=(None, 0, 0))
+        for left, right in levels:
+            h, c = batched_cell(p, (hs[left], cs[left]), (hs[right], cs[right]))
+            hs = hs.at[start:start + len(left)].add(h)
+            cs = cs.at[start:start + len(left)].add(c)
+            start += len(left)
+        return hs[roots]
+
+    return roots_h
+
+
+# -- measurements -----------------------------------------------------------------------
+
+def _loss(roots):
+    return jnp.sum(roots ** 2)
+
+
+def measure_width(hidden, batch, plan, seed=0, rows=None):
+    """Every row at one width, interleaved; ratios against fold."""
+    rng = random.Random(seed)
+    p = init(jax.random.PRNGKey(seed), hidden)
+    trees = random_batch(rng, batch)
+    with_chain = random_batch(rng, batch - 1) + [chain_tree(HIGH, rng)]
+    batched = autograph.fold(encode)
+    batched(p, trees[:1])
+
+    fold_fwd = jax.jit(lambda p, plan: batched(p, plan)[0])
+    fold_grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
+    padded = padded_arrays(trees)
+    pad_fwd = jax.jit(padded_roots)
+    pad_grad = jax.jit(jax.grad(lambda p, *a: _loss(padded_roots(p, *a))))
+    oracle = make_oracle(oracle_arrays(trees))
+    oracle_fwd = jax.jit(oracle)
+    oracle_grad = jax.jit(jax.grad(lambda p: _loss(oracle(p))))
+    per_node_grad = jax.grad(lambda p: _loss(per_node_roots(p, trees)))
+
+    def fresh_plan(tree_list):
+        batched._recordings.clear()
+        return batched.plan(tree_list)
+
+    fns = {
+        "fold_fwd": lambda: fold_fwd(p, batched.plan(trees)),
+        "fold_grad": lambda: fold_grad(p, batched.plan(trees)),
+        "fold_recording_fwd": lambda: fold_fwd(p, fresh_plan(trees)),
+        "fold_chain_grad": lambda: fold_grad(p, batched.plan(with_chain)),
+        "fold_chain_fwd": lambda: fold_fwd(p, batched.plan(with_chain)),
+        "oracle_fwd": lambda: oracle_fwd(p),
+        "oracle_grad": lambda: oracle_grad(p),
+        "padded_fwd": lambda: pad_fwd(p, *padded),
+        "padded_grad": lambda: pad_grad(p, *padded),
+        "per_node_fwd": lambda: per_node_roots(p, trees),
+        "per_node_grad": lambda: per_node_grad(p),
+    }
+    if rows:
+        fns = {k: v for k, v in fns.items() if k in rows}
+    # correctness first: the roots and gradients of every row against the recursion
+    expected = per_node_roots(p, trees)
+    plan_ = batched.plan(trees)
+    checks = {
+        "fold_roots_rel_err": _rel(fold_fwd(p, plan_), expected),
+        "padded_roots_rel_err": _rel(pad_fwd(p, *padded), expected),
+        "oracle_roots_rel_err": _rel(oracle_fwd(p), expected),
+    }
+    for fn in fns.values():            # compile (and warm) outside the timings
+        jax.block_until_ready(fn())
+    if "per_node_grad" in fns:
+        checks["fold_grad_rel_err"] = _rel(fold_grad(p, plan_), per_node_grad(p))
+    timings = interleaved_medians(fns, plan)
+    med = {k: v["median_s"] for k, v in timings.items()}
+    memory = {
+        "fold_grad_temp_bytes": _temp_bytes(fold_grad, p, plan_),
+        "oracle_grad_temp_bytes": _temp_bytes(oracle_grad, p),
+        "padded_grad_temp_bytes": _temp_bytes(pad_grad, p, *padded),
+    }
+    nodes = sum(len(g[0]) for t in trees for g in batched._record(
+        batched._registry(None), t).groups.values())
+    return {"hidden": hidden, "batch": batch, "nodes": nodes, "median_s": med,
+            "ratios": _ratios(med, memory), "memory": memory, "checks": checks,
+            "plan": repr(plan_)}
+
+
+def _ratios(med, memory):
+    r = {}
+
+    def ratio(name, a, b):
+        if a in med and b in med:
+            r[name] = med[a] / med[b]
+
+    ratio("fwd_speedup_vs_per_node", "per_node_fwd", "fold_fwd")
+    ratio("grad_speedup_vs_per_node", "per_node_grad", "fold_grad")
+    ratio("fwd_speedup_vs_padded", "padded_fwd", "fold_fwd")
+    ratio("grad_speedup_vs_padded", "padded_grad", "fold_grad")
+    ratio("fold_speed_vs_oracle_fwd", "oracle_fwd", "fold_fwd")
+    ratio("fold_speed_vs_oracle_grad", "oracle_grad", "fold_grad")
+    ratio("grad_over_fwd", "fold_grad", "fold_fwd")
+    ratio("chain_batch_over_random_fwd", "fold_chain_fwd", "fold_fwd")
+    ratio("chain_batch_over_random_grad", "fold_chain_grad", "fold_grad")
+    ratio("recording_fwd_over_cached_fwd", "fold_recording_fwd", "fold_fwd")
+    if memory["oracle_grad_temp_bytes"]:
+        r["grad_memory_vs_oracle"] = (memory["fold_grad_temp_bytes"]
+                                      / memory["oracle_grad_temp_bytes"])
+    return r
+
+
+def _rel(actual, expected):
+    """The largest error over the leaves, each relative to its leaf's largest value."""
+    worst = 0.0
+    for a, e in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected),
+                    strict=True):
+        a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+        worst = max(worst, float(np.abs(a - e).max() / max(np.abs(e).max(), 1e-30)))
+    return worst
+
+
+def _temp_bytes(jitted, *args):
+    try:
+        return int(jitted.lower(*args).compile().memory_analysis().temp_size_in_bytes)
+    except Exception:
+        return None
+
+
+def measure_compiles(batches, batch, hidden=16, seed=1):
+    """Compiles of the user's jitted loss and its gradient over random batches."""
+    rng = random.Random(seed)
+    p = init(jax.random.PRNGKey(seed), hidden)
+    batched = autograph.fold(encode)
+    batched(p, [Node(word=0)])
+    fwd = jax.jit(lambda p, plan: _loss(batched(p, plan)[0]))
+    grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
+    counts = {}
+    for i in range(1, batches + 1):
+        plan = batched.plan(random_batch(rng, batch))
+        fwd(p, plan)
+        grad(p, plan)
+        if i in (1, 20, batches):
+            counts[i] = {"fwd": fwd._cache_size(), "grad": grad._cache_size()}
+    return counts
+
+
+def measure_recording(batch, seed=2):
+    """Microseconds per node: the bare recursion, recording (fresh), and the
+    recursion converted by autograph.convert run in Python mode."""
+    rng = random.Random(seed)
+    trees = random_batch(rng, batch)
+    p = init(jax.random.PRNGKey(0), 8)
+    batched = autograph.fold(encode)
+    batched(p, trees[:1])
+
+    def bare(node):
+        if node.is_leaf:
+            return node.word
+        return bare(node.left) + bare(node.right)
+
+    nodes = 0
+
+    def count(node):
+        return 1 if node.is_leaf else 1 + count(node.left) + count(node.right)
+
+    nodes = sum(count(t) for t in trees)
+    converted = autograph.convert(bare)
+
+    def timed(fn, repeat=3):
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.process_time()
+            fn()
+            best = min(best, time.process_time() - start)
+        return best / nodes * 1e6
+
+    def record():
+        batched._recordings.clear()
+        batched.plan(trees)
+
+    return {"nodes": nodes,
+            "bare_us_per_node": timed(lambda: [bare(t) for t in trees]),
+            "converted_python_us_per_node": timed(lambda: [converted(t) for t in trees]),
+            "recording_us_per_node": timed(record)}
+
+
+GOALS = [
+    # (ratio key, goal, H, "min"/"max")
+    ("fwd_speedup_vs_per_node", 5, 128, "min"), ("fwd_speedup_vs_per_node", 2, 512, "min"),
+    ("grad_speedup_vs_per_node", 50, 128, "min"), ("grad_speedup_vs_per_node", 25, 512, "min"),
+    ("fwd_speedup_vs_padded", 2.5, None, "min"), ("grad_speedup_vs_padded", 4, None, "min"),
+    ("grad_over_fwd", 5, 128, "max"), ("grad_memory_vs_oracle", 1.25, None, "max"),
+    ("fold_speed_vs_oracle_fwd", 0.85, None, "min"),
+    ("fold_speed_vs_oracle_grad", 0.85, None, "min"),
+    ("chain_batch_over_random_grad", 2, None, "max"),
+    ("chain_batch_over_random_fwd", 2, None, "max"),
+]
+
+
+def run(profile="small", progress=print):
+    """All measurements of one profile ("tiny", "small", "full") as a dict."""
+    config = PROFILES[profile]
+    out = {"profile": profile, "device": jax.devices()[0].device_kind, "widths": []}
+    for hidden in config["widths"]:
+        progress(f"fold: H = {hidden}, {config['batch']} trees of {LOW}-{HIGH} leaves")
+        out["widths"].append(measure_width(hidden, config["batch"], config["plan"]))
+    progress(f"fold: compiles over {config['batches']} random batches")
+    out["compiles"] = measure_compiles(config["batches"], config["batch"])
+    out["recording"] = measure_recording(config["batch"])
+    return out
+
+
+def table(result) -> str:
+    lines = [f"autograph.fold benchmark ({result['profile']} profile, {result['device']})"]
+    for w in result["widths"]:
+        lines.append(f"\nH = {w['hidden']}, {w['batch']} trees, {w['nodes']} nodes; {w['plan']}")
+        for name, s in w["median_s"].items():
+            lines.append(f"  {name:<22} {s * 1e3:10.2f} ms")
+        for name, value in w["ratios"].items():
+            goal = [g for g in GOALS if g[0] == name and g[2] in (None, w["hidden"])]
+            mark = ""
+            if goal:
+                _, target, _, how = goal[0]
+                met = value >= target if how == "min" else value <= target
+                mark = f"   goal {'>=' if how == 'min' else '<='} {target}: " + (
+                    "met" if met else "NOT met")
+            lines.append(f"  {name:<34} {value:8.2f}{mark}")
+        for name, value in {**w["memory"], **w["checks"]}.items():
+            lines.append(f"  {name:<34} {value}")
+    lines.append(f"\ncompiles (jitted loss / its gradient): {result['compiles']}")
+    lines.append(f"recording: {result['recording']}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="the issue's sizes")
+    parser.add_argument("--tiny", action="store_true", help="a smoke run")
+    args = parser.parse_args(argv)
+    profile = "full" if args.full else "tiny" if args.tiny else "small"
+    print(table(run(profile, progress=lambda s: print(s, file=sys.stderr))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""autograph.fold against the plain per-node recursion: eager, inside jit, under grad."""
+
+import random
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autograph
+from autograph.fold.schedule import bucket
+from tests.fold import trees as T
+
+RTOL_ROOTS = 1e-6
+RTOL_GRADS = 1e-5
+
+
+def assert_close(actual, expected, rtol):
+    for a, e in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected),
+                    strict=True):
+        a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+        assert a.shape == e.shape
+        scale = np.maximum(np.abs(e).max(), 1e-30)
+        assert np.abs(a - e).max() <= rtol * scale, (np.abs(a - e).max(), scale)
+
+
+def stacked(fn, p, trees):
+    outs = [fn(p, t) for t in trees]
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *outs)
+
+
+@pytest.fixture(scope="module")
+def lstm():
+    p = T.treelstm_params(jax.random.PRNGKey(0), 16)
+    trees = T.random_batch(random.Random(0), 6, 1, 24)
+    return p, trees, autograph.fold(T.encode)
+
+
+def test_treelstm_roots_three_ways(lstm):
+    p, trees, batched = lstm
+    expected = stacked(T.encode, p, trees)
+    assert_close(batched(p, trees), expected, RTOL_ROOTS)
+    plan = batched.plan(trees)
+    assert_close(jax.jit(batched)(p, plan), expected, RTOL_ROOTS)
+    h, c = batched(p, plan)
+    assert h.shape == c.shape == (len(trees), 16)
+
+
+def test_treelstm_gradients(lstm):
+    p, trees, batched = lstm
+
+    def plain_loss(p):
+        h, c = stacked(T.encode, p, trees)
+        return jnp.sum(h ** 2) + jnp.sum(jnp.sin(c))
+
+    def fold_loss(p, plan):
+        h, c = batched(p, plan)
+        return jnp.sum(h ** 2) + jnp.sum(jnp.sin(c))
+
+    plan = batched.plan(trees)
+    expected = jax.grad(plain_loss)(p)
+    assert_close(jax.jit(jax.grad(fold_loss))(p, plan), expected, RTOL_GRADS)
+    assert_close(jax.grad(fold_loss)(p, plan), expected, RTOL_GRADS)
+
+
+def test_branch_on_computed_value_is_a_select():
+    p = T.rnn_params(jax.random.PRNGKey(1), 8)
+    trees = T.random_batch(random.Random(1), 8, 1, 12, vocab=50)
+    batched = autograph.fold(T.branchy)
+    expected = stacked(T.branchy, p, trees)
+    assert_close(batched(p, trees), expected, RTOL_ROOTS)
+    plan = batched.plan(trees)
+    assert_close(jax.jit(batched)(p, plan), expected, RTOL_ROOTS)
+    loss = lambda p, plan: jnp.sum(jnp.tanh(batched(p, plan)))  # noqa: E731
+    expected_grad = jax.grad(lambda p: jnp.sum(jnp.tanh(stacked(T.branchy, p, trees))))(p)
+    assert_close(jax.jit(jax.grad(loss))(p, plan), expected_grad, RTOL_GRADS)
+    # both answers occur, so both sides were really selected between
+    sums = [float(T.mix(p, T.branchy(p, t.left), T.branchy(p, t.right)).sum())
+            for t in trees if not t.is_leaf]
+    assert min(sums) < 0 < max(sums)
+
+
+def test_children_in_a_list_and_jnp_calls_in_the_recursion():
+    p = T.rnn_params(jax.random.PRNGKey(2), 8)
+    rng = random.Random(2)
+
+    def grow(depth):
+        kids = [grow(depth - 1) for _ in range(rng.randrange(0, 4))] if depth else []
+        return T.NaryNode(rng.randrange(50), kids)
+
+    trees = [grow(3) for _ in range(5)]
+    batched = autograph.fold(T.nary)
+    expected = stacked(T.nary, p, trees)
+    assert_close(batched(p, trees), expected, RTOL_ROOTS)
+    assert_close(jax.jit(batched)(p, batched.plan(trees)), expected, RTOL_ROOTS)
+
+
+def test_a_shared_subtree_is_computed_once():
+    p = T.treelstm_params(jax.random.PRNGKey(3), 8)
+    shared = T.random_tree(random.Random(3), 9)
+    dag = T.Node(left=T.Node(left=shared, right=T.Node(word=1)), right=shared)
+    calls = []
+
+    def counting_cell(p, left, right):
+        calls.append(1)
+        return T.cell(p, left, right)
+
+    def encode(p, node):
+        if node.is_leaf:
+            return T.leaf(p, node.word)
+        return counting_cell(p, encode(p, node.left), encode(p, node.right))
+
+    batched = autograph.fold(encode)
+    expected = stacked(T.encode, p, [dag])
+    assert_close(batched(p, [dag]), expected, RTOL_ROOTS)
+    recording = next(iter(batched._recordings.values()))[1]
+    nodes = sum(len(group[0]) for group in recording.groups.values())
+    assert nodes == T.count_nodes(dag)      # the shared subtree's nodes once
+    assert nodes < 2 * T.count_nodes(shared) + 3
+
+
+def test_chain_in_a_batch():
+    p = T.treelstm_params(jax.random.PRNGKey(4), 8)
+    trees = T.random_batch(random.Random(4), 5, 2, 20) + [T.chain_tree(40)]
+    batched = autograph.fold(T.encode)
+    assert_close(batched(p, trees), stacked(T.encode, p, trees), RTOL_ROOTS)
+    plan = batched.plan(trees)
+    assert plan.layout.capacities == (256, 64, 16, 4)
+
+
+def test_small_capacities_many_chunks():
+    p = T.treelstm_params(jax.random.PRNGKey(5), 8)
+    trees = T.random_batch(random.Random(5), 7, 1, 30)
+    batched = autograph.fold(T.encode, capacities=(4, 2))
+    assert_close(batched(p, trees), stacked(T.encode, p, trees), RTOL_ROOTS)
+
+
+def test_plan_needs_the_parameter_shapes():
+    batched = autograph.fold(T.encode)
+    with pytest.raises(autograph.ConversionError, match="parameters' shapes"):
+        batched.plan([T.Node(word=1)])
+    p = T.treelstm_params(jax.random.PRNGKey(0), 4)
+    plan = batched.plan([T.Node(word=1)], params=p)
+    h, _ = batched(p, plan)
+    assert h.shape == (1, 4)
+
+
+def test_bucket_grid():
+    assert [bucket(n) for n in (0, 1, 2, 3, 5, 100)] == [0, 1, 2, 4, 6, 108]
+    assert all(bucket(n) >= n for n in range(1, 3000))
+    assert len({bucket(n) for n in range(1000, 2001)}) == 5
