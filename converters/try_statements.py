@@ -103,7 +103,7 @@ CATCHES_VALUE_ERRORS = "_ag_catches_value_errors"
 # What Python raises on values where traced operations raise nothing.
 VALUE_ERRORS = (ZeroDivisionError, OverflowError, FloatingPointError, IndexError)
 # A body holding one of these may raise while a staged region is traced.
-_MAY_RAISE = (gast.Call, gast.Raise, gast.If, gast.While, gast.For, gast.IfExp)
+_MAY_RAISE = (gast.Call, gast.Raise)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:

@@ -519,9 +519,10 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
         else:
             failure = None
         # Python state the body changes but the loop does not carry (side_effects.py).
-        reason = side_effects.settle(effects, lowering.unrolled is not None and
-                                     spec.obstacles.in_try is None, spec.construct,
-                                     spec.where, trace)
+        reason = side_effects.settle(
+            effects, lowering.unrolled is not None and spec.obstacles.in_try is None,
+            spec.construct, spec.where,
+            lambda: jax.eval_shape(lambda it: iteration(state, it), item))
         if failure is not None and reason is None:
             if lowering.unrolled is None or spec.obstacles.in_try is not None:
                 raise failure  # unrolled, the `except` would not see run-time errors either

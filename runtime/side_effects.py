@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
+from autograph.runtime.tracing import Location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _SMALL = 256         # items whose identities a signature records
@@ -236,10 +237,10 @@ def describe(changes) -> str:
 
 
 def where_changed(retrace, changes):
-    """The user's line (``Location``) where ``retrace()`` (one more trace of the body)
-    first changes one of ``changes``' objects through a builtin call (``append``,
-    ``pop``, ``next``...), or None. Only asked on the way to an error."""
-    from autograph.runtime.tracing import Location
+    """The user's line (``Location``) where ``retrace()`` (one more abstract run of
+    the body: a fresh function, which no JAX cache answers) first changes one of
+    ``changes``' objects through a builtin call (``append``, ``pop``, ``next``...)
+    or resumes a generator among them, or None. Only asked on the way to an error."""
 
     targets = {id(c.obj) for c in changes}
     found = []
@@ -248,10 +249,14 @@ def where_changed(retrace, changes):
         if found:
             return
         if event == "c_call" and id(getattr(arg, "__self__", None)) in targets:
-            found.append(frame)
+            at = frame
         elif event == "call" and any(c.obj.gi_code is frame.f_code for c in changes
                                      if isinstance(c.obj, _GENERATORS)):
-            found.append(frame.f_back)
+            at = frame.f_back
+        else:
+            return
+        if at is not None:   # where it is now: the frame runs on
+            found.append(Location(at.f_code.co_filename, at.f_lineno))
 
     old = sys.getprofile()
     sys.setprofile(profile)
@@ -261,10 +266,7 @@ def where_changed(retrace, changes):
         pass
     finally:
         sys.setprofile(old)
-    if not found or found[0] is None:
-        return None
-    frame = found[0]
-    return Location(frame.f_code.co_filename, frame.f_lineno)
+    return found[0] if found else None
 
 
 def error(changes, construct: str, where, at=None) -> ConversionError:

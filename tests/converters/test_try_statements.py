@@ -323,7 +323,7 @@ def test_staged_region_in_a_try_is_refused(fn, args):
     # the `except` expects (jax.jit of the original silently gives nan here).
     # Refused at the `try`, whose body computes with traced `x`.
     assert autograph.convert(fn)(*args) == -1.0
-    with pytest.raises(autograph.ConversionError, match="computes with 'x'") as info:
+    with pytest.raises(autograph.ConversionError, match="its body computes with") as info:
         autograph.to_graph(fn)(*args)
     assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)
 
@@ -382,3 +382,79 @@ def test_a_jump_in_a_finally_inside_a_match_case_overrides_the_return():
         assert_same_python(finally_continue_in_a_match_case(a),
                            autograph.convert(finally_continue_in_a_match_case)(a))
     check(finally_continue_in_a_match_case, -2.0)
+
+
+# -- one rule for `try` and traced values (issue 26.3) ----------------------------------
+
+def try_in_a_staged_if(a):
+    if a == 0:
+        try:
+            b = 1.0 / a
+        except ZeroDivisionError:
+            b = 10.0
+    else:
+        b = 2.0
+    return b
+
+
+def try_in_a_staged_while(a, n):
+    b = 0.0
+    while n > 0:
+        n -= 1
+        try:
+            b = b + 1.0 / a
+        except ArithmeticError:
+            b = b + 10.0
+    return b
+
+
+@pytest.mark.parametrize("fn, args", [(try_in_a_staged_if, (0,)),
+                                      (try_in_a_staged_while, (0, 2))])
+def test_an_except_for_value_errors_around_traced_values_is_refused_at_the_try(fn, args):
+    assert autograph.convert(fn)(*args) == fn(*args)
+    line = fn.__code__.co_firstlineno + (2 if fn is try_in_a_staged_if else 4)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match="never raise") as info:
+            compiled(*args)
+        assert f"{__file__}:{line}:" in str(info.value)
+
+
+def static_loop_in_try_value_error(x):
+    try:
+        for i in range(3):
+            x = x * 2 + i
+    except ValueError:
+        pass
+    return x
+
+
+def traced_loop_in_try_value_error(x, n):
+    try:
+        while n > 0:
+            n -= 1
+            x = x * 2
+    except ValueError:
+        x = -1.0
+    return x
+
+
+def reraising_handler(x):
+    try:
+        y = 1.0 / x
+    except ZeroDivisionError:
+        raise
+    return y
+
+
+def test_an_except_no_traced_operation_can_reach_stages():
+    # Nothing in these bodies raises ValueError when the program runs, and a handler
+    # that only raises again computes no fallback: they run as jax.jit runs them.
+    check(static_loop_in_try_value_error, 1.0)
+    check(traced_loop_in_try_value_error, 1.0, 3)
+    check(reraising_handler, 2.0)
+
+
+def test_the_try_check_is_in_the_generated_code():
+    code = autograph.to_code(try_in_a_staged_if)
+    assert "ag__.check_try_inputs('a')\n        try:" in code
+    assert "check_try_inputs" not in autograph.to_code(static_loop_in_try_value_error)

@@ -55,6 +55,7 @@ import random
 
 from tests.fuzz import loop_programs, string_programs
 from tests.fuzz.name_programs import NameFeatures
+from tests.fuzz.silent_programs import SilentFeatures
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
@@ -114,6 +115,7 @@ class ProgramGenerator:
         if "try" in self.features:
             body.extend(["def fail(v):", ["raise ValueError(v)"]])
         self._names = NameFeatures(self) if "names" in self.features else None
+        self._silent = SilentFeatures(self)   # issue 26's kinds (silent_programs.py)
         if self._names is not None:
             body.extend(self._names.prelude(INT_VARS))
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
@@ -184,7 +186,10 @@ class ProgramGenerator:
             choices += [("dtype_change", 2)]
         if self._names is not None and self._budget > -3:
             choices += self._names.choices(depth, loop)
+        choices += self._silent.choices(depth, loop)
         kind = _weighted(r, choices)
+        if kind.startswith("silent_"):
+            return self._silent.statement(kind, depth, scope, loop)
         if kind.startswith("names_"):
             return getattr(self._names, kind[len("names_"):])(depth, scope, loop)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)
