@@ -30,7 +30,7 @@ from jax import lax, tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import cells as carried
-from autograph.runtime import lists, paths, regions, returns, unrolling
+from autograph.runtime import lists, paths, regions, returns, side_effects, unrolling
 from autograph.runtime.abstract import cast_to, joined_dtypes, mismatch_error, mismatches
 from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
@@ -121,6 +121,10 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         count = len(names)
         unbound = {"if": set(), "else": set()}
         python_leaves = {}   # per branch: its outputs' leaves that are Python scalars
+        # Python state the branches change without carrying it, and existing lists
+        # they give (a staged conditional gives copies): side_effects.py.
+        effects = side_effects.watch((if_true, if_false), state)
+        existing, picked = side_effects.closure_containers((if_true, if_false)), set()
 
         with unrolling.held():  # abstract probes of the branches
             fill = returns.fill_for_branches(
@@ -143,6 +147,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                     elif is_undefined(value):
                         unbound[label].add(i)
                         out[i] = None
+                picked.update(i for i, value in enumerate(out) if id(value) in existing)
                 out = tuple(out) if buffers is None else lists.as_buffers(out, buffers)
                 check_carriable(out, names, where, construct)
                 python_leaves[label] = _python_scalars(out, python_inputs)
@@ -187,6 +192,9 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             out = cond(branch(if_true, "if", dtypes, buffers),
                        branch(if_false, "else", dtypes, buffers))
         unrolling.release(kept)
+        side_effects.settle(effects, False, construct, where, lambda: jax.eval_shape(
+            lambda ops: (true_fn(ops), false_fn(ops)), operands))
+        out = side_effects.as_copies(out, picked, where)
         _raise_for_one_sided(unbound, names, where, construct)
         out = _keep_python_constants(out, python_leaves["if"], python_leaves["else"])
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))

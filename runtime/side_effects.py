@@ -31,9 +31,11 @@ import sys
 import types
 from dataclasses import dataclass
 
+from jax import tree_util
+
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
-from autograph.runtime.tracing import Location
+from autograph.runtime.tracing import Location, caller_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _SMALL = 256         # items whose identities a signature records
@@ -273,17 +275,23 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
     """The error for a staged ``construct`` at ``where`` whose body changed the
     Python objects ``changes`` (at the user's line ``at`` where known)."""
     place = at or where
-    line = "" if at is None or at == where else (
-        f" (the {construct} is at line {where.lineno})")
+    loop = construct.endswith("loop")
+    name = f"`{construct}`" if construct == "if" else construct
+    article = "an" if construct == "if" else "a"
+    line = "" if at is None or at == where else f" (the {name} is at line {where.lineno})"
+    how = ("runs its body once while tracing, not once per iteration, so the change "
+           "would happen once, with the traced values" if loop else
+           "traces both branches once, whatever the condition, so the change would "
+           "happen for every input")
+    fix = ("Make it state the loop carries (`x = stack.pop()` or `out.append(v)` as a "
+           "statement of the loop itself), use arrays (jnp.where, .at[i].set)"
+           if loop else "Return the new values from the branches instead, use arrays "
+           "(jnp.where)")
     return ConversionError(
-        f"this changes the Python {describe(changes)} inside a {construct} that is "
-        f"staged because its condition or iterable is traced{line}, and the {construct} "
-        "does not carry it: a staged body runs once while tracing, not once per "
-        "iteration, so the change would happen once, with the traced values. Make it "
-        "state the loop carries (assign the list or value to a variable of the loop, "
-        "e.g. `x = stack.pop()` as a statement, `out.append(v)` in the loop itself), "
-        "use arrays (jnp.where, .at[i].set), or move the change out of the staged "
-        f"{construct}.", place.filename, place.lineno)
+        f"this changes the Python {describe(changes)} inside {article} {name} that is staged "
+        f"because its condition{' or iterable' if loop else ''} is traced{line}, which "
+        f"does not carry it: a staged {name} {how}. {fix}, or move the change out of "
+        f"the staged {name}.", place.filename, place.lineno)
 
 
 def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace):
@@ -301,3 +309,62 @@ def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace):
     at = where_changed(retrace, changes)
     effects.restore(changes)
     raise error(changes, construct, where, at)
+
+
+def closure_containers(fns) -> set:
+    """The ids of the lists the functions ``fns`` (a staged ``if``'s branches, a
+    conditional expression's operands) read from their closure cells: a branch that
+    gives one of them gives, in Python, that existing object itself."""
+    ids = set()
+    for fn in fns:
+        fn = getattr(fn, "__wrapped__", fn)
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if type(value) is list:
+                ids.add(id(value))
+    return ids
+
+
+@tree_util.register_pytree_node_class
+class StagedCopy(list):
+    """The list a staged ``if`` or conditional expression gives where Python gives
+    an existing list itself (``(a if x > 0 else b).pop(0)``): a staged conditional
+    chooses values, not objects, so this is a copy, and changing it would leave the
+    list Python changes untouched. It reads as the list it is; changing it is a
+    ``ConversionError`` at that line."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, items=(), where=None):
+        super().__init__(items)
+        self.where = where
+
+    def tree_flatten(self):
+        return list(self), self.where
+
+    @classmethod
+    def tree_unflatten(cls, where, items):
+        return cls(items, where)
+
+    def _refuse(self, *args, **kwargs):
+        at = caller_location()
+        line = f" at line {self.where.lineno}" if self.where is not None else ""
+        raise ConversionError(
+            f"this changes the list that the staged conditional{line} gives. In Python "
+            "that is one of the existing lists itself, and the change would change it; "
+            "a staged conditional (its condition is traced) chooses values, not "
+            "objects, so this list is a copy, and the change would be lost. Change the "
+            "lists inside the branches of an `if`, or decide which one with a Python "
+            "condition.", at.filename, at.lineno)
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+def as_copies(out, positions, where) -> tuple:
+    """``out`` with the lists at ``positions`` made ``StagedCopy`` lists."""
+    return tuple(StagedCopy(v, where) if k in positions and type(v) is list else v
+                 for k, v in enumerate(out))

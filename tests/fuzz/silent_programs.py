@@ -108,9 +108,11 @@ class SilentFeatures:
     def _identity(self, depth, scope, loop):
         r, k, v = self.gen.rng, self._next(), self._var()
         test = r.choice((f"fi{k} is True", f"fi{k} is not False", f"True is fi{k}"))
-        return [f"fi{k} = {self._cond()}", f"ci{k} = 0",
-                f"while {test}:",
-                [f"ci{k} += 1", f"fi{k} = ci{k} < {r.choice(('n', '2', 'n % 3 + 1'))}"],
+        # bool(...): the validation's NumPy comparisons give np.bool_, never `True`.
+        return [f"fi{k} = bool({self._cond()})", f"ci{k} = 0",
+                f"while {test} and ci{k} < 6:",
+                [f"ci{k} += 1",
+                 f"fi{k} = bool(ci{k} < {r.choice(('n', '2', 'n % 3 + 1'))})"],
                 f"{v} = ({v} + ci{k}) % 97"]
 
     def _side_effects(self, depth, scope, loop):
