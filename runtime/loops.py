@@ -62,7 +62,7 @@ from autograph.runtime import (
     paths,
     regions,
     returns,
-    side_effects,
+    side_effects,  # (issue 26.6)
     unrolling,
 )
 from autograph.runtime import cells as carried
@@ -399,7 +399,9 @@ def _grows_traced(loop_body, state, item) -> bool:
     with unrolling.held():
         grows = lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
                                    item)
-    effects.restore(effects.changed())   # the probe's own changes (side_effects.py)
+    # The probe's own changes put back (side_effects.py); an iterator it advanced
+    # cannot be: refused at the line.
+    side_effects.settle(effects, True, "for loop", caller_location(), lambda: None)
     return grows
 
 
@@ -506,14 +508,10 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
 
     reason = None
     effects = side_effects.watch((loop_body, spec.extra_test), state)
-
-    def trace():
-        with regions.staged(spec.construct, spec.where):
-            return through_unbound(prepared_and_run, iteration, state, item)
-
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
-            out = trace()
+            with regions.staged(spec.construct, spec.where):
+                out = through_unbound(prepared_and_run, iteration, state, item)
         except Exception as error:
             failure = error
         else:

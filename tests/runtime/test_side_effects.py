@@ -110,3 +110,48 @@ def test_watch_restores_lists_and_dicts():
     assert watch.restore(changes)
     assert lst == [1, 2] and table == {"a": 1}
     assert not watch.changed()
+
+
+def emits_under_a_traced_if(x):
+    out = []
+
+    def emit(v):
+        out.append(v)
+
+    if x > 0:
+        emit(x)
+    return len(out)
+
+
+def pops_from_the_list_a_conditional_picks(x):
+    a = [1, 2, 3]
+    b = [4, 5, 6]
+    s = 0
+    while a and b:
+        s = s + (a if x > 0 else b).pop(0)
+        x = x - 1
+    return s
+
+
+def reads_the_list_a_conditional_picks(x):
+    a = [1, 2, 3]
+    b = [4, 5, 6]
+    return sum(a if x > 0 else b) + (a if x > 1 else b)[1]
+
+
+@pytest.mark.parametrize("fn, line, match", [
+    (emits_under_a_traced_if, 4, "traces both branches"),
+    (pops_from_the_list_a_conditional_picks, 5, "chooses values, not objects"),
+])
+def test_a_staged_conditional_changing_python_state_is_refused_at_the_line(fn, line, match):
+    for x in (1, -1):
+        assert autograph.convert(fn)(x) == fn(x)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match=match) as info:
+            compiled(1)
+        assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
+
+
+def test_a_list_a_staged_conditional_picks_reads_as_that_list():
+    for x in (2, 1, -1):
+        check(reads_the_list_a_conditional_picks, x)
