@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import autograph
-from tests.fuzz import jaxpr_eval
+from tests.fuzz import jaxpr_eval, silent_programs
 from tests.fuzz.program_generator import PRELUDE, ProgramGenerator, validation_source
 
 BATCH = 8
@@ -114,6 +114,7 @@ def detect_features() -> frozenset:
                  "    while (k := s) < n:\n        bump()\n        s = s + rd() + k\n"
                  "    return s\n",
     }
+    probes.update(silent_programs.PROBES)   # issue 26's kinds
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
         for feature, source in probes.items():
