@@ -46,8 +46,13 @@ def check_caught():
 
 def current_exception():
     """The exception being handled (``sys.exc_info()[1]``): kept by a ``try`` whose
-    ``finally`` may discard it with a jump."""
-    return sys.exc_info()[1]
+    ``finally`` may discard it with a jump. A ``ConversionError`` is raised again at
+    once: autograph refusing a construct is no error of the user's computation, and a
+    jump in a ``finally`` must not discard it."""
+    error = sys.exc_info()[1]
+    if isinstance(error, ConversionError):
+        raise error
+    return error
 
 
 def check_try_inputs(*names):
