@@ -193,7 +193,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                        branch(if_false, "else", dtypes, buffers))
         unrolling.release(kept)
         side_effects.settle(effects, False, construct, where, lambda: jax.eval_shape(
-            lambda ops: (true_fn(ops), false_fn(ops)), operands))
+            lambda ops: (true_fn(ops), false_fn(ops)), operands), traced_only=True)
         out = side_effects.as_copies(out, picked, where)
         _raise_for_one_sided(unbound, names, where, construct)
         out = _keep_python_constants(out, python_leaves["if"], python_leaves["else"])

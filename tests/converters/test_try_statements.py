@@ -458,3 +458,26 @@ def test_the_try_check_is_in_the_generated_code():
     code = autograph.to_code(try_in_a_staged_if)
     assert "ag__.check_try_inputs('a')\n        try:" in code
     assert "check_try_inputs" not in autograph.to_code(static_loop_in_try_value_error)
+
+
+def refused_in_a_try_whose_finally_returns(x):
+    y = 0.0
+    try:
+        if x > 0:
+            try:
+                y = 1.0 / x
+            except ZeroDivisionError:
+                y = 10.0
+    finally:
+        return y
+
+
+def test_a_return_in_a_finally_does_not_discard_a_conversion_error():
+    # Python discards the exception in flight; autograph's refusal is no such error.
+    for x in (0.0, 2.0):
+        assert autograph.convert(refused_in_a_try_whose_finally_returns)(x) == (
+            refused_in_a_try_whose_finally_returns(x))
+    line = refused_in_a_try_whose_finally_returns.__code__.co_firstlineno + 4
+    with pytest.raises(autograph.ConversionError, match="never raise") as info:
+        autograph.to_graph(refused_in_a_try_whose_finally_returns)(2.0)
+    assert f"{__file__}:{line}:" in str(info.value)
