@@ -1,6 +1,7 @@
 """Fuzz statements for issue 26's classes: the silent corners of staging.
 
-Each kind is a feature of its own (``--features silent_try,silent_identity``), and
+Its names start with ``sv_`` (apart from the other features' names). Each kind
+is a feature of its own (``--features silent_try,silent_identity``), and
 ``silent`` turns all of them on; a program counts the kinds it used in
 ``generator.kinds`` (the runner reports them). Variables are the generator's
 ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
@@ -101,27 +102,27 @@ class SilentFeatures:
         r, k, v = self.gen.rng, self._next(), self._var()
         bound = r.choice(("2", "3", "n % 3"))
         if r.random() < 0.5:
-            return [f"ce{k} = 0", f"fe{k} = lambda: 0",
-                    f"for ce{k} in range({bound}):",
-                    [f"fe{k} = lambda: ce{k} + {v}", f"{v} = ({v} + 1) % 97"],
-                    f"{self._var()} = ({v} + fe{k}()) % 97"]
-        return [f"le{k} = []", f"for ce{k} in range({bound}):",
-                [f"le{k}.append(lambda: ce{k} * 2 + {v})", f"{v} = ({v} + 3) % 97"],
-                f"for he{k} in le{k}:", [f"{self._var()} = ({v} + he{k}()) % 97"]]
+            return [f"sv_ce{k} = 0", f"sv_fe{k} = lambda: 0",
+                    f"for sv_ce{k} in range({bound}):",
+                    [f"sv_fe{k} = lambda: sv_ce{k} + {v}", f"{v} = ({v} + 1) % 97"],
+                    f"{self._var()} = ({v} + sv_fe{k}()) % 97"]
+        return [f"sv_le{k} = []", f"for sv_ce{k} in range({bound}):",
+                [f"sv_le{k}.append(lambda: sv_ce{k} * 2 + {v})", f"{v} = ({v} + 3) % 97"],
+                f"for sv_he{k} in sv_le{k}:", [f"{self._var()} = ({v} + sv_he{k}()) % 97"]]
 
     def _cell_branch(self, depth, scope, loop):
         k, v, w = self._next(), self._var(), self._var()
-        return [f"tc{k} = {v}", f"if {self._cond()}:",
-                [f"tc{k} = {self.gen.rng.choice(('5', f'tc{k} + 1'))}",
-                 f"rc{k} = lambda: tc{k}", f"cc{k} = rc{k}()"],
-                "else:", [f"cc{k} = tc{k}"],
-                f"{w} = ({w} + cc{k}) % 97"]
+        return [f"sv_tc{k} = {v}", f"if {self._cond()}:",
+                [f"sv_tc{k} = {self.gen.rng.choice(('5', f'sv_tc{k} + 1'))}",
+                 f"sv_rc{k} = lambda: sv_tc{k}", f"sv_cc{k} = sv_rc{k}()"],
+                "else:", [f"sv_cc{k} = sv_tc{k}"],
+                f"{w} = ({w} + sv_cc{k}) % 97"]
 
     def _try(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
         if r.random() < 0.5:
-            return ["try:", [f"for it{k} in range({r.choice(('2', 'n % 3'))}):",
-                             [f"{v} = ({v} * 2 + it{k} + {w}) % 97"]],
+            return ["try:", [f"for sv_it{k} in range({r.choice(('2', 'n % 3'))}):",
+                             [f"{v} = ({v} * 2 + sv_it{k} + {w}) % 97"]],
                     "except ValueError:", [f"{v} = {v} - 1"]]
         return [f"if {self._cond()}:",
                 ["try:", [f"{v} = ({w} + 7) // ({v} - {r.randint(-2, 2)})"],
@@ -129,58 +130,59 @@ class SilentFeatures:
 
     def _item_helper(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
-        return [f"wh{k} = [{v}, {w}]", f"def seth{k}(ws, val):", ["ws[0] = val"],
-                f"for ih{k} in range({r.choice(('2', 'n % 3'))}):",
-                [f"seth{k}(wh{k}, (wh{k}[0] + ih{k} + {v}) % 97)"],
-                f"{w} = (wh{k}[0] + wh{k}[1]) % 97"]
+        return [f"sv_wh{k} = [{v}, {w}]", f"def sv_seth{k}(ws, val):", ["ws[0] = val"],
+                f"for sv_ih{k} in range({r.choice(('2', 'n % 3'))}):",
+                [f"sv_seth{k}(sv_wh{k}, (sv_wh{k}[0] + sv_ih{k} + {v}) % 97)"],
+                f"{w} = (sv_wh{k}[0] + sv_wh{k}[1]) % 97"]
 
     def _identity(self, depth, scope, loop):
         r, k, v = self.gen.rng, self._next(), self._var()
-        test = r.choice((f"fi{k} is True", f"fi{k} is not False", f"True is fi{k}"))
+        test = r.choice((f"sv_fi{k} is True", f"sv_fi{k} is not False", f"True is sv_fi{k}"))
         # bool(...): the validation's NumPy comparisons give np.bool_, never `True`.
-        return [f"fi{k} = bool({self._cond()})", f"ci{k} = 0",
-                f"while {test} and ci{k} < 6:",
-                [f"ci{k} += 1",
-                 f"fi{k} = bool(ci{k} < {r.choice(('n', '2', 'n % 3 + 1'))})"],
-                f"{v} = ({v} + ci{k}) % 97"]
+        return [f"sv_fi{k} = bool({self._cond()})", f"sv_ci{k} = 0",
+                f"while {test} and sv_ci{k} < 6:",
+                [f"sv_ci{k} += 1",
+                 f"sv_fi{k} = bool(sv_ci{k} < {r.choice(('n', '2', 'n % 3 + 1'))})"],
+                f"{v} = ({v} + sv_ci{k}) % 97"]
 
     def _side_effects(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
         if r.random() < 0.5:
-            return [f"st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
-                    f"for is{k} in range({r.choice(('3', '2', 'n % 3'))}):",
-                    [f"{v} = ({v} + {w} * st{k}.pop()) % 97"]]
-        return [f"nx{k} = iter([{r.randint(1, 9)}, {r.randint(1, 9)}, {r.randint(1, 9)}])",
-                f"for is{k} in range({r.choice(('2', '3'))}):",
-                [f"{v} = ({v} + next(nx{k})) % 97"]]
+            return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
+                    f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",
+                    [f"{v} = ({v} + {w} * sv_st{k}.pop()) % 97"]]
+        return [f"sv_nx{k} = iter([{r.randint(1, 9)}, {r.randint(1, 9)}, {r.randint(1, 9)}])",
+                f"for sv_is{k} in range({r.choice(('2', '3'))}):",
+                [f"{v} = ({v} + next(sv_nx{k})) % 97"]]
 
     def _item_writes(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
         if r.random() < 0.5:
-            head = [f"kw{k} = n", f"while kw{k} > 0:", [f"kw{k} -= 1"]]
+            head = [f"sv_kw{k} = n", f"while sv_kw{k} > 0:", [f"sv_kw{k} -= 1"]]
         else:
-            head = [f"for kw{k} in range({r.choice(('n', '3', 'n % 3'))}):", []]
+            head = [f"for sv_kw{k} in range({r.choice(('n', '3', 'n % 3'))}):", []]
         body = head[-1]
-        body += [f"lw{k}[{r.randint(0, 1)}] += {r.randint(1, 3)}"]
+        body += [f"sv_lw{k}[{r.randint(0, 1)}] += {r.randint(1, 3)}"]
         if r.random() < 0.5:
-            body += [f"if lw{k}[0] > {r.randint(0, 9)}:", [f"lw{k}[1] = lw{k}[1] - 1"]]
-        return [f"lw{k} = [{v} % 13, {w} % 13]", *head,
-                f"{v} = (lw{k}[0] + lw{k}[1]) % 97"]
+            body += [f"if sv_lw{k}[0] > {r.randint(0, 9)}:", [f"sv_lw{k}[1] = sv_lw{k}[1] - 1"]]
+        return [f"sv_lw{k} = [{v} % 13, {w} % 13]", *head,
+                f"{v} = (sv_lw{k}[0] + sv_lw{k}[1]) % 97"]
 
     def _dead_after_if(self, depth, scope, loop):
         k, v, w = self._next(), self._var(), self._var()
         if self.gen.rng.random() < 0.5:
             # The issue's form: carried past an early return, then of another type.
-            return [f"td{k} = {w}", f"if {self._cond()}:",
+            return [f"sv_td{k} = {w}", f"if {self._cond()}:",
                     [f"return {self.gen._return_expr()}"],
-                    f"td{k} = [td{k}, td{k} + 1]", f"{v} = (td{k}[0] + td{k}[1]) % 97"]
-        return [f"if {self._cond()}:", [f"td{k} = [{v}, {w} % 5]",
-                                        f"{v} = ({v} + td{k}[1]) % 97"],
-                "else:", [f"td{k} = {w}", f"{v} = ({v} - td{k}) % 97"]]
+                    f"sv_td{k} = [sv_td{k}, sv_td{k} + 1]",
+                    f"{v} = (sv_td{k}[0] + sv_td{k}[1]) % 97"]
+        return [f"if {self._cond()}:", [f"sv_td{k} = [{v}, {w} % 5]",
+                                        f"{v} = ({v} + sv_td{k}[1]) % 97"],
+                "else:", [f"sv_td{k} = {w}", f"{v} = ({v} - sv_td{k}) % 97"]]
 
     def _first_binding(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
-        return [f"for jf{k} in range({r.choice(('n', 'n % 3', '2'))}):",
-                [f"for if{k} in range(2):",
-                 [f"if if{k} == 0:", [f"qf{k} = {w}"],
-                  f"{v} = ({v} + qf{k}) % 97"]]]
+        return [f"for sv_jf{k} in range({r.choice(('n', 'n % 3', '2'))}):",
+                [f"for sv_if{k} in range(2):",
+                 [f"if sv_if{k} == 0:", [f"sv_qf{k} = {w}"],
+                  f"{v} = ({v} + sv_qf{k}) % 97"]]]
