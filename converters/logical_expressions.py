@@ -21,7 +21,9 @@ control-flow converter has already turned such an ``if``/``while`` condition
 into statements, which stage). A chain whose middle operands are plain names or constants reads as
 the ``and`` it means; any other chain goes through ``compare_chain``, which
 evaluates each middle operand once. Single comparisons (``x is None``,
-``k in d``, ``a < b``) are left alone: JAX's operators already handle them.
+``k in d``, ``a < b``) are left alone: JAX's operators already handle them, but
+for ``x is True`` / ``x is not False``, which become ``ag__.is_(x, True)`` /
+``ag__.is_not(x, False)``: a traced bool is the bool it stands for.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ class _LogicalExpressions(Transformer):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
-        if len(node.ops) == 1 or assigns_in_scope(node.comparators):
+        if len(node.ops) == 1:
+            return self._bool_identity(node)
+        if assigns_in_scope(node.comparators):
             return node
         middle = node.comparators[:-1]
         if all(isinstance(m, (gast.Name, gast.Constant)) for m in middle):
@@ -94,3 +98,23 @@ class _LogicalExpressions(Transformer):
                                          args=args)
         templates.set_location(new, node)
         return new
+
+    def _bool_identity(self, node):
+        """``x is True`` / ``x is not False``: ``ag__.is_(x, True)``, which reads a
+        traced bool as the bool it stands for (an identity test of a tracer is
+        always false)."""
+        op, right, left = node.ops[0], node.comparators[0], node.left
+        if not isinstance(op, (gast.Is, gast.IsNot)):
+            return node
+        if _is_bool_constant(left) and not _is_bool_constant(right):
+            left, right = right, left
+        if not _is_bool_constant(right):
+            return node
+        name = "ag__.is_(operands)" if isinstance(op, gast.Is) else "ag__.is_not(operands)"
+        new = templates.replace_expr(name, ag__=self.ag, operands=[left, right])
+        templates.set_location(new, node)
+        return new
+
+
+def _is_bool_constant(node) -> bool:
+    return isinstance(node, gast.Constant) and type(node.value) is bool

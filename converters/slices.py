@@ -18,7 +18,11 @@ After:
 
 ``ag__.setitem`` returns ``x.at[i].set(v)`` (``.add(v)``...) for a JAX array and
 mutates anything else (NumPy arrays, lists, dicts) in place, returning the same
-object. Only assignments into a plain name (``x[...]``, not ``a.x[...]`` or
+object. An assignment into a parameter that the function never rebinds nor
+returns (``def set_first(xs, v): xs[0] = v``) passes ``shared='xs'``: the caller
+sees the object, so a functional update of a JAX array, which it would never
+see, is a ``ConversionError`` at the line (``runtime/slices.py``). Only
+assignments into a plain name (``x[...]``, not ``a.x[...]`` or
 ``x[i][j]``) are rewritten: the others keep Python's semantics. A tuple of targets
 takes its values first, as Python does, then assigns each target in turn. A slice
 written ``a:a + k`` is read (and written) with its width ``k`` given, so that
@@ -30,6 +34,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
+from autograph.analysis import walk_same_scope
 from autograph.converters.scoped import ScopedTransformer
 from autograph.walk import walk
 
@@ -63,6 +68,7 @@ class _Slices(ScopedTransformer):
         super().__init__()
         self.ctx = ctx
         self.ag = ctx.runtime_name
+        self._shared = []   # per function: its parameters a caller sees (`shared`)
 
     def _key(self, target):
         key = target.slice
@@ -82,6 +88,15 @@ class _Slices(ScopedTransformer):
         templates.set_location(new, node)
         return new
 
+    def _visit_function(self, node):
+        self._shared.append(_shared_parameters(node))
+        try:
+            return super()._visit_function(node)
+        finally:
+            self._shared.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
+
     def _setitem(self, target, value, op=None):
         """``x = ag__.setitem(x, key, value[, op=...][, widths=...])`` for ``x[key]``."""
         template = ("x = ag__.setitem(x, key, value)" if op is None else
@@ -92,6 +107,10 @@ class _Slices(ScopedTransformer):
         widths = _widths(target.slice)
         if widths is not None:
             new[0].value.keywords.append(gast.keyword(arg="widths", value=widths))
+        name = target.value.id
+        if self._shared and name in self._shared[-1]:
+            new[0].value.keywords.append(
+                gast.keyword(arg="shared", value=gast.Constant(value=name, kind=None)))
         return new
 
     def _is_local_item(self, target):
@@ -139,6 +158,24 @@ class _Slices(ScopedTransformer):
         new = self._setitem(node.target, node.value, _OPERATORS[type(node.op)])
         templates.set_location(new, node)
         return new
+
+
+def _shared_parameters(node) -> frozenset:
+    """The parameters of the function ``node`` that it never rebinds (but by item
+    assignment) and never returns: an item assigned into one of them is seen by the
+    caller only through the object the caller passed."""
+    if isinstance(node, gast.Lambda):
+        return frozenset()
+    args = node.args
+    params = {a.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+              if isinstance(a, gast.Name)}
+    for sub in walk_same_scope(node.body):
+        if isinstance(sub, gast.Return) and sub.value is not None:
+            values = sub.value.elts if isinstance(sub.value, gast.Tuple) else [sub.value]
+            params -= {v.id for v in values if isinstance(v, gast.Name)}
+        elif isinstance(sub, gast.Name) and not isinstance(sub.ctx, gast.Load):
+            params.discard(sub.id)   # rebound: a new object, the caller's unchanged
+    return frozenset(params)
 
 
 def _widths(key):

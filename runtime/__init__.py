@@ -25,11 +25,11 @@ from autograph.runtime.exceptions import (
     raise_if,
     raise_unless,
 )
-from autograph.runtime.handlers import check_caught, current_exception
+from autograph.runtime.handlers import check_caught, check_try_inputs, current_exception
 from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
-from autograph.runtime.logical import and_, compare_chain, not_, or_
+from autograph.runtime.logical import and_, compare_chain, is_, is_not, not_, or_
 from autograph.runtime.lookups import list_item
 from autograph.runtime.loops import TracedRange, for_stmt, range_, while_stmt
 from autograph.runtime.printing import DeferredFormat, format_, percent_format, print_
@@ -62,6 +62,9 @@ __all__ = [
     "assert_stmt",
     "bool_",
     "check_caught",
+    "check_try_inputs",
+    "is_",
+    "is_not",
     "current_exception",
     "dir_",
     "compare_chain",

@@ -32,7 +32,15 @@ from jax import tree_util
 from jax.extend.core import jaxpr_as_fun
 
 from autograph.errors import ConversionError
-from autograph.runtime import batched_select, lists, paths, regions, returns, unrolling
+from autograph.runtime import (
+    batched_select,
+    lists,
+    paths,
+    regions,
+    returns,
+    side_effects,
+    unrolling,
+)
 from autograph.runtime import cells as carried
 from autograph.runtime.abstract import (
     cast_to,
@@ -137,11 +145,16 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
             defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
             check_carriable(operands, defined_names, where, construct)
         check_stageable(obstacles, where, construct)
+        # Python state the branches change without carrying it, and existing lists
+        # they give (a staged conditional gives copies): side_effects.py.
+        effects = side_effects.watch((if_true, if_false), state)
+        existing, picked = side_effects.closure_containers((if_true, if_false)), set()
 
         def branches():
-            return (_Branch(if_true, lambda: pred, state, rebuild, names, where, construct),
-                    _Branch(if_false, lambda: jnp.logical_not(pred), state, rebuild, names,
-                            where, construct))
+            return tuple(_Branch(fn, taken, state, rebuild, names, where, construct,
+                                 existing, picked)
+                         for fn, taken in ((if_true, lambda: pred),
+                                           (if_false, lambda: jnp.logical_not(pred))))
 
         out = None
         if not any(is_undefined_return(v) for v in state):
@@ -158,6 +171,9 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                 out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
         _raise_for_one_sided(true.unbound, false.unbound, names, where, construct)
         unrolling.release(decisions)
+        side_effects.settle(effects, False, construct, where, lambda: jax.eval_shape(
+            lambda ops: (true.run(ops), false.run(ops)), operands), traced_only=True)
+        out = side_effects.as_copies(out, picked, where)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
                      if i in true.unbound else value
@@ -194,9 +210,13 @@ class _Branch:
     (``shapes``); ``emit(operands)`` replays that inside ``lax.cond``, with what
     reconciling the two branches decided (``fill``, ``buffers``, ``dtypes``)."""
 
-    def __init__(self, fn, taken, state, rebuild, names, where, construct):
+    def __init__(self, fn, taken, state, rebuild, names, where, construct, existing,
+                 picked):
         self.fn, self.taken, self.state, self.rebuild = fn, taken, state, rebuild
         self.names, self.where, self.construct = names, where, construct
+        # ids of the lists the branches reach before the if; the positions where a
+        # branch gives one of them (side_effects.as_copies), shared by both branches
+        self.existing, self.picked = existing, picked
         self.unbound = set()
         self.python_leaves = []
         self.jaxpr = self.shapes = self.shapes_traced = None
@@ -215,6 +235,7 @@ class _Branch:
             if is_undefined(value):
                 self.unbound.add(i)
                 out[i] = None
+        self.picked.update(i for i, value in enumerate(out) if id(value) in self.existing)
         check_carriable(out, self.names, self.where, self.construct)
         self.python_leaves[:] = _python_scalars(out, python_inputs)
         return tuple(out)

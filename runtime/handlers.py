@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import sys
 
+from jax._src import core as jax_core  # trace state has no public accessor
+
 from autograph.errors import ConversionError
 from autograph.runtime.regions import regions_of
-from autograph.runtime.tracing import caller_location
+from autograph.runtime.tracing import caller_location, has_tracer
 
 
 def check_caught():
@@ -44,5 +46,43 @@ def check_caught():
 
 def current_exception():
     """The exception being handled (``sys.exc_info()[1]``): kept by a ``try`` whose
-    ``finally`` may discard it with a jump."""
-    return sys.exc_info()[1]
+    ``finally`` may discard it with a jump. A ``ConversionError`` is raised again at
+    once: autograph refusing a construct is no error of the user's computation, and a
+    jump in a ``finally`` must not discard it."""
+    error = sys.exc_info()[1]
+    if isinstance(error, ConversionError):
+        raise error
+    return error
+
+
+def check_try_inputs(*names):
+    """Called before a ``try`` whose ``except`` could catch an error Python raises
+    on values (``converters/try_statements.py``): under a JAX trace, a
+    ``ConversionError`` at the ``try`` if one of the caller's variables ``names``
+    (those its body reads) holds a traced value. Traced operations never raise those
+    errors, so the ``except`` would never run where Python's does."""
+    if jax_core.trace_state_clean():
+        return
+    variables = sys._getframe(1).f_locals
+    for name in names:
+        value = variables.get(name)
+        if value is not None and has_tracer(value):
+            where = caller_location()
+            raise ConversionError(try_error_text(
+                "this `try`", f"its body computes with '{name}', which is traced"),
+                where.filename, where.lineno)
+
+
+def try_error_text(subject: str, what: str) -> str:
+    """Why a ``try`` whose ``except`` could catch an error Python raises on values
+    (``subject``) cannot be honoured where ``what``; the one rule for ``try`` and traced values
+    (README, "try and staging")."""
+    return (
+        f"{subject} has an `except` that handles an error Python raises on values "
+        f"(ZeroDivisionError, OverflowError, IndexError, or a base of one: "
+        f"ArithmeticError, LookupError, Exception, a bare `except`), and {what}. "
+        "Traced operations never raise these (x / 0 is inf, an index out of range is "
+        "clamped), so the `except` would not run where Python's does. Compute the "
+        "fallback from the value instead (jnp.where(a == 0, fallback, 1.0 / a)), check "
+        "it with an `assert` or jax.experimental.checkify, or catch only the errors "
+        "Python raises while tracing (ValueError, TypeError).")

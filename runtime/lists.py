@@ -478,7 +478,9 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
             raise _unbounded(probe, construct)
         room = probe.appends * (trip_count or 0)
         new_state[k] = _to_tensor_list(value, probe, room)
-        if exact and _is_list(value) and not probe.conditional:
+        if _is_list(value) and not (probe.appends or probe.pops):
+            staging.lists[k] = (len(value), value)   # items written only: same length
+        elif exact and _is_list(value) and not probe.conditional:
             staging.lists[k] = (len(value) + (probe.appends - probe.pops) * trip_count,
                                 value)
     return tuple(new_state), staging

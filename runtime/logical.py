@@ -73,12 +73,39 @@ def not_(value):
     return not value
 
 
+def is_(value, constant):
+    """``value is constant`` for ``constant`` True or False, as Python means it for
+    bools: a traced scalar of dtype bool is the bool it stands for (``value`` or
+    ``not value``, traced); any other traced value (a number, an array) is no bool,
+    so the answer is False, as in Python. Python values: Python's ``is``."""
+    if not is_tracer(value):
+        return value is constant
+    if jnp.shape(value) != () or value.dtype != jnp.bool_:
+        return False
+    return value if constant else jnp.logical_not(value)
+
+
+def is_not(value, constant):
+    """``value is not constant`` for ``constant`` True or False: ``not is_(...)``."""
+    if not is_tracer(value):
+        return value is not constant
+    return not_(is_(value, constant))
+
+
 _COMPARISONS = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-    ">": operator.gt, ">=": operator.ge, "is": operator.is_,
-    "is not": operator.is_not, "in": lambda a, b: a in b,
+    ">": operator.gt, ">=": operator.ge, "is": lambda a, b: _identity(a, b),
+    "is not": lambda a, b: not_(_identity(a, b)), "in": lambda a, b: a in b,
     "not in": lambda a, b: a not in b,
 }
+
+
+def _identity(a, b):
+    if type(b) is bool:
+        return is_(a, b)
+    if type(a) is bool:
+        return is_(b, a)
+    return a is b
 
 
 def compare_chain(left, *ops_and_operands):

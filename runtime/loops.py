@@ -56,7 +56,16 @@ from jax import lax, tree_util
 
 from autograph.directives import loop_option_error
 from autograph.errors import ConversionError, StagingTypeError
-from autograph.runtime import bounded_loops, intervals, lists, paths, regions, returns, unrolling
+from autograph.runtime import (
+    bounded_loops,
+    intervals,
+    lists,
+    paths,
+    regions,
+    returns,
+    side_effects,  # (issue 26.6)
+    unrolling,
+)
 from autograph.runtime import cells as carried
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches, placeholder
 from autograph.runtime.conditionals import _staged_cond, predicate
@@ -423,9 +432,14 @@ def _grows_traced(loop_body, state, item) -> bool:
     """``lists.grows_traced`` of the loop (an abstract probe of one iteration, whose
     nested loops are not the program's)."""
     count = len(state)
+    effects = side_effects.watch((loop_body,), state)
     with unrolling.held():
-        return lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
-                                  item)
+        grows = lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
+                                   item)
+    # The probe's own changes put back (side_effects.py); an iterator it advanced
+    # cannot be: refused at the line.
+    side_effects.settle(effects, True, "for loop", caller_location(), lambda: None)
+    return grows
 
 
 _RANGE_ITERATOR = type(iter(range(0)))
@@ -535,18 +549,28 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             raise
 
     reason = None
+    effects = side_effects.watch((loop_body, spec.extra_test), state)
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with regions.staged(spec.construct, spec.where):
                 probe = HoleProbe.run(iteration, state, item)
                 out = through_unbound(prepared_and_run, iteration, state, item, probe)
         except Exception as error:
+            failure = error
+        else:
+            failure = None
+        # Python state the body changes but the loop does not carry (side_effects.py).
+        reason = side_effects.settle(
+            effects, lowering.unrolled is not None and spec.obstacles.in_try is None,
+            spec.construct, spec.where,
+            lambda: jax.eval_shape(lambda it: iteration(state, it), item))
+        if failure is not None and reason is None:
             if lowering.unrolled is None or spec.obstacles.in_try is not None:
-                raise  # unrolled, the `except` would not see run-time errors either
+                raise failure  # unrolled, the `except` would not see run-time errors either
             # Any failure: run it as jit of the original would.
             reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across "
-                      "an iteration" if changed else unrolling.why(error))
-            del error
+                      "an iteration" if changed else unrolling.why(failure))
+        del failure
     if reason is not None:
         unrolling.unrolled(spec.construct, spec.where, reason)
         if spec.on_unroll is not None:   # cells and objects carried (cells.py)

@@ -82,13 +82,28 @@ def near_limit() -> bool:
     return False
 
 
+PYTHON_MESSAGE = "maximum recursion depth exceeded"
+
+
 def lend(frame, is_converted_code) -> None:
     """Near the limit at ``frame`` (a converted call about to call the function):
     lend the thread the frames of autograph's on its stack, plus room for the next
     ``2 * PROBE_DEPTH`` frames unless the user's own frames are near the user's
     limit (then just the runtime's, so Python's ``RecursionError`` comes where it
     would). ``is_converted_code(code)``: whether
-    ``code`` is generated code (a converted function or one of its helpers)."""
+    ``code`` is generated code (a converted function or one of its helpers).
+
+    Lending runs Python code of its own; where the stack has no room left even for
+    that, the user's recursion is out of room as Python's would be: it raises
+    Python's ``RecursionError`` (its message, no chained probe error), not the one
+    of whatever comparison or call of the ledger ran out."""
+    try:
+        _lend(frame, is_converted_code)
+    except RecursionError:
+        raise RecursionError(PYTHON_MESSAGE) from None
+
+
+def _lend(frame, is_converted_code) -> None:
     raw = own = 0
     owner = None
     current = frame

@@ -21,9 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from autograph.errors import ConversionError
 from autograph.runtime import intervals
 from autograph.runtime.lists import TensorList
-from autograph.runtime.tracing import is_tracer
+from autograph.runtime.tracing import caller_location, is_tracer
 
 _INPLACE = {
     "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
@@ -42,17 +43,24 @@ _PYTHON_CONTAINERS = frozenset({list, dict})
 _AT_METHODS = {"+": "add", "*": "multiply", "/": "divide", "**": "power"}
 
 
-def setitem(target, key, value, op=None, widths=None):
+def setitem(target, key, value, op=None, widths=None, shared=None):
     """``target[key] = value``, or ``target[key] <op>= value``; returns the target
     (a new array for a JAX array, the same object otherwise). ``widths`` are
     ``getitem``'s: a slice of static width at a staged loop's index is written
-    with ``lax.dynamic_update_slice``."""
+    with ``lax.dynamic_update_slice``. ``shared``: the name of the parameter the
+    target is, which the function neither rebinds nor returns: its caller sees the
+    object it passed, so an update that would make a new array instead (a JAX
+    array, a NumPy array given a traced value) is a ``ConversionError`` here, not an
+    update the caller silently never sees."""
     if type(target) in _PYTHON_CONTAINERS:  # the common case in Python mode, first
         if op is None:
             target[key] = value
         else:
             target[key] = _INPLACE[op](target[key], value)
         return target
+    if shared is not None and (isinstance(target, jax.Array) or isinstance(
+            target, np.ndarray) and (is_tracer(value) or _traced_key(key))):
+        raise _unseen_update(shared)
     if isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)):
         # NumPy cannot hold a traced value: the update is functional, as for a JAX
         # array (the original fails here under jax.jit).
@@ -79,6 +87,17 @@ def setitem(target, key, value, op=None, widths=None):
     else:
         target[key] = _INPLACE[op](target[key], value)
     return target
+
+
+def _unseen_update(name):
+    where = caller_location()
+    return ConversionError(
+        f"'{name}' is a parameter of this function, and this assigns into the array "
+        f"it holds: a JAX array cannot change in place, so the update makes a new "
+        f"array ({name}.at[...].set(...)) that the caller, which passed '{name}' in, "
+        "would never see (Python changes a list for the caller too). Return the new "
+        f"array (`return {name}`) and assign it where the function is called "
+        f"(`{name} = f({name}, ...)`).", where.filename, where.lineno)
 
 
 def _traced_key(key) -> bool:

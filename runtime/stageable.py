@@ -18,6 +18,7 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
+from autograph.runtime.handlers import try_error_text
 from autograph.runtime.undefined import is_undefined, is_undefined_return
 
 
@@ -93,14 +94,10 @@ def check_stageable(obstacles: StagingObstacles, where, construct: str):
             f"every iteration. Assign '{name}' a new value instead, or `del` it after "
             "the loop.", where.filename, where.lineno)
     if obstacles.in_try is not None:
-        raise ConversionError(
-            f"this {construct} is staged because its condition or iterable is traced, and "
-            f"it lies inside the `try` at line {obstacles.in_try}, whose `except` clauses "
-            "would only see errors raised while the staged code is traced (every branch "
-            "is traced, whatever the condition), never errors of the computation when it "
-            "runs. Move the `try` into the code that needs it "
-            "outside the staged region, or replace the exception by a value check "
-            "(jnp.where, or an `assert` / jax.experimental.checkify for run-time checks).",
+        raise ConversionError(try_error_text(
+            f"the `try` at line {obstacles.in_try}",
+            f"this {construct}, staged because its condition or iterable is traced, "
+            "lies in its body"),
             where.filename, where.lineno)
 
 

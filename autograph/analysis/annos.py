@@ -18,6 +18,7 @@ DIRECTIVE = "directive"            # Call: the name of the directive it calls
 STAYS_PYTHON = "stays_python"      # def/lambda: a generator or coroutine, left unconverted
 RUNTIME = "runtime"                # Attribute: `ag__.<name>` a converter made: that name
 FINALLY_JUMP = "finally_jump"      # jump in a `finally` (later its flag assignment): overrides
+CATCHES_VALUE_ERRORS = "catches_value_errors"  # Try: an except may catch an error on values
 KEEPS_ERRORS = "keeps_errors"      # Try the try converter adds: keeps errors for the finally
 OPERAND = "operand"                # Lambda: an and_/or_ operand (walked by assigning tests)
 CONSUMED = "consumed"              # GeneratorExp: a call's argument, consumed on the spot

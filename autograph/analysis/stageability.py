@@ -8,8 +8,10 @@ about the code, answered here once, at conversion; the converters pass the answe
 to the runtime call, which raises at the user's line only if it stages.
 
 - ``annotate_enclosing_try(fn)``: each ``if``/``while``/``for``/conditional
-  expression gets ``annos.IN_TRY``, the line of the innermost ``try`` with
-  ``except`` clauses whose body holds it in the same function (or None).
+  expression gets ``annos.IN_TRY``, the line of the innermost ``try`` whose
+  ``except`` could catch an error Python raises on values
+  (``converters/try_statements.py``) and whose body holds it in the same function
+  (or None).
 - ``outer_write(stmts, state, globals_, nonlocals)``: the first name a block
   assigns or deletes in a scope outside the function it becomes.
 - ``deleted_name(stmts, names)``: the first of ``names`` a loop body deletes.
@@ -44,8 +46,7 @@ def annotate_enclosing_try(fn) -> None:
             try_line = None
         elif isinstance(node, _STAGEABLE) and annos.get(node, annos.IN_TRY, _UNSET) is _UNSET:
             annos.set(node, annos.IN_TRY, try_line)
-        if isinstance(node, _TRIES) and node.handlers and not annos.get(
-                node, annos.KEEPS_ERRORS, False):
+        if isinstance(node, _TRIES) and annos.get(node, annos.CATCHES_VALUE_ERRORS, False):
             stack.extend((stmt, node.lineno) for stmt in node.body)
             others = node.handlers + node.orelse + node.finalbody
             stack.extend((child, try_line) for child in others)

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import autograph
 from tests.differential import check
@@ -120,3 +121,42 @@ def assign_forms(x, i, v):
     y = ag__.setitem(y, -1, v, op='-')
     return y
 """
+
+
+# -- item assignment in a called function (issue 26.4) ----------------------------------
+
+def set_first(xs, v):
+    xs[0] = v
+
+
+def calls_set_first(xs):
+    set_first(xs, 7)
+    return xs
+
+
+def swap(a, i, j):
+    a[i], a[j] = a[j], a[i]
+    return a
+
+
+def calls_swap(xs):
+    xs = swap(xs, 0, 1)
+    return xs
+
+
+def test_an_item_write_the_caller_would_not_see_is_refused_at_the_line():
+    assert autograph.convert(calls_set_first)([1, 2]) == [7, 2]    # a list: in place
+    line = set_first.__code__.co_firstlineno + 1
+    for compiled in (autograph.to_graph(calls_set_first),
+                     jax.jit(autograph.convert(calls_set_first))):
+        with pytest.raises(autograph.ConversionError, match="never see") as info:
+            compiled(jnp.array([1, 2]))
+        assert f"{__file__}:{line}:" in str(info.value)
+
+
+def test_an_item_write_into_a_returned_parameter_stages():
+    assert autograph.convert(calls_swap)([1, 2]) == [2, 1]
+    for compiled in (autograph.to_graph(calls_swap), jax.jit(autograph.convert(calls_swap))):
+        np.testing.assert_array_equal(compiled(jnp.array([1, 2])), [2, 1])
+    assert "shared='xs'" in autograph.to_code(set_first)
+    assert "shared" not in autograph.to_code(swap)

@@ -211,8 +211,10 @@ def test_try_else_does_not_run_after_a_return_in_its_body():
     f = autograph.convert(try_else_after_return)
     for x in (2.0, -2.0):
         assert_same_python(try_else_after_return(x), f(x))
-    with pytest.raises(autograph.ConversionError, match="inside the `try`"):
-        autograph.to_graph(try_else_after_return)(2.0)      # a staged if in a try
+    # A staged if in a `try` whose `except ValueError` no traced operation can
+    # reach (ValueError is raised while tracing, as in Python): it stages.
+    check(try_else_after_return, 2.0)
+    check(try_else_after_return, -2.0)
 
 
 def test_finally_runs_once_per_return():
@@ -262,12 +264,17 @@ def sqrt_or_zero_broad(x):
 def test_except_around_a_staged_raise_is_refused_at_the_except():
     assert autograph.convert(sqrt_or_zero)(4.0) == 2.0
     assert autograph.convert(sqrt_or_zero)(-4.0) == -0.0
-    for fn in (sqrt_or_zero, sqrt_or_zero_broad):
-        line = fn.__code__.co_firstlineno + 3
-        with pytest.raises(autograph.ConversionError, match="cannot see errors") as info:
-            autograph.to_graph(fn)(4.0)
-        assert f"{__file__}:{line}" in str(info.value)
-        assert "ValueError" in str(info.value) and "negative" in str(info.value)
+    line = sqrt_or_zero.__code__.co_firstlineno + 3
+    with pytest.raises(autograph.ConversionError, match="cannot see errors") as info:
+        autograph.to_graph(sqrt_or_zero)(4.0)
+    assert f"{__file__}:{line}" in str(info.value)
+    assert "ValueError" in str(info.value) and "negative" in str(info.value)
+    # `except Exception` could catch what Python raises on values (x / 0), which
+    # traced operations never raise: refused at the `try`, before its body runs.
+    line = sqrt_or_zero_broad.__code__.co_firstlineno + 1
+    with pytest.raises(autograph.ConversionError, match="computes with 'x'") as info:
+        autograph.to_graph(sqrt_or_zero_broad)(4.0)
+    assert f"{__file__}:{line}" in str(info.value)
 
 
 def holds_a_string(x):
@@ -286,7 +293,8 @@ def swallows_conversion_errors(x):
 
 def test_a_conversion_error_is_never_handled_by_user_code():
     assert autograph.convert(swallows_conversion_errors)(2) == "abb"
-    with pytest.raises(autograph.ConversionError, match="'s' holds a str"):
+    # (Refused at the `try` too: `except Exception` around traced `x`.)
+    with pytest.raises(autograph.ConversionError, match="'s' holds a str|with 'x'"):
         jax.jit(autograph.convert(swallows_conversion_errors))(2)
 
 
@@ -313,10 +321,11 @@ def traced_loop_in_try(x, n):
 def test_staged_region_in_a_try_is_refused(fn, args):
     # Not unrolled either: traced x / 0 is inf unrolled too, never the ZeroDivisionError
     # the `except` expects (jax.jit of the original silently gives nan here).
+    # Refused at the `try`, whose body computes with traced `x`.
     assert autograph.convert(fn)(*args) == -1.0
-    with pytest.raises(autograph.ConversionError, match="`try` at line") as info:
+    with pytest.raises(autograph.ConversionError, match="its body computes with") as info:
         autograph.to_graph(fn)(*args)
-    assert f"{__file__}:{fn.__code__.co_firstlineno + 2}" in str(info.value)
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)
 
 
 def staged_loop_in_try_finally_break(x, n):
@@ -373,3 +382,102 @@ def test_a_jump_in_a_finally_inside_a_match_case_overrides_the_return():
         assert_same_python(finally_continue_in_a_match_case(a),
                            autograph.convert(finally_continue_in_a_match_case)(a))
     check(finally_continue_in_a_match_case, -2.0)
+
+
+# -- one rule for `try` and traced values (issue 26.3) ----------------------------------
+
+def try_in_a_staged_if(a):
+    if a == 0:
+        try:
+            b = 1.0 / a
+        except ZeroDivisionError:
+            b = 10.0
+    else:
+        b = 2.0
+    return b
+
+
+def try_in_a_staged_while(a, n):
+    b = 0.0
+    while n > 0:
+        n -= 1
+        try:
+            b = b + 1.0 / a
+        except ArithmeticError:
+            b = b + 10.0
+    return b
+
+
+@pytest.mark.parametrize("fn, args", [(try_in_a_staged_if, (0,)),
+                                      (try_in_a_staged_while, (0, 2))])
+def test_an_except_for_value_errors_around_traced_values_is_refused_at_the_try(fn, args):
+    assert autograph.convert(fn)(*args) == fn(*args)
+    line = fn.__code__.co_firstlineno + (2 if fn is try_in_a_staged_if else 4)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match="never raise") as info:
+            compiled(*args)
+        assert f"{__file__}:{line}:" in str(info.value)
+
+
+def static_loop_in_try_value_error(x):
+    try:
+        for i in range(3):
+            x = x * 2 + i
+    except ValueError:
+        pass
+    return x
+
+
+def traced_loop_in_try_value_error(x, n):
+    try:
+        while n > 0:
+            n -= 1
+            x = x * 2
+    except ValueError:
+        x = -1.0
+    return x
+
+
+def reraising_handler(x):
+    try:
+        y = 1.0 / x
+    except ZeroDivisionError:
+        raise
+    return y
+
+
+def test_an_except_no_traced_operation_can_reach_stages():
+    # Nothing in these bodies raises ValueError when the program runs, and a handler
+    # that only raises again computes no fallback: they run as jax.jit runs them.
+    check(static_loop_in_try_value_error, 1.0)
+    check(traced_loop_in_try_value_error, 1.0, 3)
+    check(reraising_handler, 2.0)
+
+
+def test_the_try_check_is_in_the_generated_code():
+    code = autograph.to_code(try_in_a_staged_if)
+    assert "ag__.check_try_inputs('a')\n        try:" in code
+    assert "check_try_inputs" not in autograph.to_code(static_loop_in_try_value_error)
+
+
+def refused_in_a_try_whose_finally_returns(x):
+    y = 0.0
+    try:
+        if x > 0:
+            try:
+                y = 1.0 / x
+            except ZeroDivisionError:
+                y = 10.0
+    finally:
+        return y
+
+
+def test_a_return_in_a_finally_does_not_discard_a_conversion_error():
+    # Python discards the exception in flight; autograph's refusal is no such error.
+    for x in (0.0, 2.0):
+        assert autograph.convert(refused_in_a_try_whose_finally_returns)(x) == (
+            refused_in_a_try_whose_finally_returns(x))
+    line = refused_in_a_try_whose_finally_returns.__code__.co_firstlineno + 4
+    with pytest.raises(autograph.ConversionError, match="never raise") as info:
+        autograph.to_graph(refused_in_a_try_whose_finally_returns)(2.0)
+    assert f"{__file__}:{line}:" in str(info.value)

@@ -32,7 +32,7 @@ import numpy as np
 
 import autograph
 from autograph import api as autograph_api
-from tests.fuzz import jaxpr_eval
+from tests.fuzz import jaxpr_eval, silent_programs
 from tests.fuzz.program_generator import PRELUDE, ProgramGenerator, validation_source
 
 BATCH = 8
@@ -118,6 +118,7 @@ def detect_features() -> frozenset:
         "dead": "def probe(n):\n    t = n\n    if n > 5:\n        return t\n"
                 "    t = (t, t + 1)\n    w: int = t[1]\n    f = lambda: w\n    return f()\n",
     }
+    probes.update(silent_programs.PROBES)   # issue 26's kinds
     found = set()
     with tempfile.TemporaryDirectory() as tmp:
         for feature, source in probes.items():

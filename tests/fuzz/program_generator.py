@@ -55,6 +55,7 @@ import random
 
 from tests.fuzz import dead_programs, loop_programs, string_programs
 from tests.fuzz.name_programs import NameFeatures
+from tests.fuzz.silent_programs import SilentFeatures
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
@@ -114,6 +115,7 @@ class ProgramGenerator:
         if "try" in self.features:
             body.extend(["def fail(v):", ["raise ValueError(v)"]])
         self._names = NameFeatures(self) if "names" in self.features else None
+        self._silent = SilentFeatures(self)   # issue 26's kinds (silent_programs.py)
         if self._names is not None:
             body.extend(self._names.prelude(INT_VARS))
         body.extend(self._block(depth=0, scope=ARGS + INT_VARS, loop=None, min_stmts=2))
@@ -186,9 +188,12 @@ class ProgramGenerator:
             choices += self._names.choices(depth, loop)
         if "dead" in self.features:
             choices += dead_programs.choices(depth)
+        choices += self._silent.choices(depth, loop)
         kind = _weighted(r, choices)
         if kind in dead_programs.KINDS:
             return dead_programs.statement(self, kind, scope)
+        if kind.startswith("silent_"):
+            return self._silent.statement(kind, depth, scope, loop)
         if kind.startswith("names_"):
             return getattr(self._names, kind[len("names_"):])(depth, scope, loop)
         return getattr(self, "_stmt_" + kind)(depth, scope, loop)

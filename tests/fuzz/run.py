@@ -23,7 +23,8 @@ def main(argv=None) -> int:
                         help="compile every N-th program whole with XLA (0: never)")
     parser.add_argument("--features", default=None,
                         help="comma-separated (jumps, logic, scopes, directives, strings, values, "
-                             "exits, try, recursion, dtype, loops, generators, match); "
+                             "exits, try, recursion, dtype, loops, generators, match; "
+                             "silent or silent_<kind>, tests/fuzz/silent_programs.py); "
                              "default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")

@@ -5,9 +5,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import autograph
 from autograph import runtime as ag
 from autograph.runtime.iterables import Scanned
 from autograph.runtime.lists import TensorList, TypedList, stack
+from tests.differential import check
 
 
 def test_python_list_operators_mutate_and_return_the_same_list():
@@ -103,3 +105,39 @@ def test_enumerate_and_zip_of_traced_arrays_are_scanned():
     assert out == sum(x * (i + 2) for i, x in enumerate(range(3)))
     with pytest.raises(ValueError, match="different lengths"):
         jax.jit(lambda a, b: ag.zip_(a, b, strict=True).xs)(jnp.ones(2), jnp.ones(3))
+
+
+# -- a list whose items a loop writes keeps its length (issue 26.7) ---------------------
+
+def writes_items_in_a_while(a, b, x):
+    y = [a, b]
+    while x > 0:
+        x -= 1
+        y[0] += 2
+    return y
+
+
+def writes_items_in_a_traced_for(a, b, n):
+    y = [a, b]
+    for k in range(n):
+        y[k % 2] += 2
+        if y[0] > 4:
+            y[1] = y[1] - 1
+    return y
+
+
+def reads_items_in_the_condition(a, b):
+    y = [a, b]
+    while y[1] <= 12:
+        y[0] += 1
+        y[1] *= 2
+    return y
+
+
+@pytest.mark.parametrize("fn, args", [(writes_items_in_a_while, (1, 2, 3)),
+                                      (writes_items_in_a_traced_for, (1, 2, 5)),
+                                      (reads_items_in_the_condition, (1, 2))])
+def test_a_list_with_item_writes_only_keeps_its_length(fn, args):
+    check(fn, *args)
+    out = autograph.to_graph(fn)(*args)
+    assert type(out) is list and len(out) == 2

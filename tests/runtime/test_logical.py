@@ -4,7 +4,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import autograph
 from autograph.runtime import and_, compare_chain, not_, or_
+from tests.differential import check
 
 
 def thunks(*values, seen=None):
@@ -91,3 +93,35 @@ def test_compare_chain():
     out = jax.jit(lambda x: compare_chain(0, "<", lambda: x, "<=", lambda: 3))(
         jnp.array([0, 1, 3, 4]))
     np.testing.assert_array_equal(out, [False, True, True, False])
+
+
+# -- `x is True` on a value that became traced (issue 26.5) -----------------------------
+
+def passes_while_swapped_is_true(n):
+    swapped = True
+    passes = 0
+    while swapped is True:
+        passes += 1
+        swapped = passes < n
+    return passes
+
+
+def identity_tests(x):
+    done = x > 0
+    count = x * 0
+    a = 1 if done is not False else 2
+    b = 3 if count is True else 4      # a number is no bool, traced or not
+    c = 5 if True is done else 6
+    return a + b + c
+
+
+def test_is_true_reads_a_traced_bool_as_the_bool_it_stands_for():
+    for n in (1, 3):
+        check(passes_while_swapped_is_true, n)
+    for x in (2, -2):
+        check(identity_tests, x)
+
+
+def test_is_true_in_generated_code():
+    code = autograph.to_code(passes_while_swapped_is_true)
+    assert "return ag__.is_(swapped, True)" in code

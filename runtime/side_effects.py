@@ -1,0 +1,385 @@
+"""Python state a staged body changes without carrying it.
+
+A staged loop or branch runs its body once (or a few times, with the abstract
+probes) while tracing, not once per iteration when the program runs. A body that
+changes Python state that the loop does not carry (a list a helper appends to, a
+stack it pops from inside an expression, an iterator it advances with ``next``)
+would change it once, with the values of the trace:
+
+    stack = [1, 2, 3]
+    for i in range(3):
+        total += x * stack.pop()      # Python pops 3, 2, 1; one trace pops 3 only
+
+Detection is cheap and general: before the region is traced, ``watch(fns,
+carried)`` takes a signature of the mutable Python objects the body can reach
+(what its closure cells and the globals its code names hold, and, through the
+user's functions found there, theirs: ``list``/``dict``/``set``/``deque``/
+``bytearray`` by length and the identity of their items, iterators by position),
+leaving out what the region carries as state. After tracing, ``changed()`` lists
+those whose signature moved. The caller then restores them (``restore()``: the
+containers' items as they were; an iterator that cannot be rewound is not
+restorable) and runs the loop unrolled, as ``jax.jit`` of the original does, where
+its trip count is static; elsewhere it raises ``error(...)``, a ``ConversionError``
+at the user's line that made the change (found by tracing once more under a
+profile hook, only then) or at the region's line.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+import types
+from dataclasses import dataclass
+
+from jax import tree_util
+
+from autograph.call_policy import is_library_file
+from autograph.errors import ConversionError
+from autograph.runtime.tracing import Location, caller_location, has_tracer
+
+_CONTAINERS = (list, dict, set, collections.deque, bytearray)
+_SMALL = 256         # items whose identities a signature records
+_COPY_LIMIT = 100_000   # larger containers are watched, but cannot be restored
+_MAX_FUNCTIONS = 64
+_GENERATORS = (types.GeneratorType,)
+
+
+@dataclass
+class Change:
+    """A watched object the body changed: ``name`` (how the body reaches it) and
+    ``what`` it is (``"list 'stack'"``)."""
+
+    name: str
+    obj: object
+    kind: str
+
+    def __str__(self):
+        return f"{self.kind} '{self.name}'"
+
+
+class Watch:
+    """The signatures of the objects a region's body can reach, taken on creation."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries):
+        self.entries = entries  # (name, obj, signature, saved copy or None)
+
+    def changed(self, traced_only=False) -> list:
+        """The watched objects whose signature differs from the one taken; with
+        ``traced_only``, only those that now hold a traced value, or shrank, or are
+        iterators (not a list that only grew by Python values)."""
+        return [Change(name, obj, _kind(obj)) for name, obj, sig, _ in self.entries
+                if _signature(obj) != sig and not (traced_only and _grew_by_python_values(
+                    obj, sig))]
+
+    def restore(self, changes) -> bool:
+        """Put the ``changes``' objects back as they were; whether all could be."""
+        saved = {id(obj): copy for _, obj, _, copy in self.entries}
+        ok = True
+        for change in changes:
+            copy = saved.get(id(change.obj))
+            if not _put_back(change.obj, copy):
+                ok = False
+        return ok
+
+
+def watch(fns, carried=()) -> Watch:
+    """Start watching what the functions ``fns`` (a region's body, test...) can
+    reach, except the objects in ``carried`` (the region's state)."""
+    excluded = _ids_in(carried)
+    entries = []
+    seen = set(excluded)
+    pending = [fn for fn in fns if fn is not None]
+    visited = set()
+    while pending and len(visited) < _MAX_FUNCTIONS:
+        fn = pending.pop()
+        fn = getattr(fn, "__wrapped__", fn)
+        if type(fn) is types.MethodType:
+            fn = fn.__func__
+        if type(fn) is not types.FunctionType or id(fn) in visited:
+            continue
+        visited.add(id(fn))
+        for name, value in _reachable(fn):
+            if id(value) in seen:
+                continue
+            if type(value) is types.FunctionType or type(value) is types.MethodType:
+                target = getattr(value, "__func__", value)
+                if not is_library_file(target.__code__.co_filename):
+                    pending.append(target)
+                continue
+            if isinstance(value, _CONTAINERS) and type(value) in _CONTAINERS or _is_iterator(
+                    value):
+                seen.add(id(value))
+                entries.append((name, value, _signature(value), _copy(value)))
+    return Watch(entries)
+
+
+def _reachable(fn):
+    """``(name, value)`` of what ``fn`` reads from outside: its closure cells, the
+    globals its code (and the code nested in it) names, its defaults."""
+    code = fn.__code__
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+        try:
+            yield name, cell.cell_contents
+        except ValueError:   # an unbound cell
+            continue
+    module = fn.__globals__
+    for name in _global_names(code):
+        if name in module:
+            yield name, module[name]
+    for value in fn.__defaults__ or ():
+        yield f"{fn.__name__}'s default", value
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if type(const) is types.CodeType:
+            names |= _global_names(const)
+    return names
+
+
+def _is_iterator(value) -> bool:
+    if isinstance(value, _GENERATORS):
+        return True
+    kind = type(value)
+    return (kind.__module__ in ("builtins", "itertools") and hasattr(kind, "__next__")
+            and hasattr(kind, "__iter__"))
+
+
+def _ids_in(tree) -> set:
+    """The ids of the containers in ``tree`` (nested lists, tuples, dicts)."""
+    ids = set()
+    pending = [tree]
+    while pending and len(ids) < 10_000:
+        node = pending.pop()
+        if id(node) in ids:
+            continue
+        ids.add(id(node))
+        if isinstance(node, (list, tuple, set, collections.deque)):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            pending.extend(node.values())
+    return ids
+
+
+def _signature(value):
+    if isinstance(value, dict):
+        return (len(value), tuple(map(id, value.values())) if len(value) <= _SMALL else None,
+                tuple(map(id, value)) if len(value) <= _SMALL else None)
+    if isinstance(value, bytearray):
+        return bytes(value) if len(value) <= _SMALL else len(value)
+    if isinstance(value, _CONTAINERS):
+        return (len(value), tuple(map(id, value)) if len(value) <= _SMALL else None)
+    if isinstance(value, _GENERATORS):
+        frame = value.gi_frame
+        if frame is None:
+            return None
+        return (frame.f_lasti, tuple(map(id, frame.f_locals.values())))
+    try:
+        reduced = value.__reduce__()
+    except Exception:  # noqa: BLE001 - an iterator that says nothing of its position
+        return id(value)
+    return tuple(x if type(x) is int else id(x) for x in _flat(reduced[1:]))
+
+
+def _grew_by_python_values(obj, signature) -> bool:
+    if not isinstance(obj, _CONTAINERS) or isinstance(obj, bytearray):
+        return False
+    if len(obj) < signature[0]:
+        return False
+    values = obj.values() if isinstance(obj, dict) else obj
+    return not any(has_tracer(v) for v in values)
+
+
+def _flat(items):
+    for item in items:
+        if type(item) is tuple:
+            yield from _flat(item)
+        else:
+            yield item
+
+
+def _copy(value):
+    if isinstance(value, _CONTAINERS):
+        return value.copy() if len(value) <= _COPY_LIMIT else None
+    if not isinstance(value, _GENERATORS):
+        try:
+            return value.__reduce__()
+        except Exception:  # noqa: BLE001
+            return None
+    return None
+
+
+def _put_back(obj, copy) -> bool:
+    if copy is None:
+        return False
+    if isinstance(obj, dict):
+        obj.clear()
+        obj.update(copy)
+    elif isinstance(obj, set):
+        obj.clear()
+        obj.update(copy)
+    elif isinstance(obj, collections.deque):
+        obj.clear()
+        obj.extend(copy)
+    elif isinstance(obj, (list, bytearray)):
+        obj[:] = copy
+    else:   # a builtin iterator: its position, where it can be set
+        if len(copy) < 3 or not hasattr(obj, "__setstate__"):
+            return False
+        try:
+            obj.__setstate__(copy[2])
+        except Exception:  # noqa: BLE001
+            return False
+    return True
+
+
+def _kind(obj) -> str:
+    if isinstance(obj, _GENERATORS):
+        return "generator"
+    if isinstance(obj, _CONTAINERS):
+        return type(obj).__name__
+    return "iterator"
+
+
+def describe(changes) -> str:
+    """The changes, for a log line or a message: "list 'out' and iterator 'it'"."""
+    return " and ".join(str(c) for c in changes[:3]) + (
+        f" (and {len(changes) - 3} more)" if len(changes) > 3 else "")
+
+
+def where_changed(retrace, changes):
+    """The user's line (``Location``) where ``retrace()`` (one more abstract run of
+    the body: a fresh function, which no JAX cache answers) first changes one of
+    ``changes``' objects through a builtin call (``append``, ``pop``, ``next``...)
+    or resumes a generator among them, or None. Only asked on the way to an error."""
+
+    targets = {id(c.obj) for c in changes}
+    found = []
+
+    def profile(frame, event, arg):
+        if found:
+            return
+        if event == "c_call" and id(getattr(arg, "__self__", None)) in targets:
+            at = frame
+        elif event == "call" and any(c.obj.gi_code is frame.f_code for c in changes
+                                     if isinstance(c.obj, _GENERATORS)):
+            at = frame.f_back
+        else:
+            return
+        if at is not None:   # where it is now: the frame runs on
+            found.append(Location(at.f_code.co_filename, at.f_lineno))
+
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        retrace()
+    except Exception:  # noqa: BLE001 - the first trace passed; this one only looks
+        pass
+    finally:
+        sys.setprofile(old)
+    return found[0] if found else None
+
+
+def error(changes, construct: str, where, at=None) -> ConversionError:
+    """The error for a staged ``construct`` at ``where`` whose body changed the
+    Python objects ``changes`` (at the user's line ``at`` where known)."""
+    place = at or where
+    loop = construct.endswith("loop")
+    name = f"`{construct}`" if construct == "if" else construct
+    article = "an" if construct == "if" else "a"
+    line = "" if at is None or at == where else f" (the {name} is at line {where.lineno})"
+    how = ("runs its body once while tracing, not once per iteration, so the change "
+           "would happen once, with the traced values" if loop else
+           "traces both branches once, whatever the condition, so the change would "
+           "happen for every input")
+    fix = ("Make it state the loop carries (`x = stack.pop()` or `out.append(v)` as a "
+           "statement of the loop itself), use arrays (jnp.where, .at[i].set)"
+           if loop else "Return the new values from the branches instead, use arrays "
+           "(jnp.where)")
+    return ConversionError(
+        f"this changes the Python {describe(changes)} inside {article} {name} that is staged "
+        f"because its condition{' or iterable' if loop else ''} is traced{line}, which "
+        f"does not carry it: a staged {name} {how}. {fix}, or move the change out of "
+        f"the staged {name}.", place.filename, place.lineno)
+
+
+def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace,
+           traced_only=False):
+    """After a region was traced (or failed to be): None if its body changed none
+    of the objects ``effects`` watches; else they are put back, and the reason to
+    run it unrolled is returned where ``can_unroll`` (and all could be put back),
+    or the ``ConversionError`` at the line of the change is raised
+    (``retrace()`` traces the body once more to find that line). ``traced_only``
+    (a staged ``if``): a list that only grew by Python values is let be (a log
+    line appended under a traced condition appears whatever the condition)."""
+    changes = effects.changed(traced_only)
+    if not changes:
+        return None
+    if effects.restore(changes) and can_unroll:
+        return (f"its body changes the Python {describe(changes)}, which the loop does "
+                "not carry (a staged body runs once while tracing)")
+    at = where_changed(retrace, changes)
+    effects.restore(changes)
+    raise error(changes, construct, where, at)
+
+
+def closure_containers(fns) -> set:
+    """The ids of the lists the functions ``fns`` (a staged ``if``'s branches, a
+    conditional expression's operands) read from their closure cells: a branch that
+    gives one of them gives, in Python, that existing object itself."""
+    ids = set()
+    for fn in fns:
+        fn = getattr(fn, "__wrapped__", fn)
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if type(value) is list:
+                ids.add(id(value))
+    return ids
+
+
+@tree_util.register_pytree_node_class
+class StagedCopy(list):
+    """The list a staged ``if`` or conditional expression gives where Python gives
+    an existing list itself (``(a if x > 0 else b).pop(0)``): a staged conditional
+    chooses values, not objects, so this is a copy, and changing it would leave the
+    list Python changes untouched. It reads as the list it is; changing it is a
+    ``ConversionError`` at that line."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, items=(), where=None):
+        super().__init__(items)
+        self.where = where
+
+    def tree_flatten(self):
+        return list(self), self.where
+
+    @classmethod
+    def tree_unflatten(cls, where, items):
+        return cls(items, where)
+
+    def _refuse(self, *args, **kwargs):
+        at = caller_location()
+        line = f" at line {self.where.lineno}" if self.where is not None else ""
+        raise ConversionError(
+            f"this changes the list that the staged conditional{line} gives. In Python "
+            "that is one of the existing lists itself, and the change would change it; "
+            "a staged conditional (its condition is traced) chooses values, not "
+            "objects, so this list is a copy, and the change would be lost. Change the "
+            "lists inside the branches of an `if`, or decide which one with a Python "
+            "condition.", at.filename, at.lineno)
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+def as_copies(out, positions, where) -> tuple:
+    """``out`` with the lists at ``positions`` made ``StagedCopy`` lists."""
+    return tuple(StagedCopy(v, where) if k in positions and type(v) is list else v
+                 for k, v in enumerate(out))

@@ -1,0 +1,22 @@
+"""A converted recursion that exceeds the limit raises Python's RecursionError, with
+Python's message and no chained error of autograph's own probe (issue 26.11)."""
+
+import traceback
+
+import pytest
+
+import autograph
+
+
+def forever(n):
+    return forever(n + 1)
+
+
+def test_recursion_error_has_pythons_message():
+    with pytest.raises(RecursionError) as original:
+        forever(0)
+    with pytest.raises(RecursionError) as converted:
+        autograph.convert(forever)(0)
+    assert str(converted.value) == str(original.value)
+    text = "".join(traceback.format_exception(converted.value))
+    assert "During handling" not in text and "in comparison" not in text

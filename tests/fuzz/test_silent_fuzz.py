@@ -1,0 +1,35 @@
+"""The fuzz generators of issue 26's classes (tests/fuzz/silent_programs.py): each
+kind is generated, its probe detects it where this checkout fixes the class, and
+programs of the kinds fixed here compute Python's values (refusals allowed: a
+traced loop whose body changes Python state, an `except ZeroDivisionError` around
+traced values, are refused by design)."""
+
+from __future__ import annotations
+
+import collections
+
+from tests.fuzz import harness, silent_programs
+from tests.fuzz.program_generator import ProgramGenerator
+
+FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes")
+
+
+def test_each_kind_is_generated_and_compiles():
+    seen = collections.Counter()
+    for seed in range(60):
+        gen = ProgramGenerator(seed, {"silent"})
+        compile(gen.function("f"), "<fuzz>", "exec")
+        seen.update(gen.kinds)
+    assert {f"silent_{k}" for k in silent_programs.KINDS} <= set(seen), seen
+
+
+def test_the_kinds_fixed_here_are_probed():
+    assert {f"silent_{k}" for k in FIXED_HERE} <= harness.detect_features()
+
+
+def test_programs_of_the_kinds_fixed_here_compute_pythons_values():
+    features = frozenset(f"silent_{k}" for k in FIXED_HERE)
+    programs, mismatches = harness.fuzz(7000, 40, compile_every=20, features=features)
+    assert len(programs) == 40
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, "\n".join(str(m) for m in silent[:3])

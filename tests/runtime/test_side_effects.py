@@ -1,0 +1,157 @@
+"""Python state a staged body changes without carrying it (issue 26.6 and 26.9): a
+static loop runs unrolled (as jax.jit of the original runs it), a traced loop is a
+ConversionError at the line that makes the change; never a change made once while
+tracing."""
+
+import logging
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import autograph
+from autograph.runtime import side_effects
+from tests.differential import check
+
+
+def pops_in_an_expression(x):
+    stack = [1, 2, 3]
+    total = 0
+    for _ in range(3):
+        total += x * stack.pop()
+    return total
+
+
+def helper_appends_to_callers_list(x):
+    out = []
+
+    def emit(v):
+        out.append(v)
+
+    for _ in range(3):
+        x = x * 2
+        emit(x)
+    return sum(out)
+
+
+def test_a_static_loop_changing_python_state_runs_unrolled(caplog):
+    check(pops_in_an_expression, 10)
+    check(helper_appends_to_callers_list, 1.0)
+    with caplog.at_level(logging.INFO, logger="autograph.loops"):
+        assert autograph.to_graph(pops_in_an_expression)(10) == 60
+    line = pops_in_an_expression.__code__.co_firstlineno + 3
+    assert any(f"{__file__}:{line}: for loop unrolled" in r.getMessage()
+               and "list 'stack'" in r.getMessage() for r in caplog.records)
+
+
+def primes():
+    n = 2
+    while True:
+        if all(n % d for d in range(2, n)):
+            yield n
+        n += 1
+
+
+def next_prime_above(x):
+    found = primes()
+    while True:
+        p = next(found)
+        if p > x:
+            break
+    return p
+
+
+def traced_loop_with_helper(x, n):
+    out = []
+
+    def emit(v):
+        out.append(v)
+
+    i = 0
+    while i < n:
+        emit(x)
+        x = x * 2
+        i += 1
+    return x
+
+
+@pytest.mark.parametrize("fn, args, line", [
+    (next_prime_above, (5,), 3),
+    (traced_loop_with_helper, (1.0, 3), 4),     # the append, in the helper
+])
+def test_a_traced_loop_changing_python_state_is_refused_at_the_line(fn, args, line):
+    assert autograph.convert(fn)(*args) == fn(*args)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match="staged because") as info:
+            compiled(*args)
+        assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
+
+
+def test_a_list_the_loop_carries_is_not_a_side_effect():
+    def grows(x):
+        out = []
+        for i in range(3):
+            out.append(x * i)
+        return jnp.stack(out)
+    check(grows, 2.0)
+
+
+def test_watch_restores_lists_and_dicts():
+    lst, table = [1, 2], {"a": 1}
+
+    def body():
+        return lst, table
+
+    watch = side_effects.watch([body])
+    lst.pop()
+    table["b"] = 2
+    changes = watch.changed()
+    assert {c.name for c in changes} == {"lst", "table"}
+    assert watch.restore(changes)
+    assert lst == [1, 2] and table == {"a": 1}
+    assert not watch.changed()
+
+
+def emits_under_a_traced_if(x):
+    out = []
+
+    def emit(v):
+        out.append(v)
+
+    if x > 0:
+        emit(x)
+    return len(out)
+
+
+def pops_from_the_list_a_conditional_picks(x):
+    a = [1, 2, 3]
+    b = [4, 5, 6]
+    s = 0
+    while a and b:
+        s = s + (a if x > 0 else b).pop(0)
+        x = x - 1
+    return s
+
+
+def reads_the_list_a_conditional_picks(x):
+    a = [1, 2, 3]
+    b = [4, 5, 6]
+    return sum(a if x > 0 else b) + (a if x > 1 else b)[1]
+
+
+@pytest.mark.parametrize("fn, line, match", [
+    (emits_under_a_traced_if, 4, "traces both branches"),
+    (pops_from_the_list_a_conditional_picks, 5, "chooses values, not objects"),
+])
+def test_a_staged_conditional_changing_python_state_is_refused_at_the_line(fn, line, match):
+    for x in (1, -1):
+        assert autograph.convert(fn)(x) == fn(x)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match=match) as info:
+            compiled(1)
+        assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
+
+
+def test_a_list_a_staged_conditional_picks_reads_as_that_list():
+    for x in (2, 1, -1):
+        check(reads_the_list_a_conditional_picks, x)
