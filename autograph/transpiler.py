@@ -86,9 +86,11 @@ DEFAULT_CONVERTERS = (
     print_function,
 )
 
-# What a function's Python twin is converted with (``PythonTwin``): its calls only.
-# ``locals_calls`` keeps the runtime's name out of what ``locals()`` shows.
-PYTHON_TWIN_CONVERTERS = (call_trees, locals_calls)
+# What a function's Python twin is converted with (``PythonTwin``): its calls, and
+# item assignment (``x[i] = v`` on a JAX array is ``x.at[i].set(v)`` in Python mode
+# too; lists, dicts and NumPy arrays still change in place). ``locals_calls`` keeps
+# the runtime's name out of what ``locals()`` shows.
+PYTHON_TWIN_CONVERTERS = (slices, call_trees, locals_calls)
 
 DEFAULT_OPTIONS = ConversionOptions()
 _RUNTIME_NAME = "ag__"

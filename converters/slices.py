@@ -6,6 +6,7 @@ Before:
     x[i, 1:] += v
     x[j], x[j + 1] = x[j + 1], x[j]
     s = s + x[i:i + k]
+    return x, s
 
 After:
 
@@ -15,6 +16,7 @@ After:
     x = ag__.setitem(x, j, value_0)
     x = ag__.setitem(x, j + 1, value_1)
     s = s + ag__.getitem(x, ag__.index[i:i + k], (k,))
+    return x, s
 
 ``ag__.setitem`` returns ``x.at[i].set(v)`` (``.add(v)``...) for a JAX array and
 mutates anything else (NumPy arrays, lists, dicts) in place, returning the same

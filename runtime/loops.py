@@ -546,6 +546,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
                 changed.extend(_carry_mismatch(lowering.step, state, item, spec))
                 raise
             _raise_for_carry_change(lowering.step, state, item, spec)
+            _raise_for_uncarriable(lowering.step, state, item, spec)
             raise
 
     reason = None
@@ -818,6 +819,26 @@ def _masked_python_for(items, loop_body, state, spec):
                              lambda *s: from_tuple(s), state, spec.names, spec.where,
                              spec.construct, spec.obstacles)
     return state
+
+
+def _raise_for_uncarriable(step, state, item, spec):
+    """Raise naming the variable one iteration (``step(state, item)``) leaves holding
+    what no staged loop can carry (a function appended to a list, a string), where
+    JAX's own error would name only an output position; return quietly if the body
+    cannot be traced abstractly."""
+    outputs = []
+
+    def probe(values, it):
+        outputs.append(step(values, it))
+        return ()
+
+    try:
+        jax.eval_shape(probe, state, item)
+    except ConversionError:
+        raise
+    except Exception:  # the body needs concrete values: the caller decides
+        return
+    check_carriable(outputs[0], spec.names, spec.where, spec.construct)
 
 
 def _raise_for_carry_change(step, state, item, spec):

@@ -71,9 +71,11 @@ def test_an_alias_or_a_module_attribute_is_the_directive(fn):
 
 def make_lookalike():
     seen = []
+    recording = [True]
 
     def set_loop_options(**options):
-        seen.append(options)
+        if recording[0]:
+            seen.append(options)
 
     def doubles(x):
         while x < 10:
@@ -81,16 +83,21 @@ def make_lookalike():
             x = x * 2
         return x
 
-    return doubles, seen
+    return doubles, seen, recording
 
 
 def test_a_user_function_of_the_same_name_is_an_ordinary_call():
-    doubles, seen = make_lookalike()
+    doubles, seen, recording = make_lookalike()
     assert doubles(1) == 16 and len(seen) == 4
     code = autograph.to_code(doubles)
     assert "ag__.converted_call(set_loop_options)(maximum_iterations=1)" in code
     assert "maximum_iterations=1)" not in code.split("ag__.while_stmt")[1]
     assert autograph.convert(doubles)(1) == 16 and len(seen) == 8   # called each time
+    # Staged, the body runs once while tracing: the append to `seen` would happen once,
+    # not per iteration, so it is refused at the helper's line (issue 26.6) ...
+    with pytest.raises(autograph.ConversionError, match="changes the Python list 'seen'"):
+        autograph.to_graph(doubles)(1.0)
+    recording[0] = False   # ... and without the side effect it stages
     assert float(autograph.to_graph(doubles)(1.0)) == 16.0            # not bounded to 1
 
 

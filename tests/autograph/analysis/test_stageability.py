@@ -11,11 +11,17 @@ from autograph.analysis.stageability import (
     deleted_name,
     outer_write,
 )
+from autograph.converters.try_statements import catches_value_errors
 
 
 def _function(source):
-    # Generated code: templates mark each `ag__.name` as the runtime's.
-    return _parsed(source)
+    # Generated code: templates mark each `ag__.name` as the runtime's; the try
+    # converter marks each `try` whose `except` could catch an error on values.
+    fn = _parsed(source)
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Try) and catches_value_errors(node):
+            annos.set(node, annos.CATCHES_VALUE_ERRORS, True)
+    return fn
 
 
 def _try_lines(fn):
@@ -31,7 +37,7 @@ def test_enclosing_try_with_except_clauses_only():
                 if x:
                     pass
                 y = 1 if x else 2
-            except ValueError:
+            except ZeroDivisionError:
                 while x:
                     pass
             try:
@@ -54,7 +60,7 @@ def test_enclosing_try_stops_at_function_boundaries():
                 g = lambda v: 1 if v else 2
                 if x:
                     pass
-            except ValueError:
+            except ZeroDivisionError:
                 pass
     """)
     assert sorted(_try_lines(fn)) == [("If", 5, None), ("If", 8, 3), ("IfExp", 7, None)]
@@ -66,7 +72,7 @@ def test_nodes_annotated_before_keep_their_line():
             try:
                 if x:
                     pass
-            except ValueError:
+            except ZeroDivisionError:
                 pass
     """)
     annotate_enclosing_try(fn)
