@@ -37,7 +37,10 @@ FEATURES = tuple(f"silent_{k}" for k in KINDS)
 # checkout fixes its class (kinds fixed in another branch join at the merge).
 PROBES = {
     "silent_closure_escape": "def probe(n):\n    i = 0\n    b = n\n    for i in range(3):\n"
-                             "        g = lambda: i + b\n        b = b + 1\n    return g()\n",
+                             "        g = lambda: i + b\n        b = b + 1\n"
+                             "    fs = []\n    c = 1\n    for j in range(3):\n"
+                             "        fs.append(lambda: j * 2 + c)\n        c = c + 3\n"
+                             "    return g() + fs[0]()\n",
     "silent_cell_branch": "def probe(n):\n    t = n\n    if n > 0:\n        t = t + 1\n"
                           "        g = lambda: t\n        c = g()\n    else:\n"
                           "        c = t\n    return c\n",
