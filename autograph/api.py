@@ -27,7 +27,7 @@ from autograph.errors import ConversionError
 from autograph.runtime import effects as _effects
 from autograph.runtime import lists as _lists
 from autograph.runtime import recursion as _recursion
-from autograph.runtime.exceptions import reraise_failed_assert, staged_assert_count
+from autograph.runtime.checks import reraise_failed_assert, staged_assert_count
 from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import PythonTwin, Transpiler
 

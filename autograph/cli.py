@@ -298,16 +298,27 @@ def run_code(args, parser) -> int:
 def import_benchmarks():
     """Import the ``benchmarks`` package of this source checkout.
 
-    ``benchmarks/`` sits next to ``autograph/`` in the repository; it is not
-    installed, so its parent directory is put first on ``sys.path`` (this works
-    from any working directory with an editable install or a plain checkout).
+    ``benchmarks/`` sits next to ``autograph/`` in the repository and is not
+    installed. It is imported from its folder by location (``sys.path`` stays as
+    it is), so this works from any working directory with an editable install or
+    a plain checkout; an already imported ``benchmarks`` is reused.
     """
-    root = Path(__file__).resolve().parent.parent
-    if (root / "benchmarks" / "__init__.py").is_file() and sys.path[:1] != [str(root)]:
-        sys.path.insert(0, str(root))
-    import benchmarks
-
-    return benchmarks
+    if "benchmarks" in sys.modules:
+        return sys.modules["benchmarks"]
+    init = Path(__file__).resolve().parent.parent / "benchmarks" / "__init__.py"
+    if not init.is_file():
+        raise ImportError(f"no benchmark suite at {init.parent}")
+    spec = importlib.util.spec_from_file_location(
+        "benchmarks", init, submodule_search_locations=[str(init.parent)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["benchmarks"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["benchmarks"]
+        raise
+    return module
 
 
 def run_bench(args, parser) -> int:

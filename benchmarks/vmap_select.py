@@ -2,7 +2,7 @@
 
 JAX batches a ``lax.cond`` whose predicate is batched by running both branches and
 selecting, after broadcasting *every* operand to the batch: closed-over weights
-become one copy per example. ``runtime/batched_select.py`` lowers a converted
+become one copy per example. ``autograph/runtime/batched_select.py`` lowers a converted
 ``if`` to what one writes by hand instead. Each row times, interleaved in one run:
 
 - ``autograph``: ``jax.jit`` of the converted function under ``vmap``;

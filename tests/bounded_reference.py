@@ -1,5 +1,5 @@
 """The masked-scan form of a bounded loop, as the runtime staged it before
-``runtime/bounded_loops.py``: the reference its gradients must equal.
+``autograph/runtime/bounded_loops.py``: the reference its gradients must equal.
 
 A loop with ``set_loop_options(maximum_iterations=N)`` was a ``scan`` of ``N``
 steps, each ``lax.cond(still running, body, identity)``. It costs ``N`` steps

@@ -410,7 +410,7 @@ def test_triangular_loops_are_staged_and_reverse_differentiable(fn, args):
                  rtol=1e-4, atol=1e-5)
     assert_close(expected, jax.jit(jax.grad(loss(autograph.convert(fn)), argnums=(0,)))(
         *args), rtol=1e-4, atol=1e-5)
-    # The inner loop is a bounded loop (runtime/bounded_loops.py): a while_loop that
+    # The inner loop is a bounded loop (autograph/runtime/bounded_loops.py): a while_loop that
     # stops where the triangle does, under a custom_jvp that replays it for grad.
     assert "custom_jvp_call[" in primitives(fn, *args)
     assert "bound=ag__.loop_bound(lambda" in autograph.to_code(fn)
@@ -517,7 +517,7 @@ def fit(model, optimizer, x, y):
 
 def test_a_flax_nnx_training_loop_runs_under_nnx_jit():
     # The model and optimizer the loop reaches are carried through the staged loop as
-    # state (runtime/cells.py), so it stages; before that it ran unrolled, as
+    # state (autograph/runtime/cells.py), so it stages; before that it ran unrolled, as
     # nnx.jit of the original does. Either way, the same training.
     nnx = pytest.importorskip("flax.nnx")
     optax = pytest.importorskip("optax")

@@ -117,7 +117,7 @@ def depth_probe(n, found):
 def test_code_catching_recursion_error_never_gets_more_room_than_in_python():
     # Unconverted recursion below converted code: the room Python gives it at the
     # top; below a deep converted recursion, never more (what was lent covers the
-    # runtime's frames counted at the last lending, see runtime/recursion.py).
+    # runtime's frames counted at the last lending, see autograph/runtime/recursion.py).
     from autograph.runtime.recursion import PROBE_DEPTH
 
     calls = []

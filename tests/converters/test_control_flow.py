@@ -427,7 +427,7 @@ def test_while_on_traced_condition_is_one_while_loop():
 
 def test_if_on_traced_condition_is_one_cond():
     jaxpr = jax.make_jaxpr(autograph.convert(if_else))(1.0).jaxpr
-    # A cond, wrapped so that vmap batches it as a select (runtime/batched_select.py).
+    # A cond, wrapped so that vmap batches it as a select (autograph/runtime/batched_select.py).
     assert [e.primitive.name for e in jaxpr.eqns][-1] == "custom_jvp_call"
     assert str(jaxpr).count("cond[") == 1
 

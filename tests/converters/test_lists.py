@@ -206,7 +206,7 @@ def test_pop_write_and_read():
 
 def test_read_at_a_traced_index():
     # After the loop `z` is the Python list Python has; a traced index reads it as
-    # an array (runtime/lookups.py: its items are traced scalars of one kind).
+    # an array (autograph/runtime/lookups.py: its items are traced scalars of one kind).
     check(read_traced_index, XS, 2)
     check(read_traced_index, XS, -2)
     assert autograph.to_graph(read_traced_index, static_argnums=1)(XS, 2)[0] == XS[2] ** 2

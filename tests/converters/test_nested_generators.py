@@ -147,7 +147,7 @@ def test_generator_method_of_a_local_class():
 
 @pytest.mark.xfail(strict=True, raises=jax.errors.TracerBoolConversionError, reason=(
     "a plain object a staged `if` reaches through its closure is carried whole "
-    "(runtime/objects.py stateful_cells(mutable=True)), so its Python ints turn traced "
+    "(autograph/runtime/objects.py stateful_cells(mutable=True)), so its Python ints turn traced "
     "even where the branch only reads them; loud, never a wrong value"))
 def test_generator_method_of_a_local_class_compiled():
     check(generator_method_in_local_class, 1.0)

@@ -11,7 +11,7 @@ smooth float updates; some grow a list in a bounded loop. Bounds are drawn both
 above and below the trip counts, so that loops stop on their condition, at their
 bound, and after zero iterations.
 
-Each program is compiled and run two ways, with ``runtime/bounded_loops.py`` and
+Each program is compiled and run two ways, with ``autograph/runtime/bounded_loops.py`` and
 with the masked scans the runtime used before (``tests/bounded_reference.py``):
 its value, ``jax.grad`` with respect to ``x`` and ``w``, and ``jax.vmap`` of that
 gradient over a batch of ``x`` must agree (a program both forms refuse with a

@@ -281,6 +281,6 @@ def list_grown_in_traced_range_with_break(x, n):
 
 
 @pytest.mark.xfail(strict=True, raises=autograph.ConversionError,
-                   reason="_staged_range_until does not stage lists (runtime/loops.py)")
+                   reason="_staged_range_until does not stage lists (autograph/runtime/loops.py)")
 def test_list_grown_in_traced_range_with_break():
     check(list_grown_in_traced_range_with_break, 0.5, 6)

@@ -1,5 +1,5 @@
 """A staged ``if`` under ``vmap`` with a batched condition: both branches on the batched
-values, closed-over operands left unbatched, outputs selected (runtime/batched_select.py).
+values, closed-over operands left unbatched, outputs selected (autograph/runtime/batched_select.py).
 
 Each case is checked three ways: equal to the Python function run on each example,
 equal to hand-written ``lax.cond`` under ``vmap`` (values and gradients), and by the

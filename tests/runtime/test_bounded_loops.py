@@ -1,4 +1,4 @@
-"""runtime/bounded_loops.py: a bounded while loop that costs the iterations it takes.
+"""autograph/runtime/bounded_loops.py: a bounded while loop that costs the iterations it takes.
 
 Every converted loop here is differentiated three ways and compared: against the
 masked-scan form the runtime used before (``tests/bounded_reference.py``), against

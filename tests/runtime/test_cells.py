@@ -1,4 +1,4 @@
-"""Closure cells of staged and unrolled regions (runtime/cells.py): each traced run
+"""Closure cells of staged and unrolled regions (autograph/runtime/cells.py): each traced run
 of a branch starts from the cells as they were before the ``if``, and a loop that
 falls back to unrolling leaves its cells as Python's iterations left them, for a
 closure that escapes the loop to read."""

@@ -1,4 +1,4 @@
-"""``runtime/regions.py``: an exception carries the branches and loops it came out of."""
+"""``autograph/runtime/regions.py``: an exception carries the branches and loops it came out of."""
 
 from __future__ import annotations
 

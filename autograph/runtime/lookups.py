@@ -19,7 +19,7 @@ import numbers
 import jax.numpy as jnp
 
 from autograph.errors import StagingTypeError
-from autograph.runtime.exceptions import check_value
+from autograph.runtime.checks import check_value
 from autograph.runtime.tracing import Tracer, caller_location, is_tracer
 
 

@@ -18,13 +18,13 @@ from autograph.runtime.builtins import (
     sum_,
 )
 from autograph.runtime.cells import dir_, locals_
-from autograph.runtime.conditionals import if_exp, if_stmt
-from autograph.runtime.exceptions import (
+from autograph.runtime.checks import (
     StagedAssertionError,
     assert_stmt,
     raise_if,
     raise_unless,
 )
+from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.handlers import check_caught, check_try_inputs, current_exception
 from autograph.runtime.intervals import loop_bound
 from autograph.runtime.iterables import enumerate_, zip_

@@ -1,4 +1,4 @@
-"""``assert``: Python's assert, or a run-time check for a traced condition.
+"""``assert`` and traced ``raise``: Python's statement, or a run-time check of a traced condition.
 
 ``assert x != 0, 'Do not pass zero!'`` becomes
 ``ag__.assert_stmt(x != 0, lambda: 'Do not pass zero!')``; the message is behind a

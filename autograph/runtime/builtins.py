@@ -30,7 +30,7 @@ from jax import lax
 
 from autograph.errors import StagingTypeError
 from autograph.runtime import lists
-from autograph.runtime.exceptions import check_value
+from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.reductions import is_staged_iterable, reduce_staged
 from autograph.runtime.tracing import caller_location, describe, has_tracer, is_tracer

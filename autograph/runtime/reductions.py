@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import StagingTypeError
-from autograph.runtime.exceptions import check_value
+from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
 

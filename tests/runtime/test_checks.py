@@ -1,4 +1,4 @@
-"""runtime/exceptions.py: Python's assert, or a run-time check of a traced condition."""
+"""autograph/runtime/checks.py: Python's assert, or a run-time check of a traced condition."""
 
 import jax
 import jax.numpy as jnp

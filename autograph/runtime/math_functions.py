@@ -36,7 +36,7 @@ import jax.numpy as jnp
 from jax.scipy import special
 
 from autograph.errors import StagingTypeError
-from autograph.runtime.exceptions import check_value
+from autograph.runtime.checks import check_value
 from autograph.runtime.tracing import caller_location, has_tracer
 
 _DOMAIN = "math domain error"
