@@ -133,16 +133,26 @@ def assert_stmt(cond, message=None):
                 raise AssertionError
             raise AssertionError(message_text(message()))
         return
-    if paths.is_replaying():
+    staged = _traced_check(cond, "assert", "`assert jnp.all(c)`", "assert")
+    if staged is None:
         return
-    where = caller_location()
-    _check_scalar(cond, "assert", "`assert jnp.all(c)`", where)
-    mode = _check_mode(where, "assert")
-    if mode is None:
-        return
-    pred = cond if cond.dtype == bool else cond != 0
+    where, mode, truth = staged
     text = message() if message is not None else "assertion failed"
-    _stage_check(pred, mode, where, text, _check_on_host)
+    _stage_check(truth, mode, where, text, _check_on_host)
+
+
+def _traced_check(cond, what, fix, mode_what):
+    """Where a traced check of ``cond`` stands, how it is staged, and ``cond`` as a
+    bool: ``(where, mode, truth)``; None when nothing is staged (a replay of
+    recorded paths, or traced checks dropped)."""
+    if paths.is_replaying():
+        return None
+    where = caller_location()
+    _check_scalar(cond, what, fix, where)
+    mode = _check_mode(where, mode_what)
+    if mode is None:
+        return None
+    return where, mode, cond if cond.dtype == bool else cond != 0
 
 
 def _check_scalar(cond, what, fix, where):
@@ -251,14 +261,11 @@ def _raise_decided_in_python(raiser, values):
 
 
 def _stage_raise(cond, fails_when, raiser, values, effects):
-    if paths.is_replaying():
+    staged = _traced_check(cond, "input check", "`if jnp.any(c): raise ...`",
+                           "input check (`if ...: raise`)")
+    if staged is None:
         return
-    where = caller_location()
-    _check_scalar(cond, "input check", "`if jnp.any(c): raise ...`", where)
-    mode = _check_mode(where, "input check (`if ...: raise`)")
-    if mode is None:
-        return
-    truth = cond if cond.dtype == bool else cond != 0
+    where, mode, truth = staged
     pred = jnp.logical_not(truth) if fails_when else truth
     try:
         held = tuple(values()) if values is not None else ()
