@@ -112,6 +112,11 @@ class _Definedness:
         self.flags = {}
         self.candidates = frozenset()
         self.read_unbound = set()
+        # Per node (by id; the tree does not change during the pass): its reads of
+        # locals and what it binds. A loop body is analysed up to three times, and
+        # each time again inside an enclosing loop's rounds.
+        self._reads = {}
+        self._bound_by = {}
 
     def function(self, fn):
         args = fn.args
@@ -138,7 +143,9 @@ class _Definedness:
         self.mark_reads(node, defined)
         if defined is _UNREACHABLE:
             return defined, maybe
-        bound = _binds(node)
+        bound = self._bound_by.get(id(node))
+        if bound is None:
+            bound = self._bound_by[id(node)] = _binds(node)
         if isinstance(node, gast.Delete):
             self.read_unbound |= bound - defined
             self._forget(bound)
@@ -159,8 +166,13 @@ class _Definedness:
     def mark_reads(self, node, defined):
         if defined is _UNREACHABLE:
             return
-        for name in _reads_here(node):
-            if name.id in self.locals and name.id not in defined:
+        reads = self._reads.get(id(node))
+        if reads is None:
+            locals_ = self.locals
+            reads = self._reads[id(node)] = [
+                name for name in _reads_here(node) if name.id in locals_]
+        for name in reads:
+            if name.id not in defined:
                 annos.set(name, annos.MAYBE_UNDEFINED, True)
                 self.read_unbound.add(name.id)
 
@@ -360,10 +372,11 @@ def _flag_names(fn) -> frozenset:
                 and isinstance(sub.value, gast.Constant) and isinstance(sub.value.value, bool)):
             constants[sub.targets[0].id] += 1
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
-    for sub in walk(fn):
+    nodes = list(walk(fn))
+    for sub in nodes:
         if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:
             operands |= {id(a) for a in sub.args if isinstance(a, gast.Lambda)}
-    for sub in walk(fn):
+    for sub in nodes:
         if sub is not fn and id(sub) not in operands and isinstance(
                 sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             others |= {n.id for n in walk(sub) if isinstance(n, gast.Name)}
