@@ -215,9 +215,12 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
                         return hit[4]
                 elif f.__code__ in recursion.ENTRY_CODES and _ORIGINAL in f.__dict__:
                     hit = twins.get(id(f))
-                    if hit is None or hit[0]() is not f:
+                    original = f.__dict__[_ORIGINAL]
+                    if (hit is None or hit[0]() is not f or hit[2] is not original.__defaults__
+                            or hit[3] is not original.__kwdefaults__):
                         hit = twins[id(f)] = (weak_ref(f), transpiler.convert(
-                            f.__dict__[_ORIGINAL], twin_options(f.__dict__[_OPTIONS])))
+                            original, twin_options(f.__dict__[_OPTIONS])),
+                            original.__defaults__, original.__kwdefaults__)
                     return hit[1]
                 program = known_callee(id(f.__code__))
                 if program is not None:
