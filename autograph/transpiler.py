@@ -38,7 +38,7 @@ import gast
 from autograph import disk_cache as disk_cache_module
 from autograph import parsing
 from autograph import runtime as runtime_module
-from autograph.analysis import first_yield, local_names
+from autograph.analysis import annos, first_yield, local_names
 from autograph.call_policy import AS_IS, CallPolicy
 from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
@@ -553,6 +553,7 @@ def _reject_unsupported_function(node, filename):
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
     found = first_yield(node)   # (a nested generator does not make this function one)
+    annos.set(node, annos.STAYS_PYTHON, found is not None)
     if found is not None:
         raise ConversionError(
             f"'{node.name}' is a generator (it uses `yield`), which has no converted "
