@@ -586,7 +586,7 @@ def _compile(node, filename, runtime_name, original_code,
     for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
         setattr(factory, attr, getattr(node, attr))
     module = gast.Module(body=[factory], type_ignores=[])
-    tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    tree = _fill_locations(gast.gast_to_ast(module))
     _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
@@ -596,6 +596,40 @@ def _compile(node, filename, runtime_name, original_code,
                       _qualname_prefix(original_code) + original_code.co_name,
                       _helper_scopes(helpers))
     return code.replace(co_name=original_code.co_name)
+
+
+def _fill_locations(tree):
+    """``ast.fix_missing_locations(tree)``, without a generator and a recursive call
+    per node: each node missing a location takes its parent's."""
+    stack = [(tree, 1, 0, 1, 0)]
+    while stack:
+        node, lineno, col, end_lineno, end_col = stack.pop()
+        d = node.__dict__
+        if "lineno" in node._attributes:
+            if "lineno" not in d:
+                node.lineno = lineno
+            else:
+                lineno = node.lineno
+            if d.get("end_lineno") is None:
+                node.end_lineno = end_lineno
+            else:
+                end_lineno = node.end_lineno
+            if "col_offset" not in d:
+                node.col_offset = col
+            else:
+                col = node.col_offset
+            if d.get("end_col_offset") is None:
+                node.end_col_offset = end_col
+            else:
+                end_col = node.end_col_offset
+        for name in node._fields:
+            value = d.get(name)
+            if value.__class__ is list:
+                stack.extend((item, lineno, col, end_lineno, end_col) for item in value
+                             if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, lineno, col, end_lineno, end_col))
+    return tree
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks
