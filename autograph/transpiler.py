@@ -39,7 +39,7 @@ from autograph import disk_cache as disk_cache_module
 from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import annos, first_yield, local_names
-from autograph.call_policy import AS_IS, CallPolicy
+from autograph.call_policy import AS_IS, CallPolicy, is_marked_do_not_convert
 from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
@@ -136,6 +136,9 @@ class Program:
     closure: tuple | None = field(default=None, repr=False)
     closure_of: object = field(default=None, repr=False)
     is_lambda: bool = False
+    # A Python twin calling itself by its global name (``call_trees.self_call_names``):
+    # the options its callee must have been converted with, else None.
+    self_call_options: ConversionOptions | None = field(default=None, repr=False)
     _source: str | None = field(default=None, repr=False)
 
     @property
@@ -271,6 +274,8 @@ class Transpiler:
 
     def instantiate(self, program: Program, fn):
         """A function running ``program`` with ``fn``'s globals, closure and defaults."""
+        if program.self_call_options is not None:
+            return _instantiate_self_calling(program, fn)
         closure_of = program.closure_of
         converted = _function_type(
             program.code, fn.__globals__, fn.__name__, fn.__defaults__,
@@ -422,8 +427,15 @@ class Transpiler:
 
     def _program(self, node, code, filename, runtime_name, fn, options, is_lambda):
         freevars = fn.__code__.co_freevars
-        plan = tuple(-1 if name == runtime_name else freevars.index(name)
-                     for name in code.co_freevars)
+        own = dict(zip(call_trees.self_call_names(runtime_name), (_SELF, _CALLEE),
+                       strict=True))
+        plan = tuple(-1 if name == runtime_name else own[name] if name in own
+                     else freevars.index(name) for name in code.co_freevars)
+        if _CALLEE in plan:
+            return Program(node=node, code=code, filename=filename,
+                           runtime_name=runtime_name, cell_plan=plan,
+                           runtime_cell=self._runtime_cell(options), is_lambda=is_lambda,
+                           self_call_options=options.options)
         runtime_cell = self._runtime_cell(options)
         closure, closure_of = _closure_builder(plan, runtime_cell)
         return Program(node=node, code=code, filename=filename,
@@ -440,7 +452,8 @@ class Transpiler:
         depth)."""
         user_names = all_identifiers(node)
         runtime_name = _RUNTIME_NAME
-        while runtime_name in user_names:
+        while runtime_name in user_names or not user_names.isdisjoint(
+                call_trees.self_call_names(runtime_name)):
             runtime_name += "_"
         local = set(local_names(node))
         for sub in walk(node):
@@ -457,7 +470,9 @@ class Transpiler:
             filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
             library_names=library_names, namespace=_namespace(fn),
-            local_names=frozenset(local))
+            local_names=frozenset(local),
+            self_call=(fn.__code__.co_name if twin and fn.__code__.co_name in user_names
+                       and fn.__code__.co_name not in bound else None))
 
 
 _CONVERT_CALL = "convert __call__"
@@ -467,6 +482,39 @@ _CONVERT_CALL = "convert __call__"
 _NOT_CONVERTIBLE_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
                           | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 _function_type = types.FunctionType
+
+
+# In a ``cell_plan``: the cells of a twin calling itself (``Program.self_call_options``).
+_SELF, _CALLEE = -2, -3
+# What the callee cell holds where the twin's name is not bound to its function.
+_NOT_THIS_FUNCTION = object()
+
+
+def _instantiate_self_calling(program, fn):
+    """``Transpiler.instantiate`` of a twin that calls itself by its global name: its
+    closure also holds the twin itself and what that name is bound to now, if it is
+    ``fn`` (not marked ``do_not_convert``) or what ``autograph.convert`` made of
+    ``fn`` with the twin's options (whose wrapper would run this twin); anything
+    else is never matched, so those calls go through ``converted_call``."""
+    name = fn.__code__.co_name
+    callee = fn.__globals__.get(name, _NOT_THIS_FUNCTION)
+    if callee is fn:
+        if fn.__dict__ and is_marked_do_not_convert(fn):
+            callee = _NOT_THIS_FUNCTION
+    elif not (_is_convert_wrapper(callee)
+              and callee.__dict__["__autograph_original__"] is fn
+              and callee.__dict__.get("__autograph_options__") == program.self_call_options):
+        callee = _NOT_THIS_FUNCTION
+    own = types.CellType()
+    cells = {-1: program.runtime_cell, _SELF: own, _CALLEE: types.CellType(callee)}
+    closure = fn.__closure__ or ()
+    converted = _function_type(
+        program.code, fn.__globals__, fn.__name__, fn.__defaults__,
+        tuple(cells[i] if i < 0 else closure[i] for i in program.cell_plan))
+    if fn.__kwdefaults__ is not None:
+        converted.__kwdefaults__ = fn.__kwdefaults__
+    own.cell_contents = converted
+    return converted
 
 
 def _closure_builder(plan, runtime_cell):
@@ -568,7 +616,8 @@ def _compile(node, filename, runtime_name, original_code,
     """Compile the converted definition inside a factory whose parameters are the
     runtime and the original free variables, and return the definition's code.
     ``helpers``: the names of generated helper functions (``loop_body``...)."""
-    params = [runtime_name, *original_code.co_freevars]
+    params = [runtime_name, *original_code.co_freevars,
+              *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
     # shadow the global it reads when it calls itself (recursion).
     node = copy.copy(node)

@@ -230,7 +230,9 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
                         return f
                     if not f.__dict__:
                         target = instantiate(program, f)
-                        if f.__closure__ is None:
+                        # (A twin calling itself holds ``f``: kept here, it would
+                        # keep ``f`` alive.)
+                        if f.__closure__ is None and program.self_call_options is None:
                             remember_twin(f, target)
                         return target
                     if not is_marked_do_not_convert(f):
