@@ -135,9 +135,13 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        if not converted or converted[1] != _TRANSPILER.store_source:
+        if (not converted or converted[1] != _TRANSPILER.store_source
+                or converted[3] is not original.__defaults__
+                or converted[4] is not original.__kwdefaults__):
+            # (Defaults are read when the function is called, as Python reads them:
+            # a later `f.__defaults__ = ...` is seen.)
             converted[:] = [_TRANSPILER.convert(original, options), _TRANSPILER.store_source,
-                            None]
+                            None, original.__defaults__, original.__kwdefaults__]
         python = _PYTHON_TWINS and not converted[1] and _trace_state_clean()
         run = (converted[2] or _twin(converted, original, twin)) if python else converted[0]
         try:

@@ -46,6 +46,9 @@ class ConversionContext:
     # the function or a function nested in it binds (those are not looked up there).
     namespace: Mapping = field(default_factory=dict)
     local_names: frozenset = frozenset()
+    # A Python twin's own name, where it calls itself by its global name: those
+    # calls may go straight to the twin (``converters/call_trees.py``).
+    self_call: str | None = None
     _fresh: dict = field(default_factory=dict)
 
     def fresh_name(self, base: str) -> str:

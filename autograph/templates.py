@@ -185,6 +185,9 @@ class _Replacer:
             found, value = self.lookup(node.name)
             if found:
                 node.name = value
+            # A generated helper is no generator: the statements it is given are of
+            # a function that is none (converters leave a generator as it is).
+            annos.set(node, annos.STAYS_PYTHON, False)
         for field, old in gast.iter_fields(node):
             if isinstance(old, list):
                 if old and isinstance(old[0], gast.stmt):

@@ -38,8 +38,8 @@ import gast
 from autograph import disk_cache as disk_cache_module
 from autograph import parsing
 from autograph import runtime as runtime_module
-from autograph.analysis import first_yield, local_names
-from autograph.call_policy import AS_IS, CallPolicy
+from autograph.analysis import annos, first_yield, local_names
+from autograph.call_policy import AS_IS, CallPolicy, is_marked_do_not_convert
 from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
@@ -136,6 +136,9 @@ class Program:
     closure: tuple | None = field(default=None, repr=False)
     closure_of: object = field(default=None, repr=False)
     is_lambda: bool = False
+    # A Python twin calling itself by its global name (``call_trees.self_call_names``):
+    # the options its callee must have been converted with, else None.
+    self_call_options: ConversionOptions | None = field(default=None, repr=False)
     _source: str | None = field(default=None, repr=False)
 
     @property
@@ -271,6 +274,8 @@ class Transpiler:
 
     def instantiate(self, program: Program, fn):
         """A function running ``program`` with ``fn``'s globals, closure and defaults."""
+        if program.self_call_options is not None:
+            return _instantiate_self_calling(program, fn)
         closure_of = program.closure_of
         converted = _function_type(
             program.code, fn.__globals__, fn.__name__, fn.__defaults__,
@@ -422,8 +427,15 @@ class Transpiler:
 
     def _program(self, node, code, filename, runtime_name, fn, options, is_lambda):
         freevars = fn.__code__.co_freevars
-        plan = tuple(-1 if name == runtime_name else freevars.index(name)
-                     for name in code.co_freevars)
+        own = dict(zip(call_trees.self_call_names(runtime_name), (_SELF, _CALLEE),
+                       strict=True))
+        plan = tuple(-1 if name == runtime_name else own[name] if name in own
+                     else freevars.index(name) for name in code.co_freevars)
+        if _CALLEE in plan:
+            return Program(node=node, code=code, filename=filename,
+                           runtime_name=runtime_name, cell_plan=plan,
+                           runtime_cell=self._runtime_cell(options), is_lambda=is_lambda,
+                           self_call_options=options.options)
         runtime_cell = self._runtime_cell(options)
         closure, closure_of = _closure_builder(plan, runtime_cell)
         return Program(node=node, code=code, filename=filename,
@@ -440,7 +452,8 @@ class Transpiler:
         depth)."""
         user_names = all_identifiers(node)
         runtime_name = _RUNTIME_NAME
-        while runtime_name in user_names:
+        while runtime_name in user_names or not user_names.isdisjoint(
+                call_trees.self_call_names(runtime_name)):
             runtime_name += "_"
         local = set(local_names(node))
         for sub in walk(node):
@@ -457,7 +470,9 @@ class Transpiler:
             filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
             library_names=library_names, namespace=_namespace(fn),
-            local_names=frozenset(local))
+            local_names=frozenset(local),
+            self_call=(fn.__code__.co_name if twin and fn.__code__.co_name in user_names
+                       and fn.__code__.co_name not in bound else None))
 
 
 _CONVERT_CALL = "convert __call__"
@@ -467,6 +482,39 @@ _CONVERT_CALL = "convert __call__"
 _NOT_CONVERTIBLE_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
                           | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 _function_type = types.FunctionType
+
+
+# In a ``cell_plan``: the cells of a twin calling itself (``Program.self_call_options``).
+_SELF, _CALLEE = -2, -3
+# What the callee cell holds where the twin's name is not bound to its function.
+_NOT_THIS_FUNCTION = object()
+
+
+def _instantiate_self_calling(program, fn):
+    """``Transpiler.instantiate`` of a twin that calls itself by its global name: its
+    closure also holds the twin itself and what that name is bound to now, if it is
+    ``fn`` (not marked ``do_not_convert``) or what ``autograph.convert`` made of
+    ``fn`` with the twin's options (whose wrapper would run this twin); anything
+    else is never matched, so those calls go through ``converted_call``."""
+    name = fn.__code__.co_name
+    callee = fn.__globals__.get(name, _NOT_THIS_FUNCTION)
+    if callee is fn:
+        if fn.__dict__ and is_marked_do_not_convert(fn):
+            callee = _NOT_THIS_FUNCTION
+    elif not (_is_convert_wrapper(callee)
+              and callee.__dict__["__autograph_original__"] is fn
+              and callee.__dict__.get("__autograph_options__") == program.self_call_options):
+        callee = _NOT_THIS_FUNCTION
+    own = types.CellType()
+    cells = {-1: program.runtime_cell, _SELF: own, _CALLEE: types.CellType(callee)}
+    closure = fn.__closure__ or ()
+    converted = _function_type(
+        program.code, fn.__globals__, fn.__name__, fn.__defaults__,
+        tuple(cells[i] if i < 0 else closure[i] for i in program.cell_plan))
+    if fn.__kwdefaults__ is not None:
+        converted.__kwdefaults__ = fn.__kwdefaults__
+    own.cell_contents = converted
+    return converted
 
 
 def _closure_builder(plan, runtime_cell):
@@ -553,6 +601,7 @@ def _reject_unsupported_function(node, filename):
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
     found = first_yield(node)   # (a nested generator does not make this function one)
+    annos.set(node, annos.STAYS_PYTHON, found is not None)
     if found is not None:
         raise ConversionError(
             f"'{node.name}' is a generator (it uses `yield`), which has no converted "
@@ -567,7 +616,8 @@ def _compile(node, filename, runtime_name, original_code,
     """Compile the converted definition inside a factory whose parameters are the
     runtime and the original free variables, and return the definition's code.
     ``helpers``: the names of generated helper functions (``loop_body``...)."""
-    params = [runtime_name, *original_code.co_freevars]
+    params = [runtime_name, *original_code.co_freevars,
+              *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
     # shadow the global it reads when it calls itself (recursion).
     node = copy.copy(node)
@@ -585,7 +635,7 @@ def _compile(node, filename, runtime_name, original_code,
     for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
         setattr(factory, attr, getattr(node, attr))
     module = gast.Module(body=[factory], type_ignores=[])
-    tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    tree = _fill_locations(gast.gast_to_ast(module))
     _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
@@ -595,6 +645,40 @@ def _compile(node, filename, runtime_name, original_code,
                       _qualname_prefix(original_code) + original_code.co_name,
                       _helper_scopes(helpers))
     return code.replace(co_name=original_code.co_name)
+
+
+def _fill_locations(tree):
+    """``ast.fix_missing_locations(tree)``, without a generator and a recursive call
+    per node: each node missing a location takes its parent's."""
+    stack = [(tree, 1, 0, 1, 0)]
+    while stack:
+        node, lineno, col, end_lineno, end_col = stack.pop()
+        d = node.__dict__
+        if "lineno" in node._attributes:
+            if "lineno" not in d:
+                node.lineno = lineno
+            else:
+                lineno = node.lineno
+            if d.get("end_lineno") is None:
+                node.end_lineno = end_lineno
+            else:
+                end_lineno = node.end_lineno
+            if "col_offset" not in d:
+                node.col_offset = col
+            else:
+                col = node.col_offset
+            if d.get("end_col_offset") is None:
+                node.end_col_offset = end_col
+            else:
+                end_col = node.end_col_offset
+        for name in node._fields:
+            value = d.get(name)
+            if value.__class__ is list:
+                stack.extend((item, lineno, col, end_lineno, end_col) for item in value
+                             if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, lineno, col, end_lineno, end_col))
+    return tree
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks

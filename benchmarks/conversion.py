@@ -14,6 +14,14 @@
   floor under any source-to-source conversion (same process, interleaved).
 
     python -m benchmarks.conversion [cold_reps]
+
+``--against OTHER_CHECKOUT [rounds]`` compares cold conversion with another checkout
+of the project (an earlier commit, say) in one process, interleaved round by round:
+CPU time (``time.process_time``) per function, the minimum and the median over the
+rounds, and the ratio of the minima. On a shared, loaded machine wall-clock cold
+times of separate runs differ by more than the change being measured.
+
+    python -m benchmarks.conversion --against /tmp/before 30
 """
 
 from __future__ import annotations
@@ -88,6 +96,60 @@ def environment_digest_s() -> float:
     return time.perf_counter() - start
 
 
+def _checkout(root: str):
+    """``(Transpiler, benchmark functions)`` imported from the checkout at ``root``
+    (autograph and benchmarks taken out of ``sys.modules`` first: two checkouts
+    live side by side in one process, each module holding its own globals)."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("autograph", "benchmarks"):
+            del sys.modules[name]
+    sys.path.insert(0, root)
+    try:
+        from autograph.transpiler import Transpiler as transpiler
+        from benchmarks.suite import conversion_sources
+        from benchmarks.workloads import get_workloads
+        functions = conversion_sources(get_workloads(None))
+    finally:
+        sys.path.remove(root)
+    for f in functions:
+        transpiler().convert(f)       # one-time imports and warm-ups
+    return transpiler, functions
+
+
+def compare(other: str, rounds: int = 30) -> None:
+    """Cold conversion CPU time, this checkout against ``other``, interleaved."""
+    import os
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    versions = {"other": _checkout(os.path.abspath(other)), "this": _checkout(here)}
+    names = [f.__name__ for f in versions["this"][1]]
+    samples = {k: {n: [] for n in names} for k in versions}
+    for r in range(rounds):
+        for kind in ("other", "this") if r % 2 else ("this", "other"):
+            transpiler, functions = versions[kind]
+            for f in functions:
+                start = time.process_time()
+                transpiler().convert(f)
+                samples[kind][f.__name__].append(time.process_time() - start)
+    from .report import _table
+    from .suite import format_seconds
+
+    rows = []
+    for name in [*names, "median"]:
+        if name == "median":
+            lo = {k: statistics.median(min(v) for v in samples[k].values()) for k in samples}
+            mid = {k: statistics.median(statistics.median(v) for v in samples[k].values())
+                   for k in samples}
+        else:
+            lo = {k: min(samples[k][name]) for k in samples}
+            mid = {k: statistics.median(samples[k][name]) for k in samples}
+        rows.append([name, format_seconds(lo["other"]), format_seconds(lo["this"]),
+                     format_seconds(mid["other"]), format_seconds(mid["this"]),
+                     f"{lo['this'] / lo['other']:.2f}"])
+    print(_table(["function", "other (min)", "this (min)", "other (median)",
+                  "this (median)", "this / other (min)"], rows))
+
+
 def main(cold_reps: int = 20) -> None:
     from .report import _table
     from .suite import conversion_sources, format_seconds
@@ -107,4 +169,7 @@ def main(cold_reps: int = 20) -> None:
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:]))
+    if sys.argv[1:2] == ["--against"]:
+        compare(sys.argv[2], *map(int, sys.argv[3:]))
+    else:
+        main(*map(int, sys.argv[1:]))

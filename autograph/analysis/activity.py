@@ -61,8 +61,28 @@ def modified_names(stmts) -> set[str]:
 
 
 class _ModifiedNames(gast.NodeVisitor):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._methods = {}
+
+    _methods: dict = {}
+
     def __init__(self):
         self.names = set()
+
+    def visit(self, node):
+        # NodeVisitor.visit with each node type's method found once per class:
+        # local_names runs for every function at every step of a conversion.
+        cls = node.__class__
+        method = self._methods.get(cls)
+        if method is None:
+            method = self._methods[cls] = getattr(
+                type(self), "visit_" + cls.__name__, type(self).generic_visit)
+        return method(self, node)
+
+    def generic_visit(self, node):
+        for child in child_nodes(node):   # (operator and context leaves: nothing here)
+            self.visit(child)
 
     def visit_Constant(self, node):
         pass   # (NodeVisitor's own visit_Constant looks for legacy visit_Num & co.)

@@ -45,9 +45,10 @@ _NEVER = "never"
 
 def annotate_definedness(fn: gast.FunctionDef) -> None:
     """Annotate ``fn`` and every function nested in it."""
-    for node in walk(fn):
+    nodes = list(walk(fn))
+    for node in nodes:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            _Definedness(local_names(node)).function(node)
+            _Definedness(local_names(node)).function(node, nodes if node is fn else None)
 
 
 def _meet(a, b):
@@ -112,17 +113,25 @@ class _Definedness:
         self.flags = {}
         self.candidates = frozenset()
         self.read_unbound = set()
+        # Per node (by id; the tree does not change during the pass): its reads of
+        # locals and what it binds. A loop body is analysed up to three times, and
+        # each time again inside an enclosing loop's rounds.
+        self._reads = {}
+        self._bound_by = {}
 
-    def function(self, fn):
+    def function(self, fn, nodes=None):
+        """Annotate ``fn``; ``nodes``: ``list(walk(fn))`` if the caller has it."""
+        if nodes is None:
+            nodes = list(walk(fn))
         args = fn.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         params += [a for a in (args.vararg, args.kwarg) if a is not None]
         names = {p.id for p in params}
-        for sub in walk(fn):   # global/nonlocal names are bound outside
+        for sub in nodes:   # global/nonlocal names are bound outside
             if isinstance(sub, (gast.Global, gast.Nonlocal)):
                 names.update(sub.names)
         names = frozenset(names)
-        self.candidates = _flag_names(fn) - names
+        self.candidates = _flag_names(fn, nodes) - names
         self.block(fn.body, names, names)
         annos.set(fn, annos.READ_UNBOUND, frozenset(self.read_unbound))
 
@@ -138,7 +147,9 @@ class _Definedness:
         self.mark_reads(node, defined)
         if defined is _UNREACHABLE:
             return defined, maybe
-        bound = _binds(node)
+        bound = self._bound_by.get(id(node))
+        if bound is None:
+            bound = self._bound_by[id(node)] = _binds(node)
         if isinstance(node, gast.Delete):
             self.read_unbound |= bound - defined
             self._forget(bound)
@@ -159,8 +170,13 @@ class _Definedness:
     def mark_reads(self, node, defined):
         if defined is _UNREACHABLE:
             return
-        for name in _reads_here(node):
-            if name.id in self.locals and name.id not in defined:
+        reads = self._reads.get(id(node))
+        if reads is None:
+            locals_ = self.locals
+            reads = self._reads[id(node)] = [
+                name for name in _reads_here(node) if name.id in locals_]
+        for name in reads:
+            if name.id not in defined:
                 annos.set(name, annos.MAYBE_UNDEFINED, True)
                 self.read_unbound.add(name.id)
 
@@ -341,10 +357,10 @@ class _Definedness:
         return d_out, m_out
 
 
-def _flag_names(fn) -> frozenset:
+def _flag_names(fn, nodes) -> frozenset:
     """Names ``fn`` only ever assigns ``True`` or ``False`` (single assignments in its
     own scope), that it does not declare ``global``/``nonlocal`` and that no nested
-    function or lambda mentions."""
+    function or lambda mentions. ``nodes``: ``list(walk(fn))``."""
     stores, constants, others = Counter(), Counter(), set()
     for sub in walk_same_scope(fn.body):
         if isinstance(sub, (gast.Global, gast.Nonlocal)):
@@ -360,10 +376,10 @@ def _flag_names(fn) -> frozenset:
                 and isinstance(sub.value, gast.Constant) and isinstance(sub.value.value, bool)):
             constants[sub.targets[0].id] += 1
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
-    for sub in walk(fn):
+    for sub in nodes:
         if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:
             operands |= {id(a) for a in sub.args if isinstance(a, gast.Lambda)}
-    for sub in walk(fn):
+    for sub in nodes:
         if sub is not fn and id(sub) not in operands and isinstance(
                 sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             others |= {n.id for n in walk(sub) if isinstance(n, gast.Name)}
@@ -433,10 +449,11 @@ def _binds(node) -> frozenset:
 def _reads_here(node):
     """Name loads evaluated in this scope (comprehension variables excluded)."""
     comprehension_vars = set()
+    loads = []
     for sub in walk_same_scope(node):
-        if isinstance(sub, gast.comprehension):
+        if isinstance(sub, gast.Name):
+            if isinstance(sub.ctx, gast.Load):
+                loads.append(sub)
+        elif isinstance(sub, gast.comprehension):
             comprehension_vars |= bound_names(sub.target)
-    for sub in walk_same_scope(node):
-        if (isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load)
-                and sub.id not in comprehension_vars):
-            yield sub
+    return [sub for sub in loads if sub.id not in comprehension_vars]

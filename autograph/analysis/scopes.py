@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gast
 
-from autograph.walk import child_nodes
+from autograph.walk import LEAVES
+
+_AST = gast.AST
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
@@ -18,20 +20,27 @@ def walk_same_scope(node, skip=()):
     """``node`` (a node or a list of statements) and the nodes under it that run in
     the same scope, depth first. A nested function, lambda or class is yielded with
     the parts of its definition evaluated here, not its body; a node of a type in
-    ``skip`` is neither yielded nor entered."""
+    ``skip`` is neither yielded nor entered. (Operator and context leaves, as
+    ``walk.child_nodes`` leaves them out.)"""
     for root in node if isinstance(node, list) else [node]:
         stack = [root]
+        pop, append, extend = stack.pop, stack.append, stack.extend
         while stack:
-            current = stack.pop()
+            current = pop()
             yield current
             if isinstance(current, SCOPES):
-                stack.extend(_evaluated_by_definition(current))
+                extend(_evaluated_by_definition(current))
                 continue
-            if skip:
-                stack.extend(child for child in child_nodes(current)
-                             if not isinstance(child, skip))
-            else:
-                stack.extend(child_nodes(current))
+            # (walk.child_nodes, inlined: this walk runs several times per block)
+            for field in current._fields:
+                value = getattr(current, field, None)
+                if value.__class__ is list:
+                    extend([item for item in value
+                            if isinstance(item, _AST) and item.__class__ not in LEAVES
+                            and not (skip and isinstance(item, skip))])
+                elif (isinstance(value, _AST) and value.__class__ not in LEAVES
+                      and not (skip and isinstance(value, skip))):
+                    append(value)
 
 
 def _evaluated_by_definition(scope):

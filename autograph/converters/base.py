@@ -5,13 +5,12 @@ from __future__ import annotations
 import gast
 
 from autograph.analysis import stays_python
+from autograph.walk import LEAVES
 
 _AST = gast.AST
 # Node types without fields that stand for an operator or a context (``Load``,
 # ``Add``, ``Eq``...): nothing under them to rewrite.
-_LEAVES = frozenset(
-    leaf for base in (gast.expr_context, gast.operator, gast.boolop, gast.unaryop, gast.cmpop)
-    for leaf in base.__subclasses__())
+_LEAVES = LEAVES
 
 
 class Transformer(gast.NodeTransformer):

@@ -24,6 +24,13 @@ A zero-argument ``super()`` becomes ``super(__class__, self)``: the body may end
 up inside generated helper functions whose first parameter is not ``self``.
 
 With ``recursive=False`` no call is rewritten (``super()`` still is).
+
+In a Python twin (``transpiler.PythonTwin``) a call of the function itself by its
+global name, ``fib(n - 1)``, goes straight to the twin while that name is still
+bound to the function (or to what ``autograph.convert`` made of it) the twin was
+made for; ``converted_call`` decides otherwise:
+
+    (ag___self if fib is ag___callee else ag__.converted_call(fib))(n - 1)
 """
 
 from __future__ import annotations
@@ -45,6 +52,12 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     if not ctx.options.recursive:
         return node
     return _CallTrees(ctx).visit(node)
+
+
+def self_call_names(runtime_name: str) -> tuple[str, str]:
+    """The free variables of a twin that calls itself: the twin function itself and
+    the object its own name was bound to when the twin was made."""
+    return runtime_name + "_self", runtime_name + "_callee"
 
 
 def _root_name(func):
@@ -76,8 +89,14 @@ class _CallTrees(Transformer):
         node = self.generic_visit(node)
         if self._stays(node.func):
             return node
-        node.func = templates.replace_expr("ag__.converted_call(func)", ag__=self.ag,
-                                           func=node.func)
+        if isinstance(node.func, gast.Name) and node.func.id == self.ctx.self_call:
+            twin, callee = self_call_names(self.ag)
+            node.func = templates.replace_expr(
+                "(twin if func is callee else ag__.converted_call(func))", ag__=self.ag,
+                twin=twin, callee=callee, func=node.func)
+        else:
+            node.func = templates.replace_expr("ag__.converted_call(func)", ag__=self.ag,
+                                               func=node.func)
         templates.set_location(node.func, node)
         return node
 

@@ -201,44 +201,57 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
         the function it converts: its wrapper would choose that twin anyway (no trace
         is active), and the user's recursion through it keeps one frame a level, as
         the original's does."""
-        t = type(f)
-        if t is builtin_type:
-            if id(f) in higher_order:
-                return functools.partial(call_higher_order, f)
-            return f
-        if t is function_type:
-            if not f.__dict__:
-                hit = twins.get(id(f))
-                if (hit is not None and hit[0]() is f and hit[1] is f.__code__
-                        and hit[2] is f.__defaults__ and hit[3] is f.__kwdefaults__):
-                    return hit[4]
-            elif f.__code__ in recursion.ENTRY_CODES and _ORIGINAL in f.__dict__:
-                hit = twins.get(id(f))
-                if hit is None or hit[0]() is not f:
-                    hit = twins[id(f)] = (weak_ref(f), transpiler.convert(
-                        f.__dict__[_ORIGINAL], twin_options(f.__dict__[_OPTIONS])))
-                return hit[1]
-            program = known_callee(id(f.__code__))
-            if program is not None:
-                if program is AS_IS:
-                    if id(f) in higher_order:
-                        return functools.partial(call_higher_order, f)
-                    return f
-                if not f.__dict__:
-                    target = instantiate(program, f)
-                    if f.__closure__ is None:
-                        remember_twin(f, target)
-                    return target
-                if not is_marked_do_not_convert(f):
-                    return instantiate(program, f)
+        try:
+            t = type(f)
+            if t is builtin_type:
+                if id(f) in higher_order:
+                    return functools.partial(call_higher_order, f)
                 return f
-        elif t is method_type:
-            target = known_method(f)
-            if target is not None:
-                return target
-        elif known_kind(id(t)) is AS_IS:
-            return f
-        return slow_path(f)
+            if t is function_type:
+                if not f.__dict__:
+                    hit = twins.get(id(f))
+                    if (hit is not None and hit[0]() is f and hit[1] is f.__code__
+                            and hit[2] is f.__defaults__ and hit[3] is f.__kwdefaults__):
+                        return hit[4]
+                elif f.__code__ in recursion.ENTRY_CODES and _ORIGINAL in f.__dict__:
+                    hit = twins.get(id(f))
+                    original = f.__dict__[_ORIGINAL]
+                    if (hit is None or hit[0]() is not f or hit[2] is not original.__defaults__
+                            or hit[3] is not original.__kwdefaults__):
+                        hit = twins[id(f)] = (weak_ref(f), transpiler.convert(
+                            original, twin_options(f.__dict__[_OPTIONS])),
+                            original.__defaults__, original.__kwdefaults__)
+                    return hit[1]
+                program = known_callee(id(f.__code__))
+                if program is not None:
+                    if program is AS_IS:
+                        if id(f) in higher_order:
+                            return functools.partial(call_higher_order, f)
+                        return f
+                    if not f.__dict__:
+                        target = instantiate(program, f)
+                        # (A twin calling itself holds ``f``: kept here, it would
+                        # keep ``f`` alive.)
+                        if f.__closure__ is None and program.self_call_options is None:
+                            remember_twin(f, target)
+                        return target
+                    if not is_marked_do_not_convert(f):
+                        return instantiate(program, f)
+                    return f
+            elif t is method_type:
+                target = known_method(f)
+                if target is not None:
+                    return target
+            elif known_kind(id(t)) is AS_IS:
+                return f
+            return slow_path(f)
+        except RecursionError as error:
+            # The user's recursion ran out of room in one of this function's calls
+            # of C code, whose message says " while calling a Python object"; the
+            # original meets the limit entering its own frame. Nothing here may call
+            # C code now (no room is left for it): the message is only replaced.
+            error.args = recursion.PYTHON_MESSAGE_ARGS
+            raise
 
     operator = converted_call if twins is None else python_call
     operator.__qualname__ = "converted_call"

@@ -83,6 +83,7 @@ def near_limit() -> bool:
 
 
 PYTHON_MESSAGE = "maximum recursion depth exceeded"
+PYTHON_MESSAGE_ARGS = (PYTHON_MESSAGE,)
 
 
 def lend(frame, is_converted_code) -> None:

@@ -393,7 +393,7 @@ def test_set_debug_stores_generated_source_for_tracebacks_and_pdb():
         assert "ag__.if_stmt(x > 0, if_true, if_false" in text    # a generated line
 
         out = io.StringIO()
-        debugger = pdb.Pdb(stdin=io.StringIO("step\n" * 8 + "list\ncontinue\n"), stdout=out)
+        debugger = pdb.Pdb(stdin=io.StringIO("step\n" * 10 + "list\ncontinue\n"), stdout=out)
         debugger.use_rawinput = False
         assert debugger.runcall(fn, -1) == -1
         assert f"> {name}(" in out.getvalue()

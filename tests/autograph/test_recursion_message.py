@@ -6,17 +6,19 @@ import traceback
 import pytest
 
 import autograph
+from autograph import api
 
 
 def forever(n):
     return forever(n + 1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the Python twin's recursion (plain-Python mode, issue 30) meets the limit in a "
-    "call made from C, whose message adds ' while calling a Python object'; the "
-    "operators' path (issue 26.11) gives Python's message"))
-def test_recursion_error_has_pythons_message():
+@pytest.mark.parametrize("twins", [True, False], ids=["python_twin", "operators"])
+def test_recursion_error_has_pythons_message(twins, monkeypatch):
+    """The Python twin (the default outside a trace) meets the limit in a call of
+    C code in ``converted_call`` as often as in a frame of the user's: its message
+    is Python's all the same; so is the operators' path's."""
+    monkeypatch.setattr(api, "_PYTHON_TWINS", twins)
     with pytest.raises(RecursionError) as original:
         forever(0)
     with pytest.raises(RecursionError) as converted:
