@@ -32,6 +32,8 @@ staged loop does not have to exist before it.
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import numpy as np
 
@@ -329,6 +331,7 @@ class Carry:
         with_state.state_names = self.names + tuple(n for n, _ in self.cells)
         with_state.__wrapped__ = fn
         with_state.on_unroll = self.on_unroll
+        with_state.side_trip = self.side_trip
         return with_state
 
     def test(self, fn):
@@ -358,6 +361,7 @@ class Carry:
 
         with_state.state_names = self.names
         with_state.__wrapped__ = fn
+        with_state.side_trip = self.side_trip
         return with_state
 
     # -- the end -----------------------------------------------------------------------
@@ -401,6 +405,27 @@ class Carry:
                                          strict=True):
                 _restore(cell, before)
         return from_tuple(tuple(out))
+
+    @contextlib.contextmanager
+    def side_trip(self):
+        """``with plan.side_trip():`` an abstract probe of the block (is its condition
+        traced? does it grow a list with traced values?) that is not the region's own
+        run: afterwards cells, objects and the bookkeeping are as before it, so that a
+        loop the probe lets run as Python is Python's throughout (its closures read
+        the cells its iterations leave), and one staged after it starts afresh."""
+        if self.saved is not None:   # already tracing the region: part of that
+            yield
+            return
+        last = self.last
+        self._save()
+        try:
+            yield
+        finally:
+            self.abandon()
+            self.saved = None
+            self.last = last
+            self.view_changes.clear()
+            self.changed = [False] * len(self.cells)
 
     def on_unroll(self):
         """The loop's staging failed and it runs unrolled instead, as Python from the

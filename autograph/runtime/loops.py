@@ -335,7 +335,9 @@ def _test_is_traced(loop_test, state) -> bool:
     def probe(*traced_leaves):
         seen.append(is_tracer(loop_test(*flat.rebuild(traced_leaves))))
 
-    with unrolling.held():  # an abstract probe: the loops it traces are not the program's
+    # An abstract probe: the loops it traces are not the program's, nor the cells and
+    # objects it changes (cells.py).
+    with unrolling.held(), _side_trip(loop_test):
         jax.eval_shape(probe, *flat.selected)
     return seen[0]
 
@@ -433,13 +435,20 @@ def _grows_traced(loop_body, state, item) -> bool:
     nested loops are not the program's)."""
     count = len(state)
     effects = side_effects.watch((loop_body,), state)
-    with unrolling.held():
+    with unrolling.held(), _side_trip(loop_body):
         grows = lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
                                    item)
     # The probe's own changes put back (side_effects.py); an iterator it advanced
     # cannot be: refused at the line.
     side_effects.settle(effects, True, "for loop", caller_location(), lambda: None)
     return grows
+
+
+def _side_trip(block):
+    """The context of an abstract probe of ``block``: where the block carries cells or
+    objects (cells.py), what the probe leaves in them is undone afterwards."""
+    side_trip = getattr(block, "side_trip", None)
+    return contextlib.nullcontext() if side_trip is None else side_trip()
 
 
 _RANGE_ITERATOR = type(iter(range(0)))

@@ -136,14 +136,43 @@ def closures_escaping_through_a_list(n):
     return z, x, n
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 26.1, open: a loop that carries cells and runs as Python under a trace "
-    "(the abstract probe of its first iteration found nothing to stage) restores its "
-    "scoped cell `i` afterwards, so the escaping lambdas read 0, not 2 (found by the "
-    "closure_escape fuzz kind; its probe keeps that kind out of the default fuzzing "
-    "until this passes)"))
-def test_closures_escaping_a_python_run_loop_through_a_list():
-    expected = closures_escaping_through_a_list(0)
-    assert autograph.convert(closures_escaping_through_a_list)(0) == expected
-    got = autograph.to_graph(closures_escaping_through_a_list)(jnp.int32(0))
+def closures_escaping_a_while_through_a_list(n):
+    x = 1
+    fs = []
+    i = 0
+    while i < 3:
+        fs.append(lambda: i * 2 + x)
+        x = x + 3
+        i += 1
+    z = 0
+    for h in fs:
+        z = x + h()
+    return z, x, n
+
+
+def closures_escaping_a_probed_loop_as_state(n):
+    # The loop's first iteration is probed (it appends to a list) and then runs as
+    # Python: the escaping lambda reads the cells its iterations left.
+    out = []
+    b = 1
+    for i in range(3):
+        g = lambda: i + b
+        out.append(i)
+        b = b + 1
+    return g(), b, len(out), n
+
+
+ESCAPES = [closures_escaping_through_a_list, closures_escaping_a_while_through_a_list,
+           closures_escaping_a_probed_loop_as_state]
+
+
+@pytest.mark.parametrize("fn", ESCAPES, ids=[f.__name__ for f in ESCAPES])
+def test_closures_escaping_a_python_run_loop(fn):
+    """Issue 26.1's second form: a loop that carries cells, probed abstractly under a
+    trace and then run as Python, leaves its cells as Python's iterations left them."""
+    expected = fn(0)
+    assert autograph.convert(fn)(0) == expected
+    got = autograph.to_graph(fn)(jnp.int32(0))
+    assert tuple(int(v) for v in got) == expected
+    got = jax.jit(autograph.convert(fn))(jnp.int32(0))
     assert tuple(int(v) for v in got) == expected
