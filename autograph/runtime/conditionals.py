@@ -41,7 +41,7 @@ from autograph.runtime import (
     side_effects,
     unrolling,
 )
-from autograph.runtime import cells as carried
+from autograph.runtime import carried_state as carried
 from autograph.runtime.abstract import (
     cast_to,
     joined_dtypes,
@@ -66,7 +66,7 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     where they hold, say what staging cannot honour (``StagingObstacles``): a
     staged ``if`` then raises at the user's line. ``cells``/``scoped``: variables
     the branches keep in closure cells; ``mutated``: state variables whose objects
-    the branches change in place (``cells.py``).
+    the branches change in place (``carried_state.py``).
     """
     if not is_tracer(cond):
         branch = if_true if cond else if_false
@@ -227,7 +227,7 @@ class _Branch:
     def run(self, ops):
         inputs = self.rebuild(ops)
         # Taken before the branch runs: it may replace the leaves of its inputs
-        # in place (objects it carries, cells.py).
+        # in place (objects it carries, carried_state.py).
         python_inputs = _python_inputs(self.state, inputs)
         with paths.on_path(self.taken):
             out = list(as_tuple(self.fn(*inputs), len(self.names)))

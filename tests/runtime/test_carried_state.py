@@ -1,7 +1,8 @@
-"""Closure cells of staged and unrolled regions (autograph/runtime/cells.py): each traced run
-of a branch starts from the cells as they were before the ``if``, and a loop that
-falls back to unrolling leaves its cells as Python's iterations left them, for a
-closure that escapes the loop to read."""
+"""Closure cells of staged and unrolled regions (autograph/runtime/carried_state.py):
+each traced run of a branch starts from the cells as they were before the ``if``, a
+loop that falls back to unrolling leaves its cells as Python's iterations left them,
+for a closure that escapes the loop to read, and so does a loop that runs as Python
+after an abstract probe of its first iteration."""
 
 # ruff: noqa: B023, E731 - closures made in loops are what is tested
 from __future__ import annotations
