@@ -34,19 +34,19 @@ from __future__ import annotations
 
 import contextlib
 
-import jax
-import numpy as np
-
 from autograph.errors import ConversionError
 from autograph.runtime import objects
 from autograph.runtime.state import as_tuple, from_tuple
-from autograph.runtime.tracing import Tracer, caller_location, param_names
+from autograph.runtime.tracing import caller_location, param_names
+from autograph.runtime.trackers import (
+    MutatedParameter,
+    ScopedCell,
+    View,
+    cell_tracker,
+    same,
+    same_value,
+)
 from autograph.runtime.undefined import Undefined
-
-_EMPTY = object()   # a snapshot of an unbound cell
-_VALUE, _OBJECT, _VIEW = "value", "object", "view"
-# Attribute values a plain object surely carries as they are (``objects.attributes``).
-_LEAVES = (jax.Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
 
 
 def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(), hidden=()):
@@ -69,10 +69,11 @@ def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(
 
 
 class Carry:
-    """The extra state of one branch or loop statement: ``start(state)`` gives the
-    state the staging machinery carries, ``body(fn)`` and ``test(fn)`` wrap the
-    block's functions to take and give it, ``finish(result)`` puts the results
-    where they belong, ``abandon()`` undoes what tracing left after a failure.
+    """The extra state of one branch or loop statement, one tracker per carried value
+    (``trackers.py``): ``start(state)`` gives the state the staging machinery
+    carries, ``body(fn)`` and ``test(fn)`` wrap the block's functions to take and
+    give it, ``finish(result)`` puts the results where they belong, ``abandon()``
+    undoes what tracing left after a failure.
 
     A wrapped function only stores values into cells and objects when they are
     not the ones those already hold (``last``): in Python mode that never happens,
@@ -85,37 +86,27 @@ class Carry:
         self.count = len(state)
         self.names = param_names(fn, skip)
         mutated = frozenset(mutated)
-        # The parameters that are objects mutated in place: position -> original.
-        self.objects = {i: state[i] for i, name in enumerate(self.names)
-                        if name in mutated and not objects.is_immutable(state[i])}
-        self.views = {i for i, value in self.objects.items() if objects.is_plain_object(value)}
+        # The parameters that are objects mutated in place; plain ones are views.
+        self.mutated = [MutatedParameter(i, state[i]) for i, name in enumerate(self.names)
+                        if name in mutated and not objects.is_immutable(state[i])]
+        self.param_views = {p.index: View(self.names[p.index], p.original)
+                            for p in self.mutated if objects.is_plain_object(p.original)}
+        self.view_order = sorted(self.param_views)
         pairs = []
         if cells is not None:
             pairs = list(zip(cells.__code__.co_freevars, cells.__closure__, strict=True))
         known = {id(cell) for _, cell in pairs}
         pairs += [(name, cell) for name, cell in hidden if id(cell) not in known]
-        hidden_names = {name for name, _ in hidden}
+        in_place = mutated | {name for name, _ in hidden}
         scoped = frozenset(scoped)
-        self.cells = [(n, c) for n, c in pairs if n not in scoped]
-        self.scoped = [(n, c) for n, c in pairs if n in scoped]
-        self.unbound = [isinstance(_contents(n, c), Undefined) for n, c in self.cells]
-        self.kinds = []
-        for name, cell in self.cells:
-            value = _contents(name, cell)
-            if name in mutated or name in hidden_names:
-                kind = _VIEW if objects.is_plain_object(value) else _OBJECT
-            else:
-                kind = _VALUE
-            self.kinds.append(kind)
-        # The objects held by cells in object or view form, as they were at the start.
-        self.cell_objects = [_contents(n, c) if kind != _VALUE else None
-                             for (n, c), kind in zip(self.cells, self.kinds, strict=True)]
-        self.entered = [None] * len(self.cells)   # an object cell's leaves when stored
-        self.view_changes = {}  # viewed object's label -> attributes a traced call changed
-        self.view_leaves = []   # each viewed object's attributes' leaves when stored
+        self.cells = [cell_tracker(n, c, in_place=n in in_place)
+                      for n, c in pairs if n not in scoped]
+        self.scoped = [ScopedCell(n, c) for n, c in pairs if n in scoped]
+        # Every plain object carried as its attributes: the parameters', the cells'.
+        self.views = [self.param_views[i] for i in self.view_order]
+        self.views += [t.view for t in self.cells if t.view is not None]
         self.last = None        # the extra values as the block functions last left them
-        self.saved = None       # what cells and viewed objects held before tracing
-        self.changed = [False] * len(self.cells)
+        self.saved = None       # True once cells and viewed objects are snapshot
 
     @property
     def wraps(self) -> bool:
@@ -124,128 +115,74 @@ class Carry:
 
     # -- the carried values ------------------------------------------------------------
 
-    def _read(self, entered=None) -> tuple:
-        """The cells' values; one still unbound that came in as ``None`` (carried
-        unbound through a staged loop) goes out as ``None`` again."""
-        values = []
-        for k, ((name, cell), kind) in enumerate(zip(self.cells, self.kinds, strict=True)):
-            value = _contents(name, cell)
-            if kind == _VIEW:
-                value = objects.attributes(value)
-            elif (entered is not None and entered[k] is None and self.unbound[k]
-                  and isinstance(value, Undefined)):
-                value = None
-            values.append(value)
-        return tuple(values)
+    def _read(self, entered) -> tuple:
+        """The cells' values after a run that ``entered`` them."""
+        return tuple(t.read(e) for t, e in zip(self.cells, entered, strict=True))
+
+    def _param_views(self, params) -> tuple:
+        return tuple(params[i] for i in self.view_order)
 
     def start(self, state) -> tuple:
-        state = tuple(objects.attributes(v) if i in self.views else v
+        state = tuple(self.param_views[i].lift() if i in self.param_views else v
                       for i, v in enumerate(state))
-        values = self._read()
+        values = tuple(t.lift() for t in self.cells)
         # The attributes each viewed object carries (a Python-mode iteration reads
         # just those back; staging checks the rest).
-        self.view_order = sorted(self.views)
-        self.view_names = {}
         for i in self.view_order:
-            self._remember_view(i, self.objects[i], state[i])
-        for (name, _), kind, obj, value in zip(self.cells, self.kinds, self.cell_objects,
-                                               values, strict=True):
-            if kind == _VIEW:
-                self._remember_view(name, obj, value)
-        self.last = self.first = (tuple(state[i] for i in sorted(self.views)), values)
+            self.param_views[i].remember(self.param_views[i].obj, state[i])
+        for tracker, value in zip(self.cells, values, strict=True):
+            if tracker.view is not None:
+                tracker.view.remember(tracker.view.obj, value)
+        self.last = self.first = (self._param_views(state), values)
         return (*state, *values)
 
     def _save(self):
         if self.saved is None:
-            cells = [_snapshot(c) for _, c in self.cells + self.scoped]
-            viewed = [dict(vars(self.objects[i])) for i in sorted(self.views)]
-            viewed += [dict(vars(obj)) for obj, kind in zip(self.cell_objects, self.kinds,
-                                                             strict=True) if kind == _VIEW]
-            self.saved = (cells, viewed)
+            for tracker in (*self.cells, *self.scoped, *self.views):
+                tracker.snapshot()
+            self.saved = True
 
     def _enter(self, params, values, traced=False) -> bool:
         """Store the incoming carried values where the block's code reads them;
         whether they were new (a traced call, not Python's own iteration; ``traced``:
         known to be one)."""
-        views = tuple(params[i] for i in sorted(self.views))
+        views = self._param_views(params)
         last = self.last
-        if (not traced and last is not None and _same(views, last[0])
-                and _same(values, last[1])):
+        if (not traced and last is not None and same(views, last[0])
+                and same(values, last[1])):
             return False
         self._save()
         # Each traced run (a branch, a loop body, a probe of one) starts from what the
         # scoped cells held before the statement, not from what another run left.
-        for (_, cell), before in zip(self.scoped, self.saved[0][len(self.cells):],
-                                     strict=True):
-            _restore(cell, before)
-        for i, view in zip(sorted(self.views), views, strict=True):
-            objects.set_attributes(self.objects[i], view)
-        for (name, cell), kind, obj, value, unbound in zip(
-                self.cells, self.kinds, self.cell_objects, values, self.unbound, strict=True):
-            if kind == _VIEW:
-                objects.set_attributes(obj, value)
-            elif value is None and unbound:   # carried unbound (state.through_unbound)
-                _store(cell, Undefined(name))
-            else:
-                _store(cell, value)
-        self.entered = [objects.leaves(v) if kind == _OBJECT else None
-                        for kind, v in zip(self.kinds, values, strict=True)]
-        viewed = list(views) + [v for v, kind in zip(values, self.kinds, strict=True)
-                                if kind == _VIEW]
-        self.view_leaves = [{name: objects.leaves(v) for name, v in view.items()}
-                            for view in viewed]
+        for tracker in self.scoped:
+            tracker.restore()
+        for i, view in zip(self.view_order, views, strict=True):
+            self.param_views[i].enter(view)
+        for tracker, value in zip(self.cells, values, strict=True):
+            tracker.enter(value)
         self.last = (views, values)
         return True
 
-    def _viewed(self):
-        """``(label, object)`` of each plain object carried as its attributes."""
-        found = [(self.names[i], self.objects[i]) for i in sorted(self.views)]
-        found += [(name, obj) for (name, _), obj, kind in zip(
-            self.cells, self.cell_objects, self.kinds, strict=True) if kind == _VIEW]
-        return found
-
-    def _check_attributes(self, entered_views):
-        """While staging, a plain object may only change the attributes it carries."""
-        if self.saved is None:
-            return
-        for (label, obj), before, carried_values in zip(self._viewed(), self.saved[1],
-                                                        entered_views, strict=True):
-            for name, value in vars(obj).items():
-                if name in carried_values or before.get(name, _EMPTY) is value:
-                    continue
-                where = self.where
-                raise ConversionError(
-                    f"'{label}.{name}' is assigned inside this {self.construct}, which is "
-                    "staged because its condition or iterable is traced, and it holds a "
-                    f"{type(value).__name__} ({value!r:.60}): a staged {self.construct} can "
-                    "only carry arrays, numbers and pytrees of them, and runs its code "
-                    "once while tracing. Keep the assignment out of the staged region, or "
-                    "make the attribute an array.", where.filename, where.lineno)
+    def _entered_views(self, entered) -> list:
+        """The attributes each viewed object entered the last run with."""
+        return [*self.last[0], *(v for t, v in zip(self.cells, entered, strict=True)
+                                 if t.view is not None)]
 
     def _leave(self, entered, out):
         """The block's results: its own, each viewed object's attributes, the cells."""
         out = list(out)
-        entered_views = [self.last[0][k] for k in range(len(self.views))]
-        entered_views += [v for v, kind in zip(entered, self.kinds, strict=True)
-                          if kind == _VIEW]
-        self._check_attributes(entered_views)
+        entered_views = self._entered_views(entered)
         if self.saved is not None:   # while staging: which attributes really change
-            for (label, obj), before, leaves in zip(self._viewed(), entered_views,
-                                                    self.view_leaves, strict=True):
-                changes = self.view_changes.setdefault(label, set())
-                for name, value in before.items():
-                    now = getattr(obj, name, _EMPTY)
-                    if now is not value or not _same(leaves[name], objects.leaves(now)):
-                        changes.add(name)
-        for i in sorted(self.views):
-            out[i] = objects.attributes(self.objects[i])
+            for view, carried in zip(self.views, entered_views, strict=True):
+                view.check(carried, self.where, self.construct)
+            for view, carried in zip(self.views, entered_views, strict=True):
+                view.note(carried)
+        for i in self.view_order:
+            out[i] = objects.attributes(self.param_views[i].obj)
         values = self._read(entered)
-        for k, (before, after) in enumerate(zip(entered, values, strict=True)):
-            leaves = self.entered[k]
-            if not _same_value(before, after) or (leaves is not None
-                                       and not _same(leaves, objects.leaves(after))):
-                self.changed[k] = True
-        self.last = (tuple(out[i] for i in sorted(self.views)), values)
+        for tracker, before, after in zip(self.cells, entered, values, strict=True):
+            tracker.note(before, after)
+        self.last = (self._param_views(out), values)
         return (*out, *values)
 
     def _unchanged(self, params, values) -> bool:
@@ -254,56 +191,23 @@ class Carry:
         for a, b in zip(values, last_values, strict=True):
             if a is not b and not (isinstance(a, Undefined) and isinstance(b, Undefined)):
                 return False
-        views = self.views
-        return not views or all(params[i] is v
-                                for i, v in zip(self.view_order, last_views, strict=True))
+        return all(params[i] is v for i, v in zip(self.view_order, last_views, strict=True))
 
     def _quick_leave(self, out):
         """``_leave`` for a Python-mode call: the results as the body left them."""
         out = list(out)
         for i in self.view_order:
-            out[i] = self._view(i, self.objects[i])
-        values = []
-        for (name, cell), kind in zip(self.cells, self.kinds, strict=True):
-            value = _contents(name, cell)
-            if kind == _VIEW:
-                value = self._view(name, value)
-            values.append(value)
-        values = tuple(values)
-        self.last = (tuple(out[i] for i in self.view_order), values)
+            view = self.param_views[i]
+            out[i] = view.quick_read(view.obj)
+        values = tuple(t.quick_read() for t in self.cells)
+        self.last = (self._param_views(out), values)
         return (*out, *values)
 
-    def _view(self, key, obj) -> dict:
-        """The carried attributes of the plain object ``obj`` (``objects.attributes``),
-        read without asking each value what it is while the object has the same
-        attributes as last time, the carried ones still arrays or numbers and the
-        others the same objects; else found anew (an attribute added, deleted or
-        given another kind of value: a loop staged from here carries what it holds)."""
-        names, others = self.view_names[key]
-        attributes = getattr(obj, "__dict__", None)
-        if attributes is not None and len(attributes) == len(names) + len(others):
-            view = {}
-            for name, value in attributes.items():
-                if name in names:
-                    if not isinstance(value, _LEAVES):
-                        break
-                    view[name] = value
-                elif others.get(name, _EMPTY) is not value:
-                    break
-            else:
-                return view
-        view = objects.attributes(obj)
-        self._remember_view(key, obj, view)
-        return view
-
-    def _remember_view(self, key, obj, view):
-        self.view_names[key] = (frozenset(view), {
-            name: value for name, value in vars(obj).items() if name not in view})
-
     def _params(self, args):
-        if not self.views:
+        if not self.param_views:
             return args
-        return tuple(self.objects[i] if i in self.views else a for i, a in enumerate(args))
+        return tuple(self.param_views[i].obj if i in self.param_views else a
+                     for i, a in enumerate(args))
 
     # -- the wrapped functions ---------------------------------------------------------
 
@@ -328,7 +232,7 @@ class Carry:
             out = as_tuple(fn(*args[:skip], *self._params(params)), count)
             return from_tuple(self._leave(entered, out))
 
-        with_state.state_names = self.names + tuple(n for n, _ in self.cells)
+        with_state.state_names = self.names + tuple(t.name for t in self.cells)
         with_state.__wrapped__ = fn
         with_state.on_unroll = self.on_unroll
         with_state.side_trip = self.side_trip
@@ -348,15 +252,15 @@ class Carry:
             traced = self._enter(params, entered)
             result = fn(*self._params(params))
             if traced:
-                for (name, _), before, after in zip(self.cells, entered,
-                                                     self._read(entered), strict=True):
-                    if not _same_value(before, after):
+                for tracker, before, after in zip(self.cells, entered, self._read(entered),
+                                                  strict=True):
+                    if not same_value(before, after):
                         where = self.where
                         raise ConversionError(
-                            f"this loop's condition assigns '{name}' (through a nested "
-                            "function), and the loop is staged: a staged condition can "
-                            f"only compute a value. Assign '{name}' in the loop body "
-                            "instead.", where.filename, where.lineno)
+                            f"this loop's condition assigns '{tracker.name}' (through a "
+                            "nested function), and the loop is staged: a staged condition "
+                            f"can only compute a value. Assign '{tracker.name}' in the "
+                            "loop body instead.", where.filename, where.lineno)
             return result
 
         with_state.state_names = self.names
@@ -373,37 +277,21 @@ class Carry:
         one), the scoped cells what they held before."""
         values = as_tuple(result, self.count + len(self.cells))
         out = list(values[:self.count])
-        saved = self.saved
-        if saved is not None:   # the attributes tracing changed get the results
-            for (label, obj), before, final in zip(
-                    self._viewed(), saved[1],
-                    [out[i] for i in sorted(self.views)]
-                    + [v for v, kind in zip(values[self.count:], self.kinds, strict=True)
-                       if kind == _VIEW], strict=True):
-                vars(obj).clear()
-                vars(obj).update(before)
-                for name in self.view_changes.get(label, ()):
-                    setattr(obj, name, final[name])
-        for i, original in self.objects.items():
-            out[i] = original if i in self.views else objects.write_back(original, out[i])
-        for k, ((_, cell), kind, obj, value) in enumerate(zip(
-                self.cells, self.kinds, self.cell_objects, values[self.count:], strict=True)):
-            if kind == _VIEW:
-                pass
-            elif kind == _OBJECT and saved is not None and not self.changed[k]:
-                _store(cell, obj)
-            elif kind == _OBJECT:
-                _store(cell, objects.write_back(obj, value))
-            elif saved is None:
-                pass   # never staged: the cell holds what the Python code left in it
-            elif not self.changed[k]:
-                _restore(cell, saved[0][k])
-            else:
-                _store(cell, value)
-        if saved is not None:
-            for (_, cell), before in zip(self.scoped, saved[0][len(self.cells):],
-                                         strict=True):
-                _restore(cell, before)
+        staged = self.saved is not None
+        finals = [out[i] for i in self.view_order]
+        finals += [v for t, v in zip(self.cells, values[self.count:], strict=True)
+                   if t.view is not None]
+        for view, final in zip(self.views, finals, strict=True):
+            view.finish(final, staged)
+        for parameter in self.mutated:
+            i = parameter.index
+            out[i] = parameter.original if i in self.param_views else parameter.finish(
+                out[i], staged)
+        for tracker, value in zip(self.cells, values[self.count:], strict=True):
+            tracker.finish(value, staged)
+        if staged:
+            for tracker in self.scoped:
+                tracker.restore()
         return from_tuple(tuple(out))
 
     @contextlib.contextmanager
@@ -424,8 +312,10 @@ class Carry:
             self.abandon()
             self.saved = None
             self.last = last
-            self.view_changes.clear()
-            self.changed = [False] * len(self.cells)
+            for view in self.views:
+                view.changes.clear()
+            for tracker in self.cells:
+                tracker.changed = False
 
     def on_unroll(self):
         """The loop's staging failed and it runs unrolled instead, as Python from the
@@ -434,63 +324,15 @@ class Carry:
         self.abandon()
         self.saved = None
         self.last = self.first
-        self.view_changes.clear()
+        for view in self.views:
+            view.changes.clear()
 
     def abandon(self):
         """After an error while staging: cells and objects as they were before."""
         if self.saved is None:
             return
-        cells, viewed = self.saved
-        for (_, cell), before in zip(self.cells + self.scoped, cells, strict=True):
-            _restore(cell, before)
-        targets = [self.objects[i] for i in sorted(self.views)]
-        targets += [obj for obj, kind in zip(self.cell_objects, self.kinds, strict=True)
-                    if kind == _VIEW]
-        for obj, before in zip(targets, viewed, strict=True):
-            vars(obj).clear()
-            vars(obj).update(before)
-
-
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
-
-
-def _same_value(a, b) -> bool:
-    """The same object, or both unbound."""
-    return a is b or (isinstance(a, Undefined) and isinstance(b, Undefined))
-
-
-def _contents(name, cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return Undefined(name)
-
-
-def _store(cell, value):
-    _set_cell(cell, value, unbind=isinstance(value, Undefined))
-
-
-def _snapshot(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _EMPTY
-
-
-def _restore(cell, value):
-    _set_cell(cell, value, unbind=value is _EMPTY)
-
-
-def _set_cell(cell, value, *, unbind):
-    """``cell`` holding ``value``, or unbound (``unbind``), as ``del x`` leaves it."""
-    if not unbind:
-        cell.cell_contents = value
-        return
-    try:
-        del cell.cell_contents
-    except ValueError:
-        pass
+        for tracker in (*self.cells, *self.scoped, *self.views):
+            tracker.restore()
 
 
 def locals_(names) -> dict:
