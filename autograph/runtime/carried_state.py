@@ -43,6 +43,7 @@ from autograph.runtime.trackers import (
     ScopedCell,
     View,
     cell_tracker,
+    containers,
     same,
     same_value,
 )
@@ -66,6 +67,12 @@ def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(
     except BaseException:
         plan.abandon()
         raise
+
+
+def holds_containers(state) -> bool:
+    """Whether a state variable holds a Python list or dict, which a staged region
+    carries as a copy (``trackers.ContainerParameter`` writes it back in place)."""
+    return any(type(v) in (list, dict) for v in state)
 
 
 class Carry:
@@ -92,6 +99,9 @@ class Carry:
         self.param_views = {p.index: View(self.names[p.index], p.original)
                             for p in self.mutated if objects.is_plain_object(p.original)}
         self.view_order = sorted(self.param_views)
+        self.containers = containers(state, {p.index for p in self.mutated})
+        # The parameters whose objects tell a traced run from Python's own iteration.
+        self.watched = self.view_order + [c.index for c in self.containers]
         pairs = []
         if cells is not None:
             pairs = list(zip(cells.__code__.co_freevars, cells.__closure__, strict=True))
@@ -111,7 +121,8 @@ class Carry:
     @property
     def wraps(self) -> bool:
         """Whether the block functions need wrapping (else only ``finish`` works)."""
-        return bool(self.cells or self.views) or bool(self.scoped) and self.construct == "if"
+        return (bool(self.cells or self.views or self.containers)
+                or bool(self.scoped) and self.construct == "if")
 
     # -- the carried values ------------------------------------------------------------
 
@@ -119,8 +130,8 @@ class Carry:
         """The cells' values after a run that ``entered`` them."""
         return tuple(t.read(e) for t, e in zip(self.cells, entered, strict=True))
 
-    def _param_views(self, params) -> tuple:
-        return tuple(params[i] for i in self.view_order)
+    def _watched(self, params) -> tuple:
+        return tuple(params[i] for i in self.watched)
 
     def start(self, state) -> tuple:
         state = tuple(self.param_views[i].lift() if i in self.param_views else v
@@ -133,7 +144,7 @@ class Carry:
         for tracker, value in zip(self.cells, values, strict=True):
             if tracker.view is not None:
                 tracker.view.remember(tracker.view.obj, value)
-        self.last = self.first = (self._param_views(state), values)
+        self.last = self.first = (self._watched(state), values)
         return (*state, *values)
 
     def _save(self):
@@ -146,9 +157,9 @@ class Carry:
         """Store the incoming carried values where the block's code reads them;
         whether they were new (a traced call, not Python's own iteration; ``traced``:
         known to be one)."""
-        views = self._param_views(params)
+        watched = self._watched(params)
         last = self.last
-        if (not traced and last is not None and same(views, last[0])
+        if (not traced and last is not None and same(watched, last[0])
                 and same(values, last[1])):
             return False
         self._save()
@@ -156,17 +167,17 @@ class Carry:
         # scoped cells held before the statement, not from what another run left.
         for tracker in self.scoped:
             tracker.restore()
-        for i, view in zip(self.view_order, views, strict=True):
-            self.param_views[i].enter(view)
+        for i in self.view_order:
+            self.param_views[i].enter(params[i])
         for tracker, value in zip(self.cells, values, strict=True):
             tracker.enter(value)
-        self.last = (views, values)
+        self.last = (watched, values)
         return True
 
     def _entered_views(self, entered) -> list:
         """The attributes each viewed object entered the last run with."""
-        return [*self.last[0], *(v for t, v in zip(self.cells, entered, strict=True)
-                                 if t.view is not None)]
+        return [*self.last[0][:len(self.view_order)],
+                *(v for t, v in zip(self.cells, entered, strict=True) if t.view is not None)]
 
     def _leave(self, entered, out):
         """The block's results: its own, each viewed object's attributes, the cells."""
@@ -182,16 +193,16 @@ class Carry:
         values = self._read(entered)
         for tracker, before, after in zip(self.cells, entered, values, strict=True):
             tracker.note(before, after)
-        self.last = (self._param_views(out), values)
+        self.last = (self._watched(out), values)
         return (*out, *values)
 
     def _unchanged(self, params, values) -> bool:
         """Whether the incoming values are those the block functions last left."""
-        last_views, last_values = self.last
+        last_watched, last_values = self.last
         for a, b in zip(values, last_values, strict=True):
             if a is not b and not (isinstance(a, Undefined) and isinstance(b, Undefined)):
                 return False
-        return all(params[i] is v for i, v in zip(self.view_order, last_views, strict=True))
+        return all(params[i] is v for i, v in zip(self.watched, last_watched, strict=True))
 
     def _quick_leave(self, out):
         """``_leave`` for a Python-mode call: the results as the body left them."""
@@ -200,7 +211,7 @@ class Carry:
             view = self.param_views[i]
             out[i] = view.quick_read(view.obj)
         values = tuple(t.quick_read() for t in self.cells)
-        self.last = (self._param_views(out), values)
+        self.last = (self._watched(out), values)
         return (*out, *values)
 
     def _params(self, args):
@@ -228,8 +239,11 @@ class Carry:
                 # back without the bookkeeping that staging needs.
                 out = as_tuple(fn(*args[:skip], *self._params(params)), count)
                 return from_tuple(self._quick_leave(out))
-            self._enter(params, entered, traced=branch)
+            traced = self._enter(params, entered, traced=branch)
             out = as_tuple(fn(*args[:skip], *self._params(params)), count)
+            if traced:
+                for container in self.containers:
+                    container.note(params[container.index], out[container.index])
             return from_tuple(self._leave(entered, out))
 
         with_state.state_names = self.names + tuple(t.name for t in self.cells)
@@ -287,6 +301,8 @@ class Carry:
             i = parameter.index
             out[i] = parameter.original if i in self.param_views else parameter.finish(
                 out[i], staged)
+        for container in self.containers:
+            out[container.index] = container.finish(out[container.index], staged)
         for tracker, value in zip(self.cells, values[self.count:], strict=True):
             tracker.finish(value, staged)
         if staged:
@@ -316,6 +332,8 @@ class Carry:
                 view.changes.clear()
             for tracker in self.cells:
                 tracker.changed = False
+            for container in self.containers:
+                container.kept = None
 
     def on_unroll(self):
         """The loop's staging failed and it runs unrolled instead, as Python from the
@@ -326,6 +344,8 @@ class Carry:
         self.last = self.first
         for view in self.views:
             view.changes.clear()
+        for container in self.containers:
+            container.kept = None
 
     def abandon(self):
         """After an error while staging: cells and objects as they were before."""

@@ -87,7 +87,7 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     # What the branches reach through their closures and a call may change in place.
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
     hidden = stateful_cells(if_true, if_false, mutable=True)
-    if cells is None and not mutated and not hidden:
+    if cells is None and not mutated and not hidden and not carried.holds_containers(state):
         return _staged_if(cond, if_true, if_false, tuple(state), obstacles)
     return carried.carry(lambda plan, state: _staged_if(
         cond, plan.body(if_true), plan.body(if_false), state, obstacles),

@@ -222,7 +222,8 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     state variables whose objects it changes in place (``carried_state.py``).
     """
     hidden = stateful_cells(loop_test, loop_body)
-    if cells is None and not mutated and not hidden:
+    if (cells is None and not mutated and not hidden
+            and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
                       in_try, assigns_global, assigns_nonlocal, deletes)
     return carried.carry(lambda plan, state: _while(
@@ -371,7 +372,8 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     from whether a state variable itself became traced.
     """
     hidden = stateful_cells(loop_body, extra_test)
-    if cells is None and not mutated and not hidden:
+    if (cells is None and not mutated and not hidden
+            and not (_tracing() and carried.holds_containers(state))):
         return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,
                     checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes)
     return carried.carry(lambda plan, state: _for(

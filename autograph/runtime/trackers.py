@@ -19,7 +19,9 @@ Kinds: ``CellValue`` (a closure cell the block rebinds), ``CellObject`` (a cell
 holding an object the block changes in place, Flax NNX state included),
 ``View`` (a plain object carried as its array attributes, a parameter or a
 cell's), ``ScopedCell`` (a cell nothing reads after the block: not carried,
-restored) and ``MutatedParameter`` (a parameter's object updated in place).
+restored), ``MutatedParameter`` (a parameter's object updated in place) and
+``ContainerParameter`` (a parameter's list or dict, written back in place where the
+block changed it in place).
 Before: ``x`` in ``lambda: x`` assigned in a staged loop is a cell; after, the
 loop carries ``x``'s value after its state and the cell gets the result.
 """
@@ -31,6 +33,7 @@ import numpy as np
 
 from autograph.errors import ConversionError
 from autograph.runtime import objects
+from autograph.runtime.lists import TensorList
 from autograph.runtime.tracing import Tracer
 from autograph.runtime.undefined import Undefined
 
@@ -241,6 +244,49 @@ class MutatedParameter:
 
     def finish(self, value, staged):
         return objects.write_back(self.original, value)
+
+
+class ContainerParameter:
+    """A state parameter holding a Python list or dict. Python changes it in place
+    (``a[0] = v``, ``a.append(v)``), and every other name holding the object sees the
+    change (``b = a`` before the region); staged, the block gets a copy rebuilt from
+    the carried leaves. Where every traced run gave back the very object it was given
+    (the block changed it in place rather than rebinding it), the result is written
+    back into the caller's object; else the variable is rebound, as Python's
+    rebinding would.
+
+    Before: ``b = a; if x > 0: a[1] = 5`` left ``b`` the old values; after, ``b``
+    and ``a`` are one list again, holding the staged values."""
+
+    def __init__(self, index, original):
+        self.index, self.original = index, original
+        self.kept = None   # whether every traced run gave back the object it got
+
+    def note(self, given, returned):
+        # A staged list's changes are new TensorLists naming the one they change.
+        same = returned is given or (isinstance(returned, TensorList)
+                                     and returned.root is given)
+        self.kept = same and self.kept is not False
+
+    def finish(self, value, staged):
+        if not staged or not self.kept or value is self.original:
+            return value
+        if type(value) is type(self.original) is list:
+            out = objects.write_back(self.original, value)
+            if out is not self.original:   # another length: Python's list grew too
+                self.original[:] = value
+            return self.original
+        return objects.write_back(self.original, value)
+
+
+def containers(state, skip=frozenset()) -> list:
+    """The ``ContainerParameter`` of each position of ``state`` (but ``skip``) that
+    holds a Python list or dict."""
+    return [ContainerParameter(i, v) for i, v in enumerate(state)
+            if type(v) in _CONTAINERS and i not in skip]
+
+
+_CONTAINERS = (list, dict)
 
 
 def cell_tracker(name, cell, *, in_place: bool):

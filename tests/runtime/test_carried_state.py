@@ -177,3 +177,76 @@ def test_closures_escaping_a_python_run_loop(fn):
     assert tuple(int(v) for v in got) == expected
     got = jax.jit(autograph.convert(fn))(jnp.int32(0))
     assert tuple(int(v) for v in got) == expected
+
+
+# -- a list or dict another name holds, changed in place in a staged region ------------
+
+def alias_item_write_in_if(n):
+    a = [n, 1]
+    b = a
+    if n > 2:
+        a[1] = 5
+    return b[0] + b[1]
+
+
+def alias_item_write_in_while(n):
+    a = [n, 1]
+    b = a
+    k = n
+    while k > 0:
+        k -= 1
+        a[0] += 2
+    return b[0] + b[1]
+
+
+def alias_item_write_in_for(n):
+    a = [n, 1]
+    b = a
+    for i in range(n):
+        a[1] = a[1] + i
+    return b[0] + b[1]
+
+
+def alias_append_in_static_loop(n):
+    a = [n]
+    b = a
+    for i in range(3):
+        a.append(n + i)
+    return b[0] + b[3], len(b)
+
+
+def alias_dict_write_in_while(n):
+    d = {"k": n}
+    e = d
+    k = 0
+    while k < n:
+        d["k"] = d["k"] + 1
+        k += 1
+    return e["k"]
+
+
+def alias_kept_old_list_when_rebound(n):
+    a = [n, 1]
+    b = a
+    if n > 2:
+        a = [5, 5]
+    return b[0] + b[1] + a[0]
+
+
+ALIASES = [alias_item_write_in_if, alias_item_write_in_while, alias_item_write_in_for,
+           alias_append_in_static_loop, alias_dict_write_in_while,
+           alias_kept_old_list_when_rebound]
+
+
+@pytest.mark.parametrize("fn", ALIASES, ids=[f.__name__ for f in ALIASES])
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_container_changed_in_place_is_the_same_object_after_staging(fn, n):
+    """A list or dict the staged block changes in place (rather than rebinding) is
+    written back into the caller's object, so another name holding it sees the
+    change, as in Python (was: the other name kept the old values)."""
+    expected = fn(n)
+    assert autograph.convert(fn)(n) == expected
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        got = compiled(jnp.int32(n))
+        got = tuple(int(v) for v in got) if isinstance(expected, tuple) else int(got)
+        assert got == expected
