@@ -172,7 +172,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         _raise_for_one_sided(true.unbound, false.unbound, names, where, construct)
         unrolling.release(decisions)
         side_effects.settle(effects, False, construct, where, lambda: jax.eval_shape(
-            lambda ops: (true.run(ops), false.run(ops)), operands), traced_only=True)
+            lambda ops: (true.run(ops), false.run(ops)), operands))
         out = side_effects.as_copies(out, picked, where)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))

@@ -17,7 +17,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_identity``: ``flag is True`` / ``is not False`` on flags that become
   traced (26.5).
 - ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
-  loop bodies (26.6, 26.9).
+  loop bodies, a helper appending Python values to a list under an ``if``
+  (26.6, 26.9).
 - ``silent_item_writes``: a list whose items a loop writes and reads (26.7).
 - ``silent_dead_after_if``: a variable of different types in the two branches of
   an ``if``, dead after it (26.8).
@@ -156,6 +157,12 @@ class SilentFeatures:
 
     def _side_effects(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        if r.random() < 0.3:   # a helper appending Python values under an `if`
+            return [f"sv_lg{k} = []", f"def sv_em{k}(val):", [f"sv_lg{k}.append(val)"],
+                    f"if {self._cond()}:", [f"sv_em{k}({r.randint(1, 5)})"],
+                    *(["else:", [f"sv_em{k}({r.randint(1, 5)})"]] if r.random() < 0.5
+                      else []),
+                    f"{v} = ({v} + len(sv_lg{k})) % 97"]
         if r.random() < 0.5:
             return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
                     f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",
