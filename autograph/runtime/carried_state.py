@@ -12,6 +12,8 @@ for two kinds of state whose *identity* matters:
 - An object the block mutates in place (``self.count[...] += 1``,
   ``stats[k] = v``, ``obj.total = obj.total + x``) must still be the caller's
   object afterwards. The call names such parameters: ``mutated=('self',)``.
+- A Python list or dict in the state that a staged block changes in place
+  (``a[0] = v``, ``a.append(v)``) must too, for another name holding it (``b = a``).
 
 In Python mode nothing of this matters: the block's code runs as it is, writes
 its cells and mutates its objects. Staged, ``lax`` carries values, so ``Carry``
@@ -28,6 +30,11 @@ machinery (``loops._stage``, ``lax.cond``) only ever sees the parameter form.
 index that a nested function in the body reads, say): they are not carried, and
 after staging get back what they held before, so a variable bound only inside a
 staged loop does not have to exist before it.
+
+Each such value has a tracker (``trackers.py``) answering one protocol; ``Carry``
+asks them in one order: lift at ``start``, snapshot before the first traced run,
+enter / read / note around each run, finish (or restore, on ``abandon`` and after
+an abstract probe's ``side_trip``) at the end.
 """
 
 from __future__ import annotations
