@@ -46,6 +46,7 @@ from autograph.runtime import objects
 from autograph.runtime.state import as_tuple, from_tuple
 from autograph.runtime.tracing import caller_location, param_names
 from autograph.runtime.trackers import (
+    CONTAINER_TYPES,
     MutatedParameter,
     ScopedCell,
     View,
@@ -79,7 +80,7 @@ def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(
 def holds_containers(state) -> bool:
     """Whether a state variable holds a Python list or dict, which a staged region
     carries as a copy (``trackers.ContainerParameter`` writes it back in place)."""
-    return any(type(v) in (list, dict) for v in state)
+    return any(type(v) in CONTAINER_TYPES for v in state)
 
 
 class Carry:

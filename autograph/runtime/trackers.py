@@ -283,10 +283,10 @@ def containers(state, skip=frozenset()) -> list:
     """The ``ContainerParameter`` of each position of ``state`` (but ``skip``) that
     holds a Python list or dict."""
     return [ContainerParameter(i, v) for i, v in enumerate(state)
-            if type(v) in _CONTAINERS and i not in skip]
+            if type(v) in CONTAINER_TYPES and i not in skip]
 
 
-_CONTAINERS = (list, dict)
+CONTAINER_TYPES = (list, dict)
 
 
 def cell_tracker(name, cell, *, in_place: bool):
