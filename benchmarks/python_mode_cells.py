@@ -5,7 +5,7 @@
 A converted function called with Python values runs its loops as Python loops.
 A loop whose variables no closure shares passes them as parameters (nothing
 extra per iteration); one whose body assigns a variable a closure reads (a cell),
-or mutates an object in place, goes through ``autograph/runtime/cells.py``, which wraps
+or mutates an object in place, goes through ``autograph/runtime/carried_state.py``, which wraps
 the body. Each row is one loop of ``iterations`` steps; the variants are timed
 interleaved, run by run, and reported as medians: microseconds per iteration and
 the ratio to the original Python function, and for each variant with cells or

@@ -517,7 +517,7 @@ def fit(model, optimizer, x, y):
 
 def test_a_flax_nnx_training_loop_runs_under_nnx_jit():
     # The model and optimizer the loop reaches are carried through the staged loop as
-    # state (autograph/runtime/cells.py), so it stages; before that it ran unrolled, as
+    # state (autograph/runtime/carried_state.py), so it stages; before that it ran unrolled, as
     # nnx.jit of the original does. Either way, the same training.
     nnx = pytest.importorskip("flax.nnx")
     optax = pytest.importorskip("optax")

@@ -47,7 +47,7 @@ staged, its largest trip count is derived from the enclosing loop's range.
 A name that closures share with the function (a lambda or nested ``def`` reads
 it, or assigns it through ``nonlocal``: ``analysis/closures.py``) is not a
 parameter: the helpers declare it ``nonlocal`` and assign the one cell, and the
-call lists it as ``cells=lambda: (x,)`` (``runtime/cells.py``). Before:
+call lists it as ``cells=lambda: (x,)`` (``runtime/carried_state.py``). Before:
 
     read = lambda: x
     for i in range(n):

@@ -23,7 +23,8 @@ mutates anything else (NumPy arrays, lists, dicts) in place, returning the same
 object. An assignment into a parameter that the function never rebinds nor
 returns (``def set_first(xs, v): xs[0] = v``) passes ``shared='xs'``: the caller
 sees the object, so a functional update of a JAX array, which it would never
-see, is a ``ConversionError`` at the line (``runtime/slices.py``). Only
+see, is a ``ConversionError`` at the line (``runtime/slices.py``); so is one into a
+name that another name holds too (``z = y; y[0] = v`` passes ``alias='z'``). Only
 assignments into a plain name (``x[...]``, not ``a.x[...]`` or
 ``x[i][j]``) are rewritten: the others keep Python's semantics. A tuple of targets
 takes its values first, as Python does, then assigns each target in turn. A slice
@@ -71,6 +72,7 @@ class _Slices(ScopedTransformer):
         self.ctx = ctx
         self.ag = ctx.runtime_name
         self._shared = []   # per function: its parameters a caller sees (`shared`)
+        self._aliases = []  # per function: name -> another name for its object (`alias`)
 
     def _key(self, target):
         key = target.slice
@@ -92,10 +94,12 @@ class _Slices(ScopedTransformer):
 
     def _visit_function(self, node):
         self._shared.append(_shared_parameters(node))
+        self._aliases.append(_aliases(node))
         try:
             return super()._visit_function(node)
         finally:
             self._shared.pop()
+            self._aliases.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
 
@@ -113,6 +117,9 @@ class _Slices(ScopedTransformer):
         if self._shared and name in self._shared[-1]:
             new[0].value.keywords.append(
                 gast.keyword(arg="shared", value=gast.Constant(value=name, kind=None)))
+        elif self._aliases and name in self._aliases[-1]:
+            alias = gast.Constant(value=self._aliases[-1][name], kind=None)
+            new[0].value.keywords.append(gast.keyword(arg="alias", value=alias))
         return new
 
     def _is_local_item(self, target):
@@ -178,6 +185,24 @@ def _shared_parameters(node) -> frozenset:
         elif isinstance(sub, gast.Name) and not isinstance(sub.ctx, gast.Load):
             params.discard(sub.id)   # rebound: a new object, the caller's unchanged
     return frozenset(params)
+
+
+def _aliases(node) -> dict:
+    """Names of the function ``node`` that another of its names may hold the same
+    object as (``z = y``, ``z := y``, either way round): ``{name: other}``. An item
+    assigned into one is seen through the other only if the object changes in place."""
+    if isinstance(node, gast.Lambda):
+        return {}
+    found = {}
+    for sub in walk_same_scope(node.body):
+        if isinstance(sub, (gast.Assign, gast.AnnAssign, gast.NamedExpr)):
+            targets = sub.targets if isinstance(sub, gast.Assign) else [sub.target]
+            if isinstance(sub.value, gast.Name):
+                for target in targets:
+                    if isinstance(target, gast.Name) and target.id != sub.value.id:
+                        found.setdefault(target.id, sub.value.id)
+                        found.setdefault(sub.value.id, target.id)
+    return found
 
 
 def _widths(key):

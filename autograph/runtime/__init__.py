@@ -17,7 +17,7 @@ from autograph.runtime.builtins import (
     reversed_,
     sum_,
 )
-from autograph.runtime.cells import dir_, locals_
+from autograph.runtime.carried_state import dir_, locals_
 from autograph.runtime.checks import (
     StagedAssertionError,
     assert_stmt,

@@ -41,7 +41,7 @@ from autograph.runtime import (
     side_effects,
     unrolling,
 )
-from autograph.runtime import cells as carried
+from autograph.runtime import carried_state as carried
 from autograph.runtime.abstract import (
     cast_to,
     joined_dtypes,
@@ -66,7 +66,7 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     where they hold, say what staging cannot honour (``StagingObstacles``): a
     staged ``if`` then raises at the user's line. ``cells``/``scoped``: variables
     the branches keep in closure cells; ``mutated``: state variables whose objects
-    the branches change in place (``cells.py``).
+    the branches change in place (``carried_state.py``).
     """
     if not is_tracer(cond):
         branch = if_true if cond else if_false
@@ -87,7 +87,7 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     # What the branches reach through their closures and a call may change in place.
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
     hidden = stateful_cells(if_true, if_false, mutable=True)
-    if cells is None and not mutated and not hidden:
+    if cells is None and not mutated and not hidden and not carried.holds_containers(state):
         return _staged_if(cond, if_true, if_false, tuple(state), obstacles)
     return carried.carry(lambda plan, state: _staged_if(
         cond, plan.body(if_true), plan.body(if_false), state, obstacles),
@@ -172,7 +172,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         _raise_for_one_sided(true.unbound, false.unbound, names, where, construct)
         unrolling.release(decisions)
         side_effects.settle(effects, False, construct, where, lambda: jax.eval_shape(
-            lambda ops: (true.run(ops), false.run(ops)), operands), traced_only=True)
+            lambda ops: (true.run(ops), false.run(ops)), operands))
         out = side_effects.as_copies(out, picked, where)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
@@ -227,7 +227,7 @@ class _Branch:
     def run(self, ops):
         inputs = self.rebuild(ops)
         # Taken before the branch runs: it may replace the leaves of its inputs
-        # in place (objects it carries, cells.py).
+        # in place (objects it carries, carried_state.py).
         python_inputs = _python_inputs(self.state, inputs)
         with paths.on_path(self.taken):
             out = list(as_tuple(self.fn(*inputs), len(self.names)))

@@ -91,12 +91,18 @@ class TensorList:
     (``i`` static or traced, negative counts from ``length``).
     """
 
-    __slots__ = ("buffer", "length", "_probe")
+    __slots__ = ("buffer", "length", "_probe", "root")
 
-    def __init__(self, buffer, length, probe=None):
+    def __init__(self, buffer, length, probe=None, root=None):
         self.buffer = buffer
         self.length = length
         self._probe = probe
+        # The list this one is a change of (append, pop, item write): in Python the
+        # same object, changed in place (trackers.ContainerParameter asks).
+        self.root = root
+
+    def _changed(self, buffer, length, probe=None):
+        return TensorList(buffer, length, probe, self if self.root is None else self.root)
 
     def tree_flatten(self):
         static = isinstance(self.length, int)
@@ -210,7 +216,7 @@ class TensorList:
         if self._probe is not None:
             self._probe.appends += 1
             self._probe.changes_length()
-            return TensorList(self.buffer, self.length + 1, self._probe)
+            return self._changed(self.buffer, self.length + 1, self._probe)
         buffer = self.buffer
         if isinstance(self.length, int) and self.length >= self.capacity or (
                 not isinstance(self.length, int) and not _staging_depth()):
@@ -218,12 +224,12 @@ class TensorList:
             buffer = jnp.concatenate([buffer, jnp.zeros((1, *buffer.shape[1:]),
                                                         buffer.dtype)])
         if isinstance(self.length, int):
-            return TensorList(buffer.at[self.length].set(value), self.length + 1)
+            return self._changed(buffer.at[self.length].set(value), self.length + 1)
         # In bounds by construction: the loop that made the list sized the buffer.
         start = (self.length,) + (0,) * value.ndim
         buffer = lax.dynamic_update_slice(buffer, value[None], start,
                                           allow_negative_indices=False)
-        return TensorList(buffer, self.length + 1)
+        return self._changed(buffer, self.length + 1)
 
     def _pop(self):
         if isinstance(self.length, int) and self.length == 0:
@@ -234,7 +240,7 @@ class TensorList:
         length = self.length - 1
         item = self._buffer_for_read()[jnp.maximum(length, 0) if is_tracer(length)
                                        else length if self.buffer is not None else 0]
-        return TensorList(self.buffer, length, self._probe), item
+        return self._changed(self.buffer, length, self._probe), item
 
     def _set(self, index, value):
         if self._probe is not None:
@@ -242,7 +248,7 @@ class TensorList:
             self._element(value)
             return self
         index = self._normalize(index)
-        return TensorList(self.buffer.at[index].set(self._element(value)), self.length)
+        return self._changed(self.buffer.at[index].set(self._element(value)), self.length)
 
 
 _DATA_DEPENDENT = (

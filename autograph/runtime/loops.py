@@ -66,7 +66,7 @@ from autograph.runtime import (
     side_effects,  # (issue 26.6)
     unrolling,
 )
-from autograph.runtime import cells as carried
+from autograph.runtime import carried_state as carried
 from autograph.runtime.abstract import abstract, mismatch_error, mismatches, placeholder
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
@@ -152,7 +152,7 @@ class LoopSpec:
     found in its code that staging cannot honour (``obstacles``); the static
     bounds of its index (``index_bounds``); and ``on_unroll()``, called when
     staging fails and the loop runs unrolled (its body carries cells or objects:
-    cells.py), or None."""
+    carried_state.py), or None."""
 
     construct: str
     names: tuple
@@ -219,10 +219,11 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     iteration (the state is looked into once, on entry).
 
     ``cells``/``scoped``: variables the body keeps in closure cells; ``mutated``:
-    state variables whose objects it changes in place (``cells.py``).
+    state variables whose objects it changes in place (``carried_state.py``).
     """
     hidden = stateful_cells(loop_test, loop_body)
-    if cells is None and not mutated and not hidden:
+    if (cells is None and not mutated and not hidden
+            and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
                       in_try, assigns_global, assigns_nonlocal, deletes)
     return carried.carry(lambda plan, state: _while(
@@ -233,7 +234,7 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
 
 def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
            assigns_global, assigns_nonlocal, deletes):
-    """``while_stmt`` once its cells and objects are carried (``cells.carry``)."""
+    """``while_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
         while loop_test(*state):
@@ -315,7 +316,7 @@ def _top_level_tracer(state) -> bool:
 
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
-    fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (cells.py)
+    fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (carried_state.py)
     for cell in fn.__closure__ or ():
         try:
             contents = cell.cell_contents
@@ -335,7 +336,9 @@ def _test_is_traced(loop_test, state) -> bool:
     def probe(*traced_leaves):
         seen.append(is_tracer(loop_test(*flat.rebuild(traced_leaves))))
 
-    with unrolling.held():  # an abstract probe: the loops it traces are not the program's
+    # An abstract probe: the loops it traces are not the program's, nor the cells and
+    # objects it changes (carried_state.py).
+    with unrolling.held(), _side_trip(loop_test):
         jax.eval_shape(probe, *flat.selected)
     return seen[0]
 
@@ -369,7 +372,8 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     from whether a state variable itself became traced.
     """
     hidden = stateful_cells(loop_body, extra_test)
-    if cells is None and not mutated and not hidden:
+    if (cells is None and not mutated and not hidden
+            and not (_tracing() and carried.holds_containers(state))):
         return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,
                     checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes)
     return carried.carry(lambda plan, state: _for(
@@ -381,7 +385,7 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
 
 def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,
          in_try, assigns_global, assigns_nonlocal, deletes):
-    """``for_stmt`` once its cells and objects are carried (``cells.carry``)."""
+    """``for_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
         return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
@@ -433,13 +437,20 @@ def _grows_traced(loop_body, state, item) -> bool:
     nested loops are not the program's)."""
     count = len(state)
     effects = side_effects.watch((loop_body,), state)
-    with unrolling.held():
+    with unrolling.held(), _side_trip(loop_body):
         grows = lists.grows_traced(lambda s, i: as_tuple(loop_body(i, *s), count), state,
                                    item)
     # The probe's own changes put back (side_effects.py); an iterator it advanced
     # cannot be: refused at the line.
     side_effects.settle(effects, True, "for loop", caller_location(), lambda: None)
     return grows
+
+
+def _side_trip(block):
+    """The context of an abstract probe of ``block``: where the block carries cells or
+    objects (carried_state.py), what the probe leaves in them is undone afterwards."""
+    side_trip = getattr(block, "side_trip", None)
+    return contextlib.nullcontext() if side_trip is None else side_trip()
 
 
 _RANGE_ITERATOR = type(iter(range(0)))
@@ -574,7 +585,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
         del failure
     if reason is not None:
         unrolling.unrolled(spec.construct, spec.where, reason)
-        if spec.on_unroll is not None:   # cells and objects carried (cells.py)
+        if spec.on_unroll is not None:   # cells and objects carried (carried_state.py)
             spec.on_unroll()
         return lowering.unrolled(state)
     unrolling.staged(spec.construct, spec.where)

@@ -156,7 +156,7 @@ def stateful_cells(*functions, mutable=False):
     for fn in functions:
         code = getattr(fn, "__code__", None)
         if getattr(fn, "state_names", None) is not None:
-            continue   # already carrying (cells.py)
+            continue   # already carrying (carried_state.py)
         if code is None or not fn.__closure__:
             continue
         for name, cell in zip(code.co_freevars, fn.__closure__, strict=True):

@@ -35,7 +35,7 @@ from jax import tree_util
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
-from autograph.runtime.tracing import Location, caller_location, has_tracer
+from autograph.runtime.tracing import Location, caller_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _SMALL = 256         # items whose identities a signature records
@@ -65,13 +65,10 @@ class Watch:
     def __init__(self, entries):
         self.entries = entries  # (name, obj, signature, saved copy or None)
 
-    def changed(self, traced_only=False) -> list:
-        """The watched objects whose signature differs from the one taken; with
-        ``traced_only``, only those that now hold a traced value, or shrank, or are
-        iterators (not a list that only grew by Python values)."""
+    def changed(self) -> list:
+        """The watched objects whose signature differs from the one taken."""
         return [Change(name, obj, _kind(obj)) for name, obj, sig, _ in self.entries
-                if _signature(obj) != sig and not (traced_only and _grew_by_python_values(
-                    obj, sig))]
+                if _signature(obj) != sig]
 
     def restore(self, changes) -> bool:
         """Put the ``changes``' objects back as they were; whether all could be."""
@@ -182,15 +179,6 @@ def _signature(value):
     except Exception:  # noqa: BLE001 - an iterator that says nothing of its position
         return id(value)
     return tuple(x if type(x) is int else id(x) for x in _flat(reduced[1:]))
-
-
-def _grew_by_python_values(obj, signature) -> bool:
-    if not isinstance(obj, _CONTAINERS) or isinstance(obj, bytearray):
-        return False
-    if len(obj) < signature[0]:
-        return False
-    values = obj.values() if isinstance(obj, dict) else obj
-    return not any(has_tracer(v) for v in values)
 
 
 def _flat(items):
@@ -306,16 +294,15 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
         f"the staged {name}.", place.filename, place.lineno)
 
 
-def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace,
-           traced_only=False):
+def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace):
     """After a region was traced (or failed to be): None if its body changed none
     of the objects ``effects`` watches; else they are put back, and the reason to
     run it unrolled is returned where ``can_unroll`` (and all could be put back),
     or the ``ConversionError`` at the line of the change is raised
-    (``retrace()`` traces the body once more to find that line). ``traced_only``
-    (a staged ``if``): a list that only grew by Python values is let be (a log
-    line appended under a traced condition appears whatever the condition)."""
-    changes = effects.changed(traced_only)
+    (``retrace()`` traces the body once more to find that line). A staged ``if``
+    that grows a list by Python values is no exception: both branches are traced,
+    so the list would grow whatever the condition (issue 26.6)."""
+    changes = effects.changed()
     if not changes:
         return None
     if effects.restore(changes) and can_unroll:

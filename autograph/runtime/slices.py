@@ -43,7 +43,7 @@ _PYTHON_CONTAINERS = frozenset({list, dict})
 _AT_METHODS = {"+": "add", "*": "multiply", "/": "divide", "**": "power"}
 
 
-def setitem(target, key, value, op=None, widths=None, shared=None):
+def setitem(target, key, value, op=None, widths=None, shared=None, alias=None):
     """``target[key] = value``, or ``target[key] <op>= value``; returns the target
     (a new array for a JAX array, the same object otherwise). ``widths`` are
     ``getitem``'s: a slice of static width at a staged loop's index is written
@@ -51,16 +51,18 @@ def setitem(target, key, value, op=None, widths=None, shared=None):
     target is, which the function neither rebinds nor returns: its caller sees the
     object it passed, so an update that would make a new array instead (a JAX
     array, a NumPy array given a traced value) is a ``ConversionError`` here, not an
-    update the caller silently never sees."""
+    update the caller silently never sees. ``alias``: another name of the function
+    that may hold the same object (``z = y``), which likewise sees only an update
+    in place: a new array is a ``ConversionError`` too."""
     if type(target) in _PYTHON_CONTAINERS:  # the common case in Python mode, first
         if op is None:
             target[key] = value
         else:
             target[key] = _INPLACE[op](target[key], value)
         return target
-    if shared is not None and (isinstance(target, jax.Array) or isinstance(
-            target, np.ndarray) and (is_tracer(value) or _traced_key(key))):
-        raise _unseen_update(shared)
+    if (shared is not None or alias is not None) and (isinstance(target, jax.Array) or (
+            isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)))):
+        raise _unseen_update(shared) if shared is not None else _unseen_by_alias(alias)
     if isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)):
         # NumPy cannot hold a traced value: the update is functional, as for a JAX
         # array (the original fails here under jax.jit).
@@ -98,6 +100,17 @@ def _unseen_update(name):
         "would never see (Python changes a list for the caller too). Return the new "
         f"array (`return {name}`) and assign it where the function is called "
         f"(`{name} = f({name}, ...)`).", where.filename, where.lineno)
+
+
+def _unseen_by_alias(alias):
+    where = caller_location()
+    return ConversionError(
+        f"this assigns into an array that '{alias}' may hold too (an assignment such as "
+        f"`{alias} = ...` names the same object): a JAX array cannot change in place, so "
+        f"the update makes a new array that '{alias}' would never see (Python changes a "
+        "list for every name that holds it). Make one of the names a copy "
+        f"(`{alias} = jnp.array(...)`), or update the array by name only "
+        "(`x = x.at[i].set(v)`).", where.filename, where.lineno)
 
 
 def _traced_key(key) -> bool:

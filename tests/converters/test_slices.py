@@ -146,10 +146,15 @@ def calls_swap(xs):
 
 def test_an_item_write_the_caller_would_not_see_is_refused_at_the_line():
     assert autograph.convert(calls_set_first)([1, 2]) == [7, 2]    # a list: in place
-    line = set_first.__code__.co_firstlineno + 1
-    for compiled in (autograph.to_graph(calls_set_first),
-                     jax.jit(autograph.convert(calls_set_first))):
-        with pytest.raises(autograph.ConversionError, match="never see") as info:
+    assert_refused_compiled(calls_set_first, set_first.__code__.co_firstlineno + 1,
+                            "never see")
+
+
+def assert_refused_compiled(fn, line, match):
+    """``fn`` given an array raises a ConversionError at ``line`` of this file, under
+    ``to_graph`` and inside the user's ``jax.jit``."""
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match=match) as info:
             compiled(jnp.array([1, 2]))
         assert f"{__file__}:{line}:" in str(info.value)
 
@@ -160,3 +165,36 @@ def test_an_item_write_into_a_returned_parameter_stages():
         np.testing.assert_array_equal(compiled(jnp.array([1, 2])), [2, 1])
     assert "shared='xs'" in autograph.to_code(set_first)
     assert "shared" not in autograph.to_code(swap)
+
+
+# -- item assignment into a name another name holds too (issue 26.4's residue) -----------
+
+def write_through_alias(xs):
+    y = xs[:]
+    z = y
+    y[0] = 7
+    return z[0] + z[1]
+
+
+def write_without_alias(xs):
+    y = xs[:]
+    y[0] = 7
+    return y[0] + y[1]
+
+
+def test_an_item_write_an_alias_would_not_see_is_refused_at_the_line():
+    assert autograph.convert(write_through_alias)([1, 2]) == write_through_alias([1, 2])
+    assert_refused_compiled(write_through_alias,
+                            write_through_alias.__code__.co_firstlineno + 3,
+                            "'z' would never see")
+    # A NumPy array changes in place: the alias sees it, as in Python.
+    assert autograph.convert(write_through_alias)(np.array([1, 2])) == 9
+    assert "alias='z'" in autograph.to_code(write_through_alias)
+
+
+def test_an_item_write_without_an_alias_stages():
+    assert autograph.convert(write_without_alias)([1, 2]) == 9
+    for compiled in (autograph.to_graph(write_without_alias),
+                     jax.jit(autograph.convert(write_without_alias))):
+        assert int(compiled(jnp.array([1, 2]))) == 9
+    assert "alias=" not in autograph.to_code(write_without_alias)

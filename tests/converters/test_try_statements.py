@@ -189,7 +189,6 @@ def python_examples():
 
 
 SCALAR_CASES = [
-    (return_in_try_with_finally, 1.5), (return_in_try_with_finally, 7.0),
     (return_in_loop_try_finally, 2.0),
     (raise_in_returned_call, 2.0),
     (raise_in_returned_call_after_early_return, 2.0),
@@ -221,6 +220,19 @@ def test_finally_runs_once_per_return():
     LOG.clear()
     assert autograph.convert(return_in_try_with_finally)(1.5) == 2.5
     assert LOG == ["finally"]
+
+
+def test_a_finally_logging_under_a_traced_condition_is_refused_compiled():
+    # The `finally` runs only where x <= 5: staged, both branches are traced and the
+    # log would grow whatever x is (issue 26.6), so that is refused at its line.
+    LOG.clear()
+    assert autograph.convert(return_in_try_with_finally)(7.0) == 0.0
+    assert LOG == []
+    line = return_in_try_with_finally.__code__.co_firstlineno + 6
+    with pytest.raises(autograph.ConversionError, match="Python list 'LOG'") as info:
+        autograph.to_graph(return_in_try_with_finally)(jnp.float32(1.5))
+    assert f"{__file__}:{line}:" in str(info.value)
+    assert LOG == []
 
 
 def test_issue_examples():

@@ -17,18 +17,22 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_identity``: ``flag is True`` / ``is not False`` on flags that become
   traced (26.5).
 - ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
-  loop bodies (26.6, 26.9).
+  loop bodies, a helper appending Python values to a list under an ``if``
+  (26.6, 26.9).
 - ``silent_item_writes``: a list whose items a loop writes and reads (26.7).
 - ``silent_dead_after_if``: a variable of different types in the two branches of
   an ``if``, dead after it (26.8).
 - ``silent_first_binding``: a name bound in the first iteration of a static
   loop nested in a traced loop (26.8).
+- ``silent_alias_writes``: a list or dict that a second name holds too
+  (``b = a``), changed in place (item writes, appends) or rebound in an ``if``,
+  ``while`` or ``for``, then read through both names (26.4's residue).
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
-         "side_effects", "item_writes", "dead_after_if", "first_binding")
+         "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -58,6 +62,9 @@ PROBES = {
                           "        k -= 1\n        y[0] += 2\n    return y[0] + y[1]\n",
     "silent_dead_after_if": "def probe(n):\n    t = n\n    if n > 5:\n        return t\n"
                             "    t = [t, t + 1]\n    return t[0] + t[1]\n",
+    "silent_alias_writes": "def probe(n):\n    a = [n, 1]\n    b = a\n    k = n\n"
+                           "    while k > 0:\n        k -= 1\n        a[0] += 2\n"
+                           "    return b[0] + b[1]\n",
     "silent_first_binding": "def probe(n):\n    s = 0\n    for j in range(n):\n"
                             "        for i in range(2):\n            if i == 0:\n"
                             "                q = n\n            s = s + q\n    return s\n",
@@ -150,6 +157,12 @@ class SilentFeatures:
 
     def _side_effects(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        if r.random() < 0.3:   # a helper appending Python values under an `if`
+            return [f"sv_lg{k} = []", f"def sv_em{k}(val):", [f"sv_lg{k}.append(val)"],
+                    f"if {self._cond()}:", [f"sv_em{k}({r.randint(1, 5)})"],
+                    *(["else:", [f"sv_em{k}({r.randint(1, 5)})"]] if r.random() < 0.5
+                      else []),
+                    f"{v} = ({v} + len(sv_lg{k})) % 97"]
         if r.random() < 0.5:
             return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
                     f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",
@@ -189,3 +202,29 @@ class SilentFeatures:
                 [f"for sv_if{k} in range(2):",
                  [f"if sv_if{k} == 0:", [f"sv_qf{k} = {w}"],
                   f"{v} = ({v} + sv_qf{k}) % 97"]]]
+
+    def _alias_writes(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        a, b = f"sv_la{k}", f"sv_lb{k}"
+        if r.random() < 0.3:
+            start, key, read = f"{{'p': {v} % 13, 'q': {w} % 13}}", r.choice(("'p'", "'q'")), \
+                f"{b}['p'] + {b}['q'] + {a}['p']"
+        else:
+            start, key, read = f"[{v} % 13, {w} % 13]", str(r.randint(0, 1)), \
+                f"{b}[0] + {b}[1] + {a}[0]"
+        write = f"{a}[{key}] = ({a}[{key}] + {r.randint(1, 5)}) % 97"
+        form = r.choice(("if", "if_else", "rebind", "while", "for"))
+        if form == "if":
+            region = [f"if {self._cond()}:", [write]]
+        elif form == "if_else":
+            region = [f"if {self._cond()}:", [write], "else:",
+                      [f"{a}[{key}] = ({a}[{key}] * 2) % 97"]]
+        elif form == "rebind":   # both branches rebind: the other name keeps the old
+            region = [f"if {self._cond()}:", [f"{a} = {start}"], "else:",
+                      [f"{a} = {start.replace('13', '11')}"]]
+        elif form == "while":
+            region = [f"sv_ka{k} = n % 4", f"while sv_ka{k} > 0:",
+                      [f"sv_ka{k} -= 1", write]]
+        else:
+            region = [f"for sv_ia{k} in range({r.choice(('2', 'n % 3', 'n'))}):", [write]]
+        return [f"{a} = {start}", f"{b} = {a}", *region, f"{v} = ({read}) % 97"]

@@ -11,7 +11,8 @@ import collections
 from tests.fuzz import harness, silent_programs
 from tests.fuzz.program_generator import ProgramGenerator
 
-FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes")
+FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes", "closure_escape",
+              "alias_writes")
 
 
 def test_each_kind_is_generated_and_compiles():

@@ -123,6 +123,30 @@ def emits_under_a_traced_if(x):
     return len(out)
 
 
+def emits_a_python_value_under_a_traced_if(x):
+    out = []
+
+    def emit(v):
+        out.append(v)
+
+    if x > 0:
+        emit(1)
+    return len(out)
+
+
+def emits_python_values_in_both_branches(x):
+    out = []
+
+    def emit(v):
+        out.append(v)
+
+    if x > 0:
+        emit(1)
+    else:
+        emit(2)
+    return len(out)
+
+
 def pops_from_the_list_a_conditional_picks(x):
     a = [1, 2, 3]
     b = [4, 5, 6]
@@ -141,6 +165,9 @@ def reads_the_list_a_conditional_picks(x):
 
 @pytest.mark.parametrize("fn, line, match", [
     (emits_under_a_traced_if, 4, "traces both branches"),
+    # Python values too (issue 26.6): the list would grow whatever the condition.
+    (emits_a_python_value_under_a_traced_if, 4, "traces both branches"),
+    (emits_python_values_in_both_branches, 4, "traces both branches"),
     (pops_from_the_list_a_conditional_picks, 5, "chooses values, not objects"),
 ])
 def test_a_staged_conditional_changing_python_state_is_refused_at_the_line(fn, line, match):

@@ -1,0 +1,252 @@
+"""Closure cells of staged and unrolled regions (autograph/runtime/carried_state.py):
+each traced run of a branch starts from the cells as they were before the ``if``, a
+loop that falls back to unrolling leaves its cells as Python's iterations left them,
+for a closure that escapes the loop to read, and so does a loop that runs as Python
+after an abstract probe of its first iteration."""
+
+# ruff: noqa: B023, E731 - closures made in loops are what is tested
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import autograph
+
+
+def escapes_as_state(a, b):
+    i = 0
+    for i in range(3):
+        g = lambda: i + b
+        b = b + 1
+    return g()
+
+
+def escapes_unbound_before(a, b):
+    for i in range(3):
+        g = lambda: i + b
+        b = b + 1
+    return g()
+
+
+def escapes_in_a_list(a, b):
+    fs = []
+    for i in range(3):
+        fs.append(lambda: i * 10 + b)
+        b = b + 1
+    return fs[0]() + fs[2]()
+
+
+def escapes_from_array_loop(a, b):
+    k = 0
+    for k in jnp.arange(3):
+        g = lambda: k + b
+        b = b + a
+    return g()
+
+
+def branch_binds_a_scoped_cell(a, b, c):
+    t = a
+    if b > 0:
+        t = 5
+        g = lambda: t  # noqa: F841
+    else:
+        c = t
+    return c
+
+
+def branch_updates_a_scoped_cell(a, b, c):
+    t = a
+    if b > 0:
+        t = t + 1
+        g = lambda: t  # noqa: F841
+    else:
+        c = t
+    return c
+
+
+def branch_reads_a_cell_the_other_deletes(a, b, c):
+    t = a
+    if b > 0:
+        t = t * 2
+        g = lambda: t
+        c = g()
+    else:
+        c = t + c
+    return c
+
+
+CASES = [
+    (escapes_as_state, (1, 2)),
+    (escapes_unbound_before, (1, 2)),
+    (escapes_in_a_list, (1, 2)),
+    (escapes_from_array_loop, (2, 3)),
+    (branch_binds_a_scoped_cell, (13, -15, 0)),
+    (branch_binds_a_scoped_cell, (13, 15, 0)),
+    (branch_updates_a_scoped_cell, (13, -15, 0)),
+    (branch_updates_a_scoped_cell, (13, 15, 4)),
+    (branch_reads_a_cell_the_other_deletes, (3, -1, 4)),
+    (branch_reads_a_cell_the_other_deletes, (3, 1, 4)),
+]
+IDS = [f"{fn.__name__}{args}" for fn, args in CASES]
+
+
+def python_value(fn, args):
+    if fn is escapes_from_array_loop:   # iterating a NumPy-like array in Python
+        return fn(args[0], args[1])
+    return fn(*args)
+
+
+@pytest.mark.parametrize(("fn", "args"), CASES, ids=IDS)
+def test_converted_with_python_inputs_is_the_original(fn, args):
+    assert autograph.convert(fn)(*args) == python_value(fn, args)
+
+
+@pytest.mark.parametrize(("fn", "args"), CASES, ids=IDS)
+def test_compiled_is_the_original(fn, args):
+    traced = [jnp.int32(a) for a in args]
+    expected = python_value(fn, args)
+    assert int(autograph.to_graph(fn)(*traced)) == expected
+    assert int(jax.jit(autograph.convert(fn))(*traced)) == expected
+
+
+@pytest.mark.parametrize(("fn", "args"), [c for c in CASES if c[0].__name__.startswith(
+    "escapes")], ids=[i for i in IDS if i.startswith("escapes")])
+def test_unrolled_closures_agree_with_jit_of_the_original(fn, args):
+    traced = [jnp.int32(a) for a in args]
+    assert int(autograph.to_graph(fn)(*traced)) == int(jax.jit(fn)(*traced))
+
+
+def test_fuzzed_cell_programs_agree_with_python():
+    from tests.fuzz import cell_programs
+
+    ran, found = cell_programs.check(24, seed=3)
+    assert set(ran) == set(cell_programs.KINDS)
+    assert not found, found[0]
+
+
+def closures_escaping_through_a_list(n):
+    x = 1
+    fs = []
+    for i in range(3):
+        fs.append(lambda: i * 2 + x)
+        x = x + 3
+    z = 0
+    for h in fs:
+        z = x + h()
+    return z, x, n
+
+
+def closures_escaping_a_while_through_a_list(n):
+    x = 1
+    fs = []
+    i = 0
+    while i < 3:
+        fs.append(lambda: i * 2 + x)
+        x = x + 3
+        i += 1
+    z = 0
+    for h in fs:
+        z = x + h()
+    return z, x, n
+
+
+def closures_escaping_a_probed_loop_as_state(n):
+    # The loop's first iteration is probed (it appends to a list) and then runs as
+    # Python: the escaping lambda reads the cells its iterations left.
+    out = []
+    b = 1
+    for i in range(3):
+        g = lambda: i + b
+        out.append(i)
+        b = b + 1
+    return g(), b, len(out), n
+
+
+ESCAPES = [closures_escaping_through_a_list, closures_escaping_a_while_through_a_list,
+           closures_escaping_a_probed_loop_as_state]
+
+
+@pytest.mark.parametrize("fn", ESCAPES, ids=[f.__name__ for f in ESCAPES])
+def test_closures_escaping_a_python_run_loop(fn):
+    """Issue 26.1's second form: a loop that carries cells, probed abstractly under a
+    trace and then run as Python, leaves its cells as Python's iterations left them."""
+    expected = fn(0)
+    assert autograph.convert(fn)(0) == expected
+    got = autograph.to_graph(fn)(jnp.int32(0))
+    assert tuple(int(v) for v in got) == expected
+    got = jax.jit(autograph.convert(fn))(jnp.int32(0))
+    assert tuple(int(v) for v in got) == expected
+
+
+# -- a list or dict another name holds, changed in place in a staged region ------------
+
+def alias_item_write_in_if(n):
+    a = [n, 1]
+    b = a
+    if n > 2:
+        a[1] = 5
+    return b[0] + b[1]
+
+
+def alias_item_write_in_while(n):
+    a = [n, 1]
+    b = a
+    k = n
+    while k > 0:
+        k -= 1
+        a[0] += 2
+    return b[0] + b[1]
+
+
+def alias_item_write_in_for(n):
+    a = [n, 1]
+    b = a
+    for i in range(n):
+        a[1] = a[1] + i
+    return b[0] + b[1]
+
+
+def alias_append_in_static_loop(n):
+    a = [n]
+    b = a
+    for i in range(3):
+        a.append(n + i)
+    return b[0] + b[3], len(b)
+
+
+def alias_dict_write_in_while(n):
+    d = {"k": n}
+    e = d
+    k = 0
+    while k < n:
+        d["k"] = d["k"] + 1
+        k += 1
+    return e["k"]
+
+
+def alias_kept_old_list_when_rebound(n):
+    a = [n, 1]
+    b = a
+    if n > 2:
+        a = [5, 5]
+    return b[0] + b[1] + a[0]
+
+
+ALIASES = [alias_item_write_in_if, alias_item_write_in_while, alias_item_write_in_for,
+           alias_append_in_static_loop, alias_dict_write_in_while,
+           alias_kept_old_list_when_rebound]
+
+
+@pytest.mark.parametrize("fn", ALIASES, ids=[f.__name__ for f in ALIASES])
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_container_changed_in_place_is_the_same_object_after_staging(fn, n):
+    """A list or dict the staged block changes in place (rather than rebinding) is
+    written back into the caller's object, so another name holding it sees the
+    change, as in Python (was: the other name kept the old values)."""
+    expected = fn(n)
+    assert autograph.convert(fn)(n) == expected
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        got = compiled(jnp.int32(n))
+        got = tuple(int(v) for v in got) if isinstance(expected, tuple) else int(got)
+        assert got == expected
