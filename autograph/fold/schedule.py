@@ -105,35 +105,42 @@ tree_util.register_pytree_node(
 def merge(recordings):
     """One batch's nodes: the trees' recordings concatenated, rows offset per class."""
     first = recordings[0]
-    totals: dict = {}
-    offsets = []
     for rec in recordings:
         if rec.root_treedef != first.root_treedef or [c for c, _ in rec.roots] != [
                 c for c, _ in first.roots]:
             raise ConversionError(
                 "autograph.fold: the trees of a batch return different structures "
                 f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
-        offsets.append(dict(totals))
+    classes = list(dict.fromkeys(c for rec in recordings for c in rec.counts))
+    column = {c: i for i, c in enumerate(classes)}
+    counts = np.zeros((len(recordings), len(classes)), np.int64)
+    for r, rec in enumerate(recordings):
         for cls, n in rec.counts.items():
-            totals[cls] = totals.get(cls, 0) + n
-    groups: dict = {}
-    for rec, offset in zip(recordings, offsets, strict=True):
-        for sig, (heights, inputs, outputs, data) in rec.groups.items():
-            in_off = np.asarray([offset.get(c, 0) for c in sig.in_classes], np.int32)
-            out_off = np.asarray([offset.get(c, 0) for c in sig.out_classes], np.int32)
-            groups.setdefault(sig, []).append((heights, inputs + in_off, outputs + out_off,
-                                               data))
+            counts[r, column[cls]] = n
+    # offsets[r, c]: the rows of class c that the trees before tree r take
+    offsets = np.cumsum(counts, axis=0) - counts
+    totals = dict(zip(classes, counts.sum(axis=0).tolist(), strict=True))
+    parts: dict = {}
+    for r, rec in enumerate(recordings):
+        for sig, group in rec.groups.items():
+            parts.setdefault(sig, []).append((r, group))
     merged = {}
-    for sig, parts in groups.items():
-        merged[sig] = (np.concatenate([p[0] for p in parts]),
-                       np.concatenate([p[1] for p in parts]),
-                       np.concatenate([p[2] for p in parts]),
-                       [np.concatenate([p[3][j] for p in parts])
+    for sig, sig_parts in parts.items():
+        which = np.repeat(np.asarray([r for r, _ in sig_parts]),
+                          [len(g[0]) for _, g in sig_parts])
+        in_off = offsets[which][:, [column[c] for c in sig.in_classes]]
+        out_off = offsets[which][:, [column[c] for c in sig.out_classes]]
+        groups = [g for _, g in sig_parts]
+        merged[sig] = (np.concatenate([g[0] for g in groups]),
+                       (np.concatenate([g[1] for g in groups]) + in_off).astype(np.int32),
+                       (np.concatenate([g[2] for g in groups]) + out_off).astype(np.int32),
+                       [np.concatenate([g[3][j] for g in groups])
                         for j in range(len(sig.data_avals))])
-    roots = np.asarray([[idx + offset.get(cls, 0) for cls, idx in rec.roots]
-                        for rec, offset in zip(recordings, offsets, strict=True)],
-                       np.int32).reshape(len(recordings), len(first.roots))
-    return merged, totals, roots, first.root_treedef, tuple(c for c, _ in first.roots)
+    root_cols = [column[c] for c, _ in first.roots]
+    roots = (np.asarray([[idx for _, idx in rec.roots] for rec in recordings], np.int64)
+             .reshape(len(recordings), len(first.roots)) + offsets[:, root_cols])
+    return (merged, totals, roots.astype(np.int32), first.root_treedef,
+            tuple(c for c, _ in first.roots))
 
 
 def _groups(heights_by_sig):
@@ -169,7 +176,7 @@ def _cheapest_phases(chunks, capacities, step_cost):
     phases, phase = [], 0
     for per_capacity in chunks:
         costs = [n * (c + step_cost) for n, c in zip(per_capacity, capacities, strict=True)]
-        phase = max(phase, int(np.argmin(costs)))
+        phase = max(phase, costs.index(min(costs)))
         phases.append(phase)
     return phases
 
