@@ -193,3 +193,8 @@ def test_a_batch_moved_between_phases_to_fit_a_layout_computes_the_same(monkeypa
         if moved == 2:
             break
     assert moved == 2
+
+
+def test_fuzzed_batch_sequences():
+    from tests.fold.fuzz import check_case
+    assert check_case(0) == []
