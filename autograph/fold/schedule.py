@@ -40,7 +40,7 @@ from autograph.errors import ConversionError
 GRID_STEPS_PER_DOUBLING = 4
 HEADROOM = 1.25
 MIN_CHUNKS = 4
-SLACK_ROWS = 256
+SLACK_ROWS = 64
 
 
 def bucket(n: int | float) -> int:
