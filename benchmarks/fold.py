@@ -23,6 +23,7 @@ random batches, and recording cost per node against the bare recursion.
 
     python -m benchmarks.fold              # small profile (a few minutes, 2 cores)
     python -m benchmarks.fold --full       # the issue's sizes: 64 trees, H = 128 and 512
+    python -m benchmarks.fold --widths 128,512 --batches 20   # small timing, both widths
 """
 
 from __future__ import annotations
@@ -404,9 +405,14 @@ GOALS = [
 ]
 
 
-def run(profile="small", progress=print):
-    """All measurements of one profile ("tiny", "small", "full") as a dict."""
-    config = PROFILES[profile]
+def run(profile="small", progress=print, widths=None, batches=None):
+    """All measurements of one profile ("tiny", "small", "full") as a dict;
+    ``widths`` and ``batches`` override the profile's."""
+    config = dict(PROFILES[profile])
+    if widths:
+        config["widths"] = tuple(widths)
+    if batches:
+        config["batches"] = batches
     out = {"profile": profile, "device": jax.devices()[0].device_kind, "widths": []}
     for hidden in config["widths"]:
         progress(f"fold: H = {hidden}, {config['batch']} trees of {LOW}-{HIGH} leaves")
@@ -443,9 +449,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="the issue's sizes")
     parser.add_argument("--tiny", action="store_true", help="a smoke run")
+    parser.add_argument("--widths", help="state widths H, comma-separated (e.g. 128,512)")
+    parser.add_argument("--batches", type=int, help="random batches for the compile count")
     args = parser.parse_args(argv)
     profile = "full" if args.full else "tiny" if args.tiny else "small"
-    print(table(run(profile, progress=lambda s: print(s, file=sys.stderr))))
+    widths = [int(w) for w in args.widths.split(",")] if args.widths else None
+    print(table(run(profile, progress=lambda s: print(s, file=sys.stderr), widths=widths,
+                    batches=args.batches)))
 
 
 if __name__ == "__main__":

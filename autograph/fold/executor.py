@@ -10,9 +10,13 @@
 Outputs are written by *adding* into rows that are still zero: an ``.at[].set``
 would make the backward pass of each step copy the whole buffer (its transpose
 must zero the overwritten rows of the cotangent), where ``.add`` transposes to a
-plain gather. Each step picks its chunk's signature with ``lax.switch`` (a
-scalar per step, not batched, so only one branch runs); the last branch does
-nothing, for the padding chunks that fill a scan up to its size.
+plain gather. Each step gathers the inputs of every signature (a chunk's
+signature is a scalar per step, not batched), then ``lax.switch`` runs only its
+chunk's callee on those few rows; the last branch computes nothing, for the
+padding chunks that fill a scan up to its size. The buffers stay outside the
+switch: a conditional that takes them as operands makes XLA copy them each step.
+The switch is recomputed in the backward pass (``_recomputed``): the scan keeps
+only the gathered rows of each step, less than the callee's intermediates.
 """
 
 from __future__ import annotations
@@ -25,16 +29,20 @@ import numpy as np
 from jax import lax, tree_util
 
 
-def _run_signature(sig, params, buffers, class_index, values_rows, data, outputs_rows):
-    """Gather, compute (vmapped over the leading axis), scatter by adding."""
-    values = [buffers[class_index[c]][values_rows[:, j]]
-              for j, c in enumerate(sig.in_classes)]
+def _compute(sig, params, values, data, n):
+    """The callee's output leaves on ``n`` nodes' gathered arguments (vmapped)."""
     if values or data:
-        outs = jax.vmap(partial(sig.apply, params))(values, list(data))
-    else:                       # computed from the parameters alone: once, then repeated
-        n = outputs_rows.shape[0]
-        outs = [jnp.broadcast_to(o, (n, *o.shape)) for o in sig.apply(params, [], [])]
-    buffers = list(buffers)
+        return jax.vmap(partial(sig.apply, params))(values, list(data))
+    # computed from the parameters alone: once, then repeated
+    return [jnp.broadcast_to(o, (n, *o.shape)) for o in sig.apply(params, [], [])]
+
+
+def _gather(sig, buffers, class_index, values_rows):
+    return [buffers[class_index[c]][values_rows[:, j]] for j, c in enumerate(sig.in_classes)]
+
+
+def _scatter(sig, buffers, class_index, outputs_rows, outs):
+    """Write by adding into zero rows (booleans and ints by setting)."""
     for j, (c, out) in enumerate(zip(sig.out_classes, outs, strict=True)):
         i = class_index[c]
         out = out.astype(buffers[i].dtype)
@@ -54,9 +62,9 @@ def execute(params, arrays, layout):
     buffers = [jnp.zeros((r, *shape), np.dtype(dtype))
                for r, (shape, dtype) in zip(rows, layout.classes, strict=True)]
     for sig, leaf in zip(layout.leaf_sigs, arrays["leaf"], strict=True):
-        empty = np.zeros((leaf["outputs"].shape[0], 0), np.int32)
-        buffers = _run_signature(sig, params, buffers, class_index, empty, leaf["data"],
-                                 leaf["outputs"])
+        n = leaf["outputs"].shape[0]
+        outs = _compute(sig, params, [], leaf["data"], n)
+        buffers = _scatter(sig, buffers, class_index, leaf["outputs"], outs)
     if layout.inner_sigs:
         for phase in arrays["phases"]:
             buffers = _scan_chunks(params, buffers, class_index, layout.inner_sigs, phase)
@@ -66,28 +74,45 @@ def execute(params, arrays, layout):
 
 
 def _scan_chunks(params, buffers, class_index, sigs, phase):
-    def run_chunk(s, buffers, per_sig):
-        part = per_sig[s]
-        return _run_signature(sigs[s], params, buffers, class_index, part["inputs"],
-                              part["data"], part["outputs"])
-
     def step(buffers, chunk):
         sig_index, per_sig = chunk
-        if len(sigs) == 1 and not SKIP_PADDING:
-            return run_chunk(0, buffers, per_sig), None
-        branches = [partial(run_chunk, s) for s in range(len(sigs))]
-        return lax.switch(sig_index, [*branches, _skip], buffers, per_sig), None
+        gathered = [(_gather(sig, buffers, class_index, part["inputs"]), list(part["data"]))
+                    for sig, part in zip(sigs, per_sig, strict=True)]
+        sizes = [part["outputs"].shape[0] for part in per_sig]
+
+        def branch(s, gathered):
+            outs = []
+            for t, sig in enumerate(sigs):
+                if t == s:
+                    outs.append(_compute(sig, params, *gathered[t], sizes[t]))
+                else:
+                    outs.append(_zeros(sig, sizes[t]))
+            return outs
+
+        branches = [partial(branch, s) for s in range(len(sigs))]
+        branches.append(partial(branch, None))      # a padding chunk: nothing to compute
+        outs = _recomputed(lambda i, g: lax.switch(i, branches, g))(sig_index, gathered)
+        buffers = list(buffers)
+        for sig, part, out in zip(sigs, per_sig, outs, strict=True):
+            buffers = _scatter(sig, buffers, class_index, part["outputs"], out)
+        return buffers, None
 
     buffers, _ = lax.scan(step, buffers, (phase["sig"], phase["per_sig"]))
     return buffers
 
 
-SKIP_PADDING = False
+def _recomputed(fn):
+    """``fn`` whose intermediates the backward pass recomputes from its inputs.
+
+    The scan then keeps only each step's gathered rows for the backward pass. Saved
+    from inside the switch, the callee's intermediates would be stacked over every
+    step, padding included, and the parameters with them (a switch's outputs are
+    not recognised as the same every step)."""
+    return jax.checkpoint(fn, prevent_cse=False)
 
 
-def _skip(buffers, per_sig):
-    """A padding chunk past the batch's last: nothing to compute."""
-    return list(buffers)
+def _zeros(sig, n):
+    return [jnp.zeros((n, *shape), np.dtype(dtype)) for shape, dtype in sig.out_classes]
 
 
 run = jax.jit(execute, static_argnames="layout")

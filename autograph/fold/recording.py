@@ -466,27 +466,32 @@ class Recorder:
     def _node(self, sig, values, data, data_keys):
         # ids, not the placeholders: comparing placeholders records a comparison
         cse_key = (sig, *map(id, values), *data_keys)
-        hit = self.cse.get(cse_key)
+        cse = self.cse
+        hit = cse.get(cse_key)
         if hit is not None:
             return hit[0]
         height = 0
+        row = [0]           # (height, input rows..., output rows...)
         for v in values:
             if v.height >= height:
                 height = v.height + 1
+            row.append(v.idx)
+        row[0] = height
         counts = self.counts
         outs = []
         for kind in sig.out_kinds:
             cls = kind[1]
-            row = counts.get(cls, 0)
-            counts[cls] = row + 1
-            outs.append(Value(kind, row, height))
+            idx = counts.get(cls, 0)
+            counts[cls] = idx + 1
+            outs.append(Value(kind, idx, height))
+            row.append(idx)
         nodes = self.nodes.get(sig)
         if nodes is None:
             nodes = self.nodes[sig] = Nodes()
-        nodes.rows.append((height, *[v.idx for v in values], *[v.idx for v in outs]))
+        nodes.rows.append(row)
         nodes.data.append(data)
         result = sig.build(outs)
-        self.cse[cse_key] = (result, data, values)
+        cse[cse_key] = (result, data, values)
         return result
 
     def activate(self, f, args, kwargs):
@@ -497,7 +502,8 @@ class Recorder:
         hit = self.memo.get(key)
         if hit is not None:
             return hit[0]
-        if key in self.active:
+        active = self.active
+        if key in active:
             site = _user_site(_user_frame())
             raise ConversionError(
                 f"autograph.fold: {getattr(f, '__qualname__', f)} calls itself again with the "
@@ -506,15 +512,27 @@ class Recorder:
         copy = self.copies.get(f)
         if copy is None:
             copy = self.copies[f] = recording_copy(f, fold_call)
-        self.active.add(key)
-        try:
-            out = self._run(copy, args, kwargs, ())
+        active.add(key)
+        stack = self.stack
+        activation = _Activation(())
+        stack.append(activation)
+        try:        # _run, inlined: this runs once per node of the tree
+            try:
+                out = copy(*args, **kwargs)
+            except _Fork as fork:
+                if fork.activation is not activation:
+                    raise
+                out = fork
+            finally:
+                stack.pop()
+            if type(out) is _Fork:
+                out = self._forked(copy, args, kwargs, (), out)
         except RecursionError:
             if not self.pending:
                 raise
             raise ConversionError(_DEPTH_MESSAGE, *self.pending[-1]) from None
         finally:
-            self.active.discard(key)
+            active.discard(key)
         self.memo[key] = (out, args, kwargs)
         return out
 
@@ -529,13 +547,17 @@ class Recorder:
             raised = fork
         finally:
             self.stack.pop()
-        self.pending.append(raised.site)
+        return self._forked(copy, args, kwargs, prefix, raised)
+
+    def _forked(self, copy, args, kwargs, prefix, fork):
+        """The call rerun once per answer of the branch ``fork`` stopped at, joined."""
+        self.pending.append(fork.site)
         try:
             on_true = self._run(copy, args, kwargs, prefix + (True,))
             on_false = self._run(copy, args, kwargs, prefix + (False,))
         finally:
             self.pending.pop()
-        return self._join(raised.pred, on_true, on_false, raised.site)
+        return self._join(fork.pred, on_true, on_false, fork.site)
 
     def decide(self, pred: Value, frame):
         """``bool(pred)``: the decision being replayed, or a fork."""

@@ -20,8 +20,10 @@ row (the last row, never read): its gradient is then exactly zero, never
 ``0 * nan``.
 
 Sizes are rounded up to a geometric grid (:func:`bucket`), and a batch reuses
-an executor already compiled for sizes at least its own (and not more than
-twice them), so random batches compile a handful of executors, not one each.
+an executor already compiled for sizes at least its own (rows and leaves not
+more than about twice them): where its levels need more chunks of a scan than
+the layout has, heights move to a neighbouring phase (:func:`fit_phases`), so a
+random batch compiles a new executor only when it outgrows every layout.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from autograph.errors import ConversionError
 GRID_STEPS_PER_DOUBLING = 4
 HEADROOM = 1.25
 MIN_CHUNKS = 4
-SLACK_ROWS = 256
+SLACK_ROWS = 64
 
 
 def bucket(n: int | float) -> int:
@@ -103,41 +105,46 @@ tree_util.register_pytree_node(
 def merge(recordings):
     """One batch's nodes: the trees' recordings concatenated, rows offset per class."""
     first = recordings[0]
-    totals: dict = {}
-    offsets = []
     for rec in recordings:
         if rec.root_treedef != first.root_treedef or [c for c, _ in rec.roots] != [
                 c for c, _ in first.roots]:
             raise ConversionError(
                 "autograph.fold: the trees of a batch return different structures "
                 f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
-        offsets.append(dict(totals))
+    classes = list(dict.fromkeys(c for rec in recordings for c in rec.counts))
+    column = {c: i for i, c in enumerate(classes)}
+    counts = np.zeros((len(recordings), len(classes)), np.int64)
+    for r, rec in enumerate(recordings):
         for cls, n in rec.counts.items():
-            totals[cls] = totals.get(cls, 0) + n
-    groups: dict = {}
-    for rec, offset in zip(recordings, offsets, strict=True):
-        for sig, (heights, inputs, outputs, data) in rec.groups.items():
-            in_off = np.asarray([offset.get(c, 0) for c in sig.in_classes], np.int32)
-            out_off = np.asarray([offset.get(c, 0) for c in sig.out_classes], np.int32)
-            groups.setdefault(sig, []).append((heights, inputs + in_off, outputs + out_off,
-                                               data))
+            counts[r, column[cls]] = n
+    # offsets[r, c]: the rows of class c that the trees before tree r take
+    offsets = np.cumsum(counts, axis=0) - counts
+    totals = dict(zip(classes, counts.sum(axis=0).tolist(), strict=True))
+    parts: dict = {}
+    for r, rec in enumerate(recordings):
+        for sig, group in rec.groups.items():
+            parts.setdefault(sig, []).append((r, group))
     merged = {}
-    for sig, parts in groups.items():
-        merged[sig] = (np.concatenate([p[0] for p in parts]),
-                       np.concatenate([p[1] for p in parts]),
-                       np.concatenate([p[2] for p in parts]),
-                       [np.concatenate([p[3][j] for p in parts])
+    for sig, sig_parts in parts.items():
+        which = np.repeat(np.asarray([r for r, _ in sig_parts]),
+                          [len(g[0]) for _, g in sig_parts])
+        in_off = offsets[which][:, [column[c] for c in sig.in_classes]]
+        out_off = offsets[which][:, [column[c] for c in sig.out_classes]]
+        groups = [g for _, g in sig_parts]
+        merged[sig] = (np.concatenate([g[0] for g in groups]),
+                       (np.concatenate([g[1] for g in groups]) + in_off).astype(np.int32),
+                       (np.concatenate([g[2] for g in groups]) + out_off).astype(np.int32),
+                       [np.concatenate([g[3][j] for g in groups])
                         for j in range(len(sig.data_avals))])
-    roots = np.asarray([[idx + offset.get(cls, 0) for cls, idx in rec.roots]
-                        for rec, offset in zip(recordings, offsets, strict=True)],
-                       np.int32).reshape(len(recordings), len(first.roots))
-    return merged, totals, roots, first.root_treedef, tuple(c for c, _ in first.roots)
+    root_cols = [column[c] for c, _ in first.roots]
+    roots = (np.asarray([[idx for _, idx in rec.roots] for rec in recordings], np.int64)
+             .reshape(len(recordings), len(first.roots)) + offsets[:, root_cols])
+    return (merged, totals, roots.astype(np.int32), first.root_treedef,
+            tuple(c for c, _ in first.roots))
 
 
-def _chunk_groups(heights_by_sig, capacities, step_cost):
-    """Groups (height, sig index, node indices) in execution order, and the phase of
-    each: the capacity that computes its height cheapest, counting ``step_cost``
-    rows of overhead per chunk, never a larger one than an earlier height's."""
+def _groups(heights_by_sig):
+    """Groups (height, sig index, node indices) in execution order."""
     groups = []
     for s, heights in enumerate(heights_by_sig):
         order = np.argsort(heights, kind="stable")
@@ -147,15 +154,71 @@ def _chunk_groups(heights_by_sig, capacities, step_cost):
                                    strict=True):
             groups.append((h, s, order[start:start + count]))
     groups.sort(key=lambda g: (g[0], g[1]))
-    widest: dict = {}
+    return groups
+
+
+def _chunks_per_height(groups, capacities):
+    """The heights in order, and the chunks each needs at each capacity."""
+    heights, chunks = [], []
     for h, _, nodes in groups:
-        widest[h] = max(widest.get(h, 0), len(nodes))
-    phase_of, phase = {}, 0
-    for h in sorted(widest):
-        costs = [-(-widest[h] // c) * (c + step_cost) for c in capacities]
-        phase = max(phase, int(np.argmin(costs)))
-        phase_of[h] = phase
-    return groups, [phase_of[h] for h, _, _ in groups]
+        if not heights or heights[-1] != h:
+            heights.append(h)
+            chunks.append([0] * len(capacities))
+        for k, c in enumerate(capacities):
+            chunks[-1][k] += -(-len(nodes) // c)
+    return heights, chunks
+
+
+def _cheapest_phases(chunks, capacities, step_cost):
+    """Each height's phase: the capacity that computes it cheapest, counting
+    ``step_cost`` rows of overhead per chunk, never a larger one than a lower
+    height's (the phases run one after the other)."""
+    phases, phase = [], 0
+    for per_capacity in chunks:
+        costs = [n * (c + step_cost) for n, c in zip(per_capacity, capacities, strict=True)]
+        phase = max(phase, costs.index(min(costs)))
+        phases.append(phase)
+    return phases
+
+
+def fit_phases(chunks, preferred, limits):
+    """Phases for the heights that keep each phase within ``limits[k]`` chunks, as
+    close to ``preferred`` (the cheapest) as that allows; None if they do not fit.
+
+    A batch whose levels are a little wider or taller than the batch a layout was
+    made for moves a few heights to a neighbouring phase instead of compiling a
+    new layout. ``tail[k]``: the lowest height from which all heights fit in
+    phases k and later (filled from the top); a height moves on to phase k only
+    from there."""
+    n_phases, m = len(limits), len(chunks)
+    tail = [m] * (n_phases + 1)
+    i = m
+    for k in reversed(range(n_phases)):
+        used = 0
+        while i > 0 and used + chunks[i - 1][k] <= limits[k]:
+            i -= 1
+            used += chunks[i][k]
+        tail[k] = i
+    if tail[0] > 0:
+        return None
+    phases, k, used = [], 0, 0
+    for i, per_capacity in enumerate(chunks):
+        while k < preferred[i] and i >= tail[k + 1]:
+            k, used = k + 1, 0
+        while used + per_capacity[k] > limits[k]:
+            if k + 1 == n_phases or i < tail[k + 1]:
+                return None
+            k, used = k + 1, 0
+        used += per_capacity[k]
+        phases.append(k)
+    return phases
+
+
+def _chunk_counts(chunks, phases, n_phases):
+    counts = [0] * n_phases
+    for per_capacity, k in zip(chunks, phases, strict=True):
+        counts[k] += per_capacity[k]
+    return counts
 
 
 def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=None):
@@ -166,20 +229,27 @@ def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=
     sigs = sorted(merged, key=lambda s: s.number)
     leaf_sigs = tuple(s for s in sigs if not s.in_classes)
     inner_sigs = tuple(s for s in sigs if s.in_classes)
-    groups, phases = _chunk_groups([merged[s][0] for s in inner_sigs], capacities,
-                                   step_cost)
-    need_chunks = [0] * len(capacities)
-    for (_, _, nodes), phase in zip(groups, phases, strict=True):
-        need_chunks[phase] += -(-len(nodes) // capacities[phase])
+    groups = _groups([merged[s][0] for s in inner_sigs])
+    heights, chunks = _chunks_per_height(groups, capacities)
+    cheapest = _cheapest_phases(chunks, capacities, step_cost)
+    n_phases = len(capacities)
     need = (tuple(totals[c] + 1 for c in classes)
             + tuple(len(merged[s][0]) for s in leaf_sigs)
-            + tuple(max(n, MIN_CHUNKS) for n in need_chunks))
+            + tuple(max(n, MIN_CHUNKS) for n in _chunk_counts(chunks, cheapest, n_phases)))
     # Short scans vary most from batch to batch (the tallest tree's height); spare
     # steps of a small capacity are cheap: give each scan SLACK_ROWS rows to spare.
-    slack = (0,) * (len(need) - len(capacities)) + tuple(SLACK_ROWS // k for k in capacities)
+    slack = (0,) * (len(need) - n_phases) + tuple(SLACK_ROWS // k for k in capacities)
     shape = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
                    root_treedef, root_classes, ())
-    sizes = choose_sizes(shape.shape_key(), need, slack)
+    fitted = {}
+
+    def fits(sizes):
+        fitted[sizes] = fit_phases(chunks, cheapest, sizes[-n_phases:])
+        return fitted[sizes] is not None
+
+    sizes = choose_sizes(shape.shape_key(), need, slack, n_phases, fits)
+    phase_of_height = dict(zip(heights, fitted.get(sizes) or cheapest, strict=True))
+    phases = [phase_of_height[h] for h, _, _ in groups]
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
                     root_treedef, root_classes, sizes, counter)
     n_classes, n_leaf = len(classes), len(leaf_sigs)
@@ -231,26 +301,36 @@ def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=
 class SizeChooser:
     """The sizes of the executors issued so far, per layout shape.
 
-    A batch reuses the smallest issued sizes that fit it without doubling any size.
+    A batch reuses the smallest issued sizes that fit it: rows and leaves at
+    least its own and not more than about twice them, and its heights placed in
+    the scans' chunks (``fits``, which may move a height to a neighbouring phase).
     Otherwise it gets new sizes: its needs with headroom, rounded up to the grid,
     and at least every size issued before (so the newest layout fits every batch
-    seen so far, and a new compile happens only when some size sets a record)."""
+    seen so far, and a new compile happens only when some size sets a record).
+    The last ``n_flexible`` sizes are the scans' chunk counts, checked by ``fits``."""
 
     def __init__(self):
         self.issued: dict = {}
 
-    def __call__(self, shape_key, need, slack=None):
+    def __call__(self, shape_key, need, slack=None, n_flexible=0, fits=None):
         issued = self.issued.setdefault(shape_key, [])
-        fitting = [sizes for sizes in issued
-                   if all(n <= s <= 2 * n + 16 + extra
-                          for n, s, extra in zip(need, sizes, slack or (0,) * len(need),
-                                                 strict=True))]
-        if fitting:
-            return min(fitting, key=sum)
         slack = slack or (0,) * len(need)
+        fixed = len(need) - n_flexible if fits is not None else len(need)
+
+        def reusable(sizes):
+            if not all(n <= s <= 2 * n + 16 + extra for n, s, extra in
+                       zip(need[:fixed], sizes[:fixed], slack, strict=False)):
+                return False
+            return fits is None or fits(sizes)
+
+        for sizes in sorted(issued, key=sum):
+            if reusable(sizes):
+                return sizes
         sizes = tuple(bucket(n * HEADROOM + extra) for n, extra in zip(need, slack, strict=True))
         for previous in issued:
             sizes = tuple(max(a, b) for a, b in zip(sizes, previous, strict=True))
         if sizes not in issued:
             issued.append(sizes)
+        if fits is not None:
+            fits(sizes)
         return sizes

@@ -1,5 +1,6 @@
 """Random batches share a few compiled executors (geometric size buckets, reuse)."""
 
+import os
 import random
 
 import jax
@@ -35,18 +36,21 @@ def count_compiles(batches, n_trees, low, high, seed=0):
 
 def test_compiles_over_random_batches():
     after = count_compiles(30, 64, 16, 128)
-    # Measured: 3 over the first 20 (the issue's goal is 2, see the slow test), 4 at 100.
-    assert max(after[20][:2]) <= 3      # the loss and its gradient, each
-    assert max(after[30][:2]) <= 4
+    # The issue's goal: at most 2 compiles over the first 20 batches (measured: 1).
+    assert max(after[20][:2]) <= 2      # the loss and its gradient, each
+    assert max(after[30][:2]) <= 2
     assert after[30][2] <= 2 * after[30][0]     # the executor: traced within those
 
 
+# CI runs fewer (the 1,000 batches take about ten minutes here); the issue's goal is
+# stated over 1,000, the default.
+BATCHES = int(os.environ.get("AUTOGRAPH_FOLD_BATCHES", "1000"))
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="issue 29's goal, not met yet: 3 compiles over the first 20 "
-                          "batches (a level's width moves its chunks between the scans of "
-                          "two capacities, so per-scan chunk counts vary more than the "
-                          "batch's size)", strict=False)
 def test_compiles_over_a_thousand_batches():
-    after = count_compiles(1000, 64, 16, 128)
-    assert max(after[20][:2]) <= 2
-    assert max(after[1000][:2]) <= 4
+    """Issue 29's goal: at most 2 compiles over the first 20 random batches, at most
+    4 over 1,000 (``AUTOGRAPH_FOLD_BATCHES`` batches)."""
+    after = count_compiles(BATCHES, 64, 16, 128)
+    assert max(after[min(20, BATCHES)][:2]) <= 2
+    assert max(after[BATCHES][:2]) <= 4

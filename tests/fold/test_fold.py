@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import autograph
-from autograph.fold.schedule import bucket
+from autograph.fold import schedule
+from autograph.fold.schedule import bucket, fit_phases
 from tests.fold import trees as T
 
 RTOL_ROOTS = 1e-6
@@ -149,3 +150,51 @@ def test_bucket_grid():
     assert [bucket(n) for n in (0, 1, 2, 3, 5, 100)] == [0, 1, 2, 4, 6, 108]
     assert all(bucket(n) >= n for n in range(1, 3000))
     assert len({bucket(n) for n in range(1000, 2001)}) == 5
+
+
+def test_fit_phases_keeps_limits_and_order():
+    # chunks[i][k]: chunks height i needs in the phase of capacity k (8, 2)
+    chunks = [[3, 10], [2, 6], [1, 3], [1, 1], [1, 1]]
+    cheapest = [0, 0, 1, 1, 1]
+    assert fit_phases(chunks, cheapest, (10, 10)) == cheapest
+    moved = fit_phases(chunks, cheapest, (6, 3))        # phase 1 too short: 2 heights back
+    assert moved == [0, 0, 0, 1, 1]
+    moved = fit_phases(chunks, cheapest, (3, 13))       # phase 0 too short: one forward
+    assert moved == [0, 1, 1, 1, 1]
+    assert fit_phases(chunks, cheapest, (3, 5)) is None
+
+
+def _real_chunks(plan):
+    n_sigs = len(plan.layout.inner_sigs)
+    return [int((phase["sig"] < n_sigs).sum()) for phase in plan.arrays["phases"]]
+
+
+def test_a_batch_moved_between_phases_to_fit_a_layout_computes_the_same(monkeypatch):
+    # no spare chunks or headroom: the scans are as short as the first batch's
+    monkeypatch.setattr(schedule, "SLACK_ROWS", 0)
+    monkeypatch.setattr(schedule, "HEADROOM", 1.0)
+    p = T.treelstm_params(jax.random.PRNGKey(6), 8)
+    rng = random.Random(6)
+    batched = autograph.fold(T.encode, capacities=(8, 2))
+    first = batched.plan(T.random_batch(rng, 12, 2, 24), params=p)
+    moved = 0
+    for _ in range(60):
+        trees = T.random_batch(rng, 12, 2, 24)
+        plan = batched.plan(trees)
+        alone = autograph.fold(T.encode, capacities=(8, 2)).plan(trees, params=p)
+        if plan.layout.sizes != first.layout.sizes or _real_chunks(plan) == _real_chunks(alone):
+            continue
+        moved += 1          # reused the first layout with some heights in another phase
+        expected = stacked(T.encode, p, trees)
+        assert_close(jax.jit(batched)(p, plan), expected, RTOL_ROOTS)
+        loss = lambda p, plan: jnp.sum(batched(p, plan)[0] ** 2)  # noqa: E731
+        plain = lambda p, trees=trees: jnp.sum(stacked(T.encode, p, trees)[0] ** 2)  # noqa: E731
+        assert_close(jax.jit(jax.grad(loss))(p, plan), jax.grad(plain)(p), RTOL_GRADS)
+        if moved == 2:
+            break
+    assert moved == 2
+
+
+def test_fuzzed_batch_sequences():
+    from tests.fold.fuzz import check_case
+    assert check_case(0) == []

@@ -1,0 +1,110 @@
+"""Differential fuzzing of autograph.fold's plans: sequences of random batches through
+one folded function, so later batches reuse earlier layouts (padding chunks, heights
+moved between phases by ``fit_phases``), each checked against the plain recursion.
+
+    python -m tests.fold.fuzz --count 200      # sequences; prints mismatches
+
+A case: random chunk capacities, no spare chunks or headroom half of the time (so
+the scans are short and heights must move), then a few batches of random, chain-
+shaped and single-leaf trees. Each batch's roots (compiled) are compared with the
+recursion's, and every few batches the gradient of a loss too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import autograph
+from autograph.fold import schedule
+from tests.fold import trees as T
+
+CAPACITIES = [(8, 2), (16, 4, 1), (4,), (32, 8, 2), (256, 64, 16, 4)]
+HIDDEN = 4
+
+
+def _batch(rng):
+    kinds = rng.choice(["random", "random", "mixed", "leaves"])
+    n = rng.randrange(1, 9)
+    if kinds == "leaves":
+        return [T.Node(word=rng.randrange(50)) for _ in range(n)]
+    trees = T.random_batch(rng, n, 1, rng.choice([6, 20, 40]), vocab=50)
+    if kinds == "mixed":
+        trees.append(T.chain_tree(rng.randrange(2, 30), vocab=50))
+        rng.shuffle(trees)
+    return trees
+
+
+_leaf, _cell = jax.jit(T.leaf), jax.jit(T.cell)
+
+
+def _per_node(p, node):
+    """The recursion, one jitted call per node (the reference)."""
+    if node.is_leaf:
+        return _leaf(p, node.word)
+    return _cell(p, _per_node(p, node.left), _per_node(p, node.right))
+
+
+def _stacked(p, trees):
+    outs = [_per_node(p, t) for t in trees]
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *outs)
+
+
+def _close(actual, expected, rtol):
+    for a, e in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected),
+                    strict=True):
+        a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+        if a.shape != e.shape or np.abs(a - e).max() > rtol * max(np.abs(e).max(), 1e-30):
+            return False
+    return True
+
+
+def check_case(seed, batches=4):
+    """One sequence of batches; a list of mismatch descriptions (empty: all agree)."""
+    rng = random.Random(seed)
+    p = T.treelstm_params(jax.random.PRNGKey(seed), HIDDEN, vocab=50)
+    tight = rng.random() < 0.5
+    saved = schedule.SLACK_ROWS, schedule.HEADROOM
+    if tight:
+        schedule.SLACK_ROWS, schedule.HEADROOM = 0, 1.0
+    try:
+        batched = autograph.fold(T.encode, capacities=rng.choice(CAPACITIES))
+        run = jax.jit(batched)
+        grad = jax.jit(jax.grad(lambda p, plan: jnp.sum(jnp.sin(batched(p, plan)[1]))))
+        mismatches = []
+        for b in range(batches):
+            trees = _batch(rng)
+            plan = batched.plan(trees, params=p)
+            if not _close(run(p, plan), _stacked(p, trees), 1e-5):
+                mismatches.append(f"seed {seed} batch {b}: roots differ ({plan})")
+            if b % 2 == 1:
+                expected = jax.grad(lambda p, trees=trees: jnp.sum(
+                    jnp.sin(_stacked(p, trees)[1])))(p)
+                if not _close(grad(p, plan), expected, 1e-4):
+                    mismatches.append(f"seed {seed} batch {b}: gradients differ ({plan})")
+        return mismatches
+    finally:
+        schedule.SLACK_ROWS, schedule.HEADROOM = saved
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100, help="sequences of batches")
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    args = parser.parse_args(argv)
+    mismatches = []
+    for seed in range(args.seed, args.seed + args.count):
+        mismatches += check_case(seed)
+    print(f"{args.count} sequences, {len(mismatches)} mismatches")
+    for m in mismatches:
+        print(m)
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
