@@ -152,6 +152,10 @@ class _SourceFacts:
             folded = _folded(sub)
             if folded is not _NOT_FOLDED:
                 self.constants.update(_constant_keys(folded))
+        elif isinstance(sub, ast.DictComp):
+            # Python 3.12 inlines comprehensions and places MAP_ADD at ``key: value``.
+            self.spans.add((sub.key.lineno, sub.key.col_offset,
+                            sub.value.end_lineno, sub.value.end_col_offset))
         elif isinstance(sub, (ast.Match, ast.Import, ast.ImportFrom)):
             self.ints_made_by_compiler = True
         elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:

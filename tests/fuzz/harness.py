@@ -237,7 +237,10 @@ def _operators(fn):
 def _check_python(p: Program) -> list[Mismatch]:
     # With Python values `convert` runs the program's Python twin; the converted code
     # itself (its operators' Python paths) is checked too.
-    variants = [("convert", autograph.convert(p.fn)), ("operators", _operators(p.fn))]
+    try:
+        variants = [("convert", autograph.convert(p.fn)), ("operators", _operators(p.fn))]
+    except Exception:  # noqa: BLE001 - a conversion that fails outright is a mismatch too
+        return [Mismatch(p, "convert", (), _short_traceback())]
     _, scalars, batch = inputs_for(p.seed)
     out = []
     for args in scalars + batch[:2]:
