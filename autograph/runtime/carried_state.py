@@ -248,10 +248,12 @@ class Carry:
                 out = as_tuple(fn(*args[:skip], *self._params(params)), count)
                 return from_tuple(self._quick_leave(out))
             traced = self._enter(params, entered, traced=branch)
+            leaves = [objects.leaves(params[c.index]) for c in self.containers] if traced \
+                else None
             out = as_tuple(fn(*args[:skip], *self._params(params)), count)
             if traced:
-                for container in self.containers:
-                    container.note(params[container.index], out[container.index])
+                for container, before in zip(self.containers, leaves, strict=True):
+                    container.note(params[container.index], before, out[container.index])
             return from_tuple(self._leave(entered, out))
 
         with_state.state_names = self.names + tuple(t.name for t in self.cells)
@@ -310,6 +312,8 @@ class Carry:
             out[i] = parameter.original if i in self.param_views else parameter.finish(
                 out[i], staged)
         for container in self.containers:
+            if staged:
+                container.check(self.names[container.index], self.where, self.construct)
             out[container.index] = container.finish(out[container.index], staged)
         for tracker, value in zip(self.cells, values[self.count:], strict=True):
             tracker.finish(value, staged)
@@ -341,7 +345,7 @@ class Carry:
             for tracker in self.cells:
                 tracker.changed = False
             for container in self.containers:
-                container.kept = None
+                container.reset()
 
     def on_unroll(self):
         """The loop's staging failed and it runs unrolled instead, as Python from the
@@ -353,7 +357,7 @@ class Carry:
         for view in self.views:
             view.changes.clear()
         for container in self.containers:
-            container.kept = None
+            container.reset()
 
     def abandon(self):
         """After an error while staging: cells and objects as they were before."""

@@ -253,7 +253,10 @@ class ContainerParameter:
     the carried leaves. Where every traced run gave back the very object it was given
     (the block changed it in place rather than rebinding it), the result is written
     back into the caller's object; else the variable is rebound, as Python's
-    rebinding would.
+    rebinding would. A staged ``if`` that changes it in place in one branch and
+    rebinds it in the other is refused at its line: after it, Python's variable is
+    the caller's object or a new one depending on the traced condition, and a
+    staged ``if`` gives one object for both.
 
     Before: ``b = a; if x > 0: a[1] = 5`` left ``b`` the old values; after, ``b``
     and ``a`` are one list again, holding the staged values."""
@@ -261,12 +264,41 @@ class ContainerParameter:
     def __init__(self, index, original):
         self.index, self.original = index, original
         self.kept = None   # whether every traced run gave back the object it got
+        self.changed = False   # a traced run changed it in place
+        self.rebound = False   # a traced run gave back another object
 
-    def note(self, given, returned):
+    def reset(self):
+        """Forget what the traced runs did (a side trip, an unrolled loop)."""
+        self.kept, self.changed, self.rebound = None, False, False
+
+    def note(self, given, entered, returned):
+        """After a traced run given ``given`` (with pytree leaves ``entered``): did it
+        give back that object, and had it changed it in place?"""
         # A staged list's changes are new TensorLists naming the one they change.
-        same = returned is given or (isinstance(returned, TensorList)
-                                     and returned.root is given)
-        self.kept = same and self.kept is not False
+        if isinstance(returned, TensorList) and returned.root is given:
+            self.changed = True
+        elif returned is given:
+            self.changed = self.changed or not same(entered, objects.leaves(returned))
+        else:
+            self.rebound = True
+        self.kept = not self.rebound
+
+    def check(self, name, where, construct):
+        """Raise at the user's line if one traced run changed the object in place and
+        another rebound the variable (an ``if``'s two branches)."""
+        if not (self.changed and self.rebound):
+            return
+        kind = type(self.original).__name__
+        raise ConversionError(
+            f"'{name}' is changed in place in one branch of this {construct} and "
+            f"rebound to a new {kind} in the other, and the {construct} is staged "
+            f"because its condition is traced: afterwards Python's '{name}' is the "
+            f"{kind} it held before or a new one depending on the condition (another "
+            f"name holding the old {kind} sees the change or not), which a staged "
+            f"{construct} cannot give. Change it the same way in both branches: "
+            f"rebind it in both (copy it first: {name} = {kind}({name})), or change it "
+            f"in place in both ({name}[:] = ... for a list, {name}.clear(); "
+            f"{name}.update(...) for a dict).", where.filename, where.lineno)
 
     def finish(self, value, staged):
         if not staged or not self.kept or value is self.original:

@@ -26,7 +26,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   loop nested in a traced loop (26.8).
 - ``silent_alias_writes``: a list or dict that a second name holds too
   (``b = a``), changed in place (item writes, appends) or rebound in an ``if``,
-  ``while`` or ``for``, then read through both names (26.4's residue).
+  ``while`` or ``for``, or changed in place in one branch of an ``if`` and rebound
+  in the other (refused when staged), then read through both names (26.4's residue).
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ class SilentFeatures:
             start, key, read = f"[{v} % 13, {w} % 13]", str(r.randint(0, 1)), \
                 f"{b}[0] + {b}[1] + {a}[0]"
         write = f"{a}[{key}] = ({a}[{key}] + {r.randint(1, 5)}) % 97"
-        form = r.choice(("if", "if_else", "rebind", "while", "for"))
+        form = r.choice(("if", "if_else", "rebind", "mixed", "while", "for"))
         if form == "if":
             region = [f"if {self._cond()}:", [write]]
         elif form == "if_else":
@@ -222,6 +223,10 @@ class SilentFeatures:
         elif form == "rebind":   # both branches rebind: the other name keeps the old
             region = [f"if {self._cond()}:", [f"{a} = {start}"], "else:",
                       [f"{a} = {start.replace('13', '11')}"]]
+        elif form == "mixed":   # one branch in place, the other rebinds: refused staged
+            branches = [[write], [f"{a} = {start.replace('13', '11')}"]]
+            r.shuffle(branches)
+            region = [f"if {self._cond()}:", branches[0], "else:", branches[1]]
         elif form == "while":
             region = [f"sv_ka{k} = n % 4", f"while sv_ka{k} > 0:",
                       [f"sv_ka{k} -= 1", write]]

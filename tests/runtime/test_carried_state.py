@@ -250,3 +250,53 @@ def test_a_container_changed_in_place_is_the_same_object_after_staging(fn, n):
         got = compiled(jnp.int32(n))
         got = tuple(int(v) for v in got) if isinstance(expected, tuple) else int(got)
         assert got == expected
+
+
+def mixed(n):
+    a = [n, 1]
+    b = a
+    if n > 2:
+        a = [5, 5]
+    else:
+        a[1] = 8
+        a[0] = 7
+    return b[0] + b[1] + a[0]
+
+
+def mixed_append(n):
+    a = [n, 1]
+    b = a
+    if n > 2:
+        a.append(4)
+    else:
+        a = [5, 5, 5]
+    return b[0] + len(b) + a[0]
+
+
+def mixed_dict(n):
+    d = {"k": n}
+    e = d
+    if n > 2:
+        d["k"] = 4
+    else:
+        d = {"k": 9}
+    return e["k"] + d["k"]
+
+
+MIXED = [mixed, mixed_append, mixed_dict]
+
+
+@pytest.mark.parametrize("fn", MIXED, ids=[f.__name__ for f in MIXED])
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_staged_if_changing_in_place_in_one_branch_and_rebinding_in_the_other(fn, n):
+    """After such an if, Python's variable is the old object (changed) or a new one
+    depending on the traced condition, which one staged if cannot give: refused at
+    the if's line, saying what to change (was: the other name kept the old values,
+    compiled 8 for Python's 15). Python inputs still run as Python."""
+    assert autograph.convert(fn)(n) == fn(n)
+    line = fn.__code__.co_firstlineno + 3
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match="the same way in both") as raised:
+            compiled(jnp.int32(n))
+        assert raised.value.filename == __file__
+        assert raised.value.lineno == line
