@@ -101,9 +101,12 @@ _NAME_OPS = frozenset({
     "LOAD_SUPER_ATTR", "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"})
 
 # Instructions of a method call, which a call spanning lines places from the
-# method's name on (not a node's span): checked by their start or end alone.
+# method's name on (not a node's span): checked by their start or end alone. The
+# POP_TOP discarding such a call's result (an expression statement) takes its place,
+# and so does a function's implicit ``return None`` after it.
 _METHOD_CALL_OPS = frozenset({"LOAD_METHOD", "LOAD_ATTR", "PRECALL", "CALL", "CALL_KW",
-                              "KW_NAMES"})
+                              "KW_NAMES", "POP_TOP", "LOAD_CONST", "RETURN_VALUE",
+                              "RETURN_CONST"})
 
 # Names a class body loads and stores where the compiler likes (its cell for
 # ``super()``/``__class__``, its module and qualified name).

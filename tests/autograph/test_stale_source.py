@@ -272,6 +272,27 @@ def everything_else(x, /, y=2, *, z=3):
     return (lambda q: q + z)(total), [*values], {**values}
 
 
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def start(self):
+        self.v += 1
+        return self.v
+
+
+def method_calls_on_multi_line_receivers(x):
+    Box(
+        x,
+    ).start()
+    y = Box(
+        x,
+    ).start()
+    Box(
+        y,
+    ).start()
+
+
 LAMBDAS = [lambda x: x + 1, lambda x, y=(1, -2): x * y[1],
            lambda *a, **k: (a, k)]
 MULTI_LINE_LAMBDA = (lambda x:
@@ -286,12 +307,14 @@ def test_no_false_positives(module_file):
     functions = [module.decorated.__wrapped__, module.Child.__init__, module.Child.value,
                  module.Base.value, module.outer(), module.outer, module.folding,
                  module.fstrings, module.matching, module.imports_and_scopes,
-                 module.everything_else, module.MULTI_LINE_LAMBDA, *module.LAMBDAS]
+                 module.everything_else, module.MULTI_LINE_LAMBDA, *module.LAMBDAS,
+                 module.method_calls_on_multi_line_receivers]
     for fn in functions:
         parsing.parse_function(fn)           # no "changed since it was imported"
     assert _convert(module.MULTI_LINE_LAMBDA)(-3) == -4
     assert _convert(module.Child.value)(module.Child(), 1) == 7
     assert _convert(module.outer())(3) == module.outer()(3)
+    assert _convert(module.method_calls_on_multi_line_receivers)(2) is None
 
 
 def test_functions_defined_in_a_test_module_rewritten_by_pytest():
