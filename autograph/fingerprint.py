@@ -234,6 +234,8 @@ class _SourceFacts:
                 return None     # ``e = None; del e`` after ``except ... as e``, captures
             if name in _CLASS_BODY_NAMES:
                 return None     # a class body's own bookkeeping, placed at its last line
+            if isinstance(name, str) and not name.isidentifier():
+                return None     # a tool's rewrite (pytest's ``@py_assert1``)
             if held is not None and isinstance(name, str) and not _same_name(name, held):
                 return (f"the running code uses '{name}' at line {span[0]}, column "
                         f"{span[1] + 1}, where the source has '{held}'")

@@ -407,3 +407,12 @@ def test_no_false_positives_over_library_code(names):
             if "changed since" in str(error):
                 changed.append(str(error))
     assert not changed, "\n".join(changed[:5])
+
+
+@pytest.mark.slow
+def test_no_false_positives_over_the_standard_library_jax_and_numpy():
+    """The whole sweep (``python -m tests.autograph.fingerprint_sweep``): every function
+    of the standard library modules it lists, jax and numpy matches its source."""
+    from tests.autograph import fingerprint_sweep
+
+    assert fingerprint_sweep.main() == 0
