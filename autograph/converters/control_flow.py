@@ -96,6 +96,7 @@ from autograph.analysis import (
     modified_names,
 )
 from autograph.analysis.function_scope import FunctionScope, name_order
+from autograph.analysis.sharing import Sharing, end_position
 from autograph.analysis.stageability import annotate_enclosing_try
 from autograph.converters.assigning_tests import lower_assigning_tests
 from autograph.converters.base import Transformer
@@ -146,18 +147,22 @@ class _ControlFlow(Transformer):
         self.ag = ctx.runtime_name
         self.scopes = []              # per function: its FunctionScope
         self.range_indices = [[]]     # per function: targets of the enclosing range loops
+        self.loops = [[]]             # per function: the enclosing loops
 
     # -- statements --------------------------------------------------------------------
 
     def visit_FunctionDef(self, node):
         scope = FunctionScope(node, self.scopes[-1] if self.scopes else None)
+        scope.sharing = Sharing(node, self.ag)
         self.scopes.append(scope)
         self.range_indices.append([])
+        self.loops.append([])
         try:
             node = self.generic_visit(node)
         finally:
             self.scopes.pop()
             self.range_indices.pop()
+            self.loops.pop()
         keep_cells_local(node, scope.cells & scope.locals)
         return node
 
@@ -197,7 +202,9 @@ class _ControlFlow(Transformer):
         block = self._block(node, node.body, modified_names(node.body),
                             annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD),
                             scanned=[node.test, *node.body])
+        self.loops[-1].append(node)
         node = self.generic_visit(node)
+        self.loops[-1].pop()
         new = templates.replace(
             """
             def loop_test(state):
@@ -222,7 +229,9 @@ class _ControlFlow(Transformer):
         index = node.target.id if (isinstance(node.target, gast.Name)
                                    and range_args(node.iter) is not None) else None
         self.range_indices[-1].append(index)
+        self.loops[-1].append(node)
         node = self.generic_visit(node)
+        self.loops[-1].pop()
         self.range_indices[-1].pop()
         if (isinstance(node.target, gast.Name) and node.target.id not in block.state
                 and node.target.id not in block.cells):
@@ -284,6 +293,11 @@ class _ControlFlow(Transformer):
         cells, scoped = scope.cells_assigned(node, scanned or stmts, modified, live_after)
         cells, scoped = self._sorted(cells), self._sorted(scoped)
         mutated = self._sorted(objects & (set(state) | set(cells)))
+        # A variable that, after the block, holds the old object or a new one
+        # depending on a traced condition (runtime/trackers.py ContainerParameter).
+        outer = self.loops[-1][0] if self.loops[-1] else node
+        shared = scope.sharing.shared(state, (outer.lineno, outer.col_offset),
+                                      end_position(outer))
         if not isinstance(node, gast.If):
             carried = state
         facts = scope.obstacles(node, node.body if isinstance(node, gast.While) else stmts,
@@ -291,19 +305,20 @@ class _ControlFlow(Transformer):
         obstacles = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
                      for key, value in facts.items()]
         return _Block(state, self._state_inputs(node, state, needed),
-                      obstacles + self._cell_keywords(cells, scoped, mutated), cells, dead)
+                      obstacles + self._cell_keywords(cells, scoped, mutated, shared),
+                      cells, dead)
 
     def _sorted(self, names):
         return sorted(names, key=lambda n: (self.order.get(n, len(self.order)), n))
 
 
     @staticmethod
-    def _cell_keywords(cells, scoped, mutated=()):
+    def _cell_keywords(cells, scoped, mutated=(), shared=()):
         keywords = []
         if cells:
             keywords.append(gast.keyword(arg="cells", value=templates.replace_expr(
                 "lambda: (cells,)", cells=cells)))
-        for key, names in (("scoped", scoped), ("mutated", mutated)):
+        for key, names in (("scoped", scoped), ("mutated", mutated), ("shared", shared)):
             if names:
                 keywords.append(gast.keyword(arg=key, value=gast.Tuple(
                     elts=[gast.Constant(value=n, kind=None) for n in names],

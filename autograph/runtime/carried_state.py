@@ -58,17 +58,19 @@ from autograph.runtime.trackers import (
 from autograph.runtime.undefined import Undefined
 
 
-def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(), hidden=()):
+def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(), hidden=(),
+          shared=()):
     """``run(carry, state)`` for a statement whose block function ``fn`` (its first
     ``skip`` parameters are loop items) writes ``cells`` or mutates the parameters
     named in ``mutated``; ``hidden`` are further ``(name, cell)`` pairs of objects
-    with state of their own (``objects.stateful_cells``). ``run(plan, state)`` runs
+    with state of their own (``objects.stateful_cells``); ``shared``: the state
+    variables whose object something else may hold too. ``run(plan, state)`` runs
     the statement (its operator's inner path, never the operator again) with
     ``plan``'s wrapped functions (``plan.body``, ``plan.test``) on the carried
     state; the result comes back in the statement's own form, cells and objects
     updated."""
     state = tuple(state)
-    plan = Carry(fn, skip, state, cells, scoped, mutated, hidden)
+    plan = Carry(fn, skip, state, cells, scoped, mutated, hidden, shared)
     plan.where, plan.construct = caller_location(), construct
     try:
         return plan.finish(run(plan, plan.start(state)))
@@ -95,7 +97,7 @@ class Carry:
     so the user's code sees its state exactly as it left it (a loop condition that
     changes a variable through a closure included)."""
 
-    def __init__(self, fn, skip, state, cells, scoped, mutated, hidden):
+    def __init__(self, fn, skip, state, cells, scoped, mutated, hidden, shared=()):
         self.where = None       # the statement's line and kind, for messages
         self.construct = None
         self.count = len(state)
@@ -107,7 +109,8 @@ class Carry:
         self.param_views = {p.index: View(self.names[p.index], p.original)
                             for p in self.mutated if objects.is_plain_object(p.original)}
         self.view_order = sorted(self.param_views)
-        self.containers = containers(state, {p.index for p in self.mutated})
+        held = {i for i, name in enumerate(self.names) if name in shared}
+        self.containers = containers(state, {p.index for p in self.mutated}, held)
         # The parameters whose objects tell a traced run from Python's own iteration.
         self.watched = self.view_order + [c.index for c in self.containers]
         pairs = []

@@ -57,7 +57,7 @@ from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_re
 
 
 def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
-            assigns_nonlocal=None, cells=None, scoped=(), mutated=()):
+            assigns_nonlocal=None, cells=None, scoped=(), mutated=(), shared=()):
     """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
 
     Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
@@ -66,7 +66,8 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     where they hold, say what staging cannot honour (``StagingObstacles``): a
     staged ``if`` then raises at the user's line. ``cells``/``scoped``: variables
     the branches keep in closure cells; ``mutated``: state variables whose objects
-    the branches change in place (``carried_state.py``).
+    the branches change in place; ``shared``: state variables whose object something
+    else may hold too (``carried_state.py``).
     """
     if not is_tracer(cond):
         branch = if_true if cond else if_false
@@ -92,7 +93,7 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     return carried.carry(lambda plan, state: _staged_if(
         cond, plan.body(if_true), plan.body(if_false), state, obstacles),
         if_true, state, construct="if", cells=cells, scoped=scoped, mutated=mutated,
-        hidden=hidden)
+        hidden=hidden, shared=shared)
 
 
 def _staged_if(cond, if_true, if_false, state, obstacles):

@@ -52,7 +52,7 @@ import numpy as np
 from jax import lax, tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime import paths
+from autograph.runtime import paths, side_effects
 from autograph.runtime.trace_context import FRAMES, trace_active
 from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
 
@@ -282,6 +282,8 @@ tree_util.register_pytree_node(
 def list_append(lst, item):
     """``lst.append(item)``; returns the list (the same object for a Python list)."""
     if type(lst) is list:
+        if side_effects.REPLACED:
+            side_effects.refuse_if_replaced(lst)
         lst.append(item)
         return lst
     if isinstance(lst, TensorList):
@@ -298,6 +300,8 @@ def list_pop(lst, *index):
         if index:
             raise TypeError("a staged list pops from its end only: lst.pop()")
         return lst._pop()
+    if side_effects.REPLACED:
+        side_effects.refuse_if_replaced(lst)
     item = lst.pop(*index)
     return lst, item
 

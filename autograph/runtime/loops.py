@@ -199,7 +199,7 @@ def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) ->
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
                in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
-               cells=None, scoped=(), mutated=()):
+               cells=None, scoped=(), mutated=(), shared=()):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -219,7 +219,8 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     iteration (the state is looked into once, on entry).
 
     ``cells``/``scoped``: variables the body keeps in closure cells; ``mutated``:
-    state variables whose objects it changes in place (``carried_state.py``).
+    state variables whose objects it changes in place; ``shared``: state variables
+    whose object something else may hold too (``carried_state.py``).
     """
     hidden = stateful_cells(loop_test, loop_body)
     if (cells is None and not mutated and not hidden
@@ -229,7 +230,8 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     return carried.carry(lambda plan, state: _while(
         plan.test(loop_test), plan.body(loop_body), state, maximum_iterations, checkpoint,
         in_try, assigns_global, assigns_nonlocal, deletes), loop_body, state,
-        construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden)
+        construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden,
+        shared=shared)
 
 
 def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
@@ -345,7 +347,8 @@ def _test_is_traced(loop_test, state) -> bool:
 
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
              checkpoint=False, bound=None, in_try=None, assigns_global=None,
-             assigns_nonlocal=None, deletes=None, cells=None, scoped=(), mutated=()):
+             assigns_nonlocal=None, deletes=None, cells=None, scoped=(), mutated=(),
+             shared=()):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -380,7 +383,7 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
         iterable, plan.body(loop_body, skip=1), state, plan.test(extra_test),
         maximum_iterations, checkpoint, bound, in_try, assigns_global, assigns_nonlocal,
         deletes), loop_body, state, skip=1, construct="for loop", cells=cells,
-        scoped=scoped, mutated=mutated, hidden=hidden)
+        scoped=scoped, mutated=mutated, hidden=hidden, shared=shared)
 
 
 def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,

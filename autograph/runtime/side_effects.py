@@ -29,12 +29,14 @@ from __future__ import annotations
 import collections
 import sys
 import types
+import weakref
 from dataclasses import dataclass
 
 from jax import tree_util
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
+from autograph.runtime.trace_context import trace_active
 from autograph.runtime.tracing import Location, caller_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
@@ -336,34 +338,117 @@ class StagedCopy(list):
     an existing list itself (``(a if x > 0 else b).pop(0)``): a staged conditional
     chooses values, not objects, so this is a copy, and changing it would leave the
     list Python changes untouched. It reads as the list it is; changing it is a
-    ``ConversionError`` at that line."""
+    ``ConversionError`` at that line. ``reason``: the message's first sentence, where
+    it is not the default's."""
 
-    __slots__ = ("where",)
+    __slots__ = ("where", "reason", "__weakref__")
 
-    def __init__(self, items=(), where=None):
+    def __init__(self, items=(), where=None, reason=None):
         super().__init__(items)
-        self.where = where
+        self.where, self.reason = where, reason
 
     def tree_flatten(self):
-        return list(self), self.where
+        return list(self), (self.where, self.reason)
 
     @classmethod
-    def tree_unflatten(cls, where, items):
-        return cls(items, where)
+    def tree_unflatten(cls, aux, items):
+        return cls(items, *aux)
 
     def _refuse(self, *args, **kwargs):
-        at = caller_location()
-        line = f" at line {self.where.lineno}" if self.where is not None else ""
-        raise ConversionError(
-            f"this changes the list that the staged conditional{line} gives. In Python "
-            "that is one of the existing lists itself, and the change would change it; "
-            "a staged conditional (its condition is traced) chooses values, not "
-            "objects, so this list is a copy, and the change would be lost. Change the "
-            "lists inside the branches of an `if`, or decide which one with a Python "
-            "condition.", at.filename, at.lineno)
+        raise _changed_copy(self, "list")
 
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+@tree_util.register_pytree_node_class
+class StagedDictCopy(dict):
+    """``StagedCopy`` for a dict: it reads as the dict it is; changing it is a
+    ``ConversionError`` at that line."""
+
+    __slots__ = ("where", "reason", "__weakref__")
+
+    def __init__(self, items=(), where=None, reason=None):
+        super().__init__(items)
+        self.where, self.reason = where, reason
+
+    def tree_flatten(self):
+        return list(self.values()), (tuple(self), self.where, self.reason)
+
+    @classmethod
+    def tree_unflatten(cls, aux, values):
+        keys, where, reason = aux
+        return cls(zip(keys, values, strict=True), where, reason)
+
+    def _refuse(self, *args, **kwargs):
+        raise _changed_copy(self, "dict")
+
+    update = pop = popitem = setdefault = clear = _refuse
+    __setitem__ = __delitem__ = __ior__ = _refuse
+
+
+def _changed_copy(copy, kind) -> ConversionError:
+    at = caller_location()
+    if copy.reason is not None:
+        return ConversionError(copy.reason, at.filename, at.lineno)
+    line = f" at line {copy.where.lineno}" if copy.where is not None else ""
+    return ConversionError(
+        f"this changes the {kind} that the staged conditional{line} gives. In Python "
+        f"that is one of the existing {kind}s itself, and the change would change it; "
+        "a staged conditional (its condition is traced) chooses values, not "
+        f"objects, so this {kind} is a copy, and the change would be lost. Change the "
+        f"{kind}s inside the branches of an `if`, or decide which one with a Python "
+        "condition.", at.filename, at.lineno)
+
+
+# id(the object a variable held before a staged region) -> (that object, a weak
+# reference to the copy the region gave instead), while the copy lives: see
+# ``either_object``.
+REPLACED: dict = {}
+
+
+def either_object(value, original, name, where, construct):
+    """The value of a variable that, after a staged ``construct`` at ``where``, is in
+    Python either the list or dict ``original`` it held before or a new one, depending
+    on the traced condition (an ``if`` that rebinds it in one branch only, a loop that
+    rebinds it but may run zero times), while something else may hold ``original``
+    too. A staged region gives one object for both, so a change in place to either
+    is one Python makes to ``original`` on one path and not on the other: the value
+    comes back as a copy that refuses to change (``StagedCopy``), and until that copy
+    is gone, ``refuse_if_replaced`` refuses changes to ``original`` made through the
+    runtime's operators (``a[k] = v``, ``a.append(v)``, ``a.pop()``)."""
+    kind = type(original).__name__
+    if type(value) is not type(original):
+        return value
+    statement = construct.split()[0]
+    fix = (f"{name}[:] = ..." if kind == "list" else f"{name}.clear(); {name}.update(...)")
+    reason = (
+        f"this changes a {kind} that '{name}' holds before or after the staged "
+        f"{construct} at line {where.lineno}. Afterwards Python's '{name}' is the {kind} "
+        f"it held before or a new one, depending on the traced condition, and another "
+        f"holder of the old {kind} (another name, the caller, a container) sees this "
+        f"change only in the first case; a staged {statement} gives one {kind} for both, "
+        f"so the change cannot be made as Python makes it. Give '{name}' a new {kind} on "
+        f"every path ({name} = {kind}({name}) before the {statement}), or change it in "
+        f"place on every path ({fix}).")
+    copy = (StagedCopy if kind == "list" else StagedDictCopy)(value, where, reason)
+    key = id(original)
+
+    def forget(ref, key=key):
+        if REPLACED.get(key, (None, None))[1] is ref:
+            del REPLACED[key]
+
+    REPLACED[key] = (original, weakref.ref(copy, forget), reason)
+    return copy
+
+
+def refuse_if_replaced(target):
+    """Raise at the user's line if ``target`` is an object ``either_object``
+    replaced, while a trace is active (the only time one can be)."""
+    entry = REPLACED.get(id(target))
+    if entry is not None and entry[0] is target and entry[1]() is not None and trace_active():
+        at = caller_location()
+        raise ConversionError(entry[2], at.filename, at.lineno)
 
 
 def as_copies(out, positions, where) -> tuple:

@@ -22,7 +22,7 @@ import numpy as np
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import intervals
+from autograph.runtime import intervals, side_effects
 from autograph.runtime.lists import TensorList
 from autograph.runtime.tracing import caller_location, is_tracer
 
@@ -55,6 +55,8 @@ def setitem(target, key, value, op=None, widths=None, shared=None, alias=None):
     that may hold the same object (``z = y``), which likewise sees only an update
     in place: a new array is a ``ConversionError`` too."""
     if type(target) in _PYTHON_CONTAINERS:  # the common case in Python mode, first
+        if side_effects.REPLACED:
+            side_effects.refuse_if_replaced(target)
         if op is None:
             target[key] = value
         else:

@@ -32,7 +32,7 @@ import jax
 import numpy as np
 
 from autograph.errors import ConversionError
-from autograph.runtime import objects
+from autograph.runtime import objects, side_effects
 from autograph.runtime.lists import TensorList
 from autograph.runtime.tracing import Tracer
 from autograph.runtime.undefined import Undefined
@@ -261,31 +261,40 @@ class ContainerParameter:
     Before: ``b = a; if x > 0: a[1] = 5`` left ``b`` the old values; after, ``b``
     and ``a`` are one list again, holding the staged values."""
 
-    def __init__(self, index, original):
+    def __init__(self, index, original, held=False):
         self.index, self.original = index, original
+        self.held = held   # something else may hold it too (analysis/sharing.py)
         self.kept = None   # whether every traced run gave back the object it got
         self.changed = False   # a traced run changed it in place
         self.rebound = False   # a traced run gave back another object
+        self.returned = False   # a traced run gave back the object it got
+        self.either = None   # (name, where, construct) where Python's is either object
 
     def reset(self):
         """Forget what the traced runs did (a side trip, an unrolled loop)."""
-        self.kept, self.changed, self.rebound = None, False, False
+        self.kept, self.changed, self.rebound, self.returned = None, False, False, False
 
     def note(self, given, entered, returned):
         """After a traced run given ``given`` (with pytree leaves ``entered``): did it
         give back that object, and had it changed it in place?"""
         # A staged list's changes are new TensorLists naming the one they change.
         if isinstance(returned, TensorList) and returned.root is given:
-            self.changed = True
+            self.changed = self.returned = True
         elif returned is given:
             self.changed = self.changed or not same(entered, objects.leaves(returned))
+            self.returned = True
         else:
             self.rebound = True
         self.kept = not self.rebound
 
     def check(self, name, where, construct):
         """Raise at the user's line if one traced run changed the object in place and
-        another rebound the variable (an ``if``'s two branches)."""
+        another rebound the variable (an ``if``'s two branches). Where one run kept
+        the object and another rebound it (a loop: every run rebound it, but the loop
+        may run zero times) and something else may hold it, note that Python's
+        variable is either object afterwards (``finish``)."""
+        if self.held and self.rebound and (self.returned or construct != "if"):
+            self.either = (name, where, construct)
         if not (self.changed and self.rebound):
             return
         kind = type(self.original).__name__
@@ -301,6 +310,8 @@ class ContainerParameter:
             f"{name}.update(...) for a dict).", where.filename, where.lineno)
 
     def finish(self, value, staged):
+        if staged and self.either is not None:
+            return side_effects.either_object(value, self.original, *self.either)
         if not staged or not self.kept or value is self.original:
             return value
         if type(value) is type(self.original) is list:
@@ -311,10 +322,11 @@ class ContainerParameter:
         return objects.write_back(self.original, value)
 
 
-def containers(state, skip=frozenset()) -> list:
+def containers(state, skip=frozenset(), held=frozenset()) -> list:
     """The ``ContainerParameter`` of each position of ``state`` (but ``skip``) that
-    holds a Python list or dict."""
-    return [ContainerParameter(i, v) for i, v in enumerate(state)
+    holds a Python list or dict; ``held``: the positions whose object something else
+    may hold too."""
+    return [ContainerParameter(i, v, i in held) for i, v in enumerate(state)
             if type(v) in CONTAINER_TYPES and i not in skip]
 
 

@@ -147,9 +147,19 @@ _NUMPY = {
 }
 
 
+def _scan_inputs(params, ins):
+    """The scan's ``(consts, carry, xs)``: counted by ``num_consts``/``num_carry``
+    up to jax 0.10, by the flat tree ``ft_in`` from jax 0.11 on."""
+    if "num_consts" in params:
+        nconsts, ncarry = params["num_consts"], params["num_carry"]
+        return ins[:nconsts], ins[nconsts:nconsts + ncarry], ins[nconsts + ncarry:]
+    consts, carry, xs = params["ft_in"].update(tuple(ins)).unpack()
+    return list(consts), list(carry), list(xs)
+
+
 def _scan(params, ins):
-    nconsts, ncarry, length = params["num_consts"], params["num_carry"], params["length"]
-    consts, carry, xs = ins[:nconsts], ins[nconsts:nconsts + ncarry], ins[nconsts + ncarry:]
+    consts, carry, xs = _scan_inputs(params, ins)
+    ncarry, length = len(carry), params["length"]
     body = params["jaxpr"]
     xs = [np.asarray(x) for x in xs]
     ys_steps = []

@@ -27,7 +27,9 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_alias_writes``: a list or dict that a second name holds too
   (``b = a``), changed in place (item writes, appends) or rebound in an ``if``,
   ``while`` or ``for``, or changed in place in one branch of an ``if`` and rebound
-  in the other (refused when staged), then read through both names (26.4's residue).
+  in the other (refused when staged), then read through both names (26.4's residue);
+  or rebound in one branch only (or in a loop that may run zero times) and changed
+  in place through either name afterwards (refused when staged, at the change).
 """
 
 from __future__ import annotations
@@ -214,7 +216,10 @@ class SilentFeatures:
             start, key, read = f"[{v} % 13, {w} % 13]", str(r.randint(0, 1)), \
                 f"{b}[0] + {b}[1] + {a}[0]"
         write = f"{a}[{key}] = ({a}[{key}] + {r.randint(1, 5)}) % 97"
-        form = r.choice(("if", "if_else", "rebind", "mixed", "while", "for"))
+        form = r.choice(("if", "if_else", "rebind", "mixed", "while", "for", "split",
+                         "split_loop"))
+        if form in ("split", "split_loop"):
+            return self._alias_split(a, b, start, key, read, form, k)
         if form == "if":
             region = [f"if {self._cond()}:", [write]]
         elif form == "if_else":
@@ -233,3 +238,23 @@ class SilentFeatures:
         else:
             region = [f"for sv_ia{k} in range({r.choice(('2', 'n % 3', 'n'))}):", [write]]
         return [f"{a} = {start}", f"{b} = {a}", *region, f"{v} = ({read}) % 97"]
+
+    def _alias_split(self, a, b, start, key, read, form, k):
+        """After the region, Python's ``a`` is the old object or a new one depending
+        on the condition (one branch rebinds it; a loop that rebinds it may run zero
+        times); then one of the names changes it in place."""
+        r, v = self.gen.rng, self._var()
+        fresh = start.replace("13", "11")
+        if form == "split":
+            region = [f"if {self._cond()}:", [f"{a} = {fresh}"]]
+            if r.random() < 0.4:
+                region += ["else:", [f"{v} = ({v} + {a}[{key}]) % 97"]]
+        else:
+            region = [f"sv_ka{k} = n % 3", f"while sv_ka{k} > 0:",
+                      [f"sv_ka{k} -= 1", f"{a} = {fresh}"]]
+        holder = r.choice((a, b))
+        after = f"{holder}[{key}] = ({holder}[{key}] + {r.randint(1, 5)}) % 97"
+        if start.startswith("[") and r.random() < 0.3:
+            after = f"{holder}.append({v} % 5)"
+            read = f"{read} + len({b})"
+        return [f"{a} = {start}", f"{b} = {a}", *region, after, f"{v} = ({read}) % 97"]
