@@ -254,7 +254,8 @@ class ContainerParameter:
     (the block changed it in place rather than rebinding it), the result is written
     back into the caller's object; else the variable is rebound, as Python's
     rebinding would. A staged ``if`` that changes it in place in one branch and
-    rebinds it in the other is refused at its line: after it, Python's variable is
+    rebinds it in the other, where something else may hold it (``held``: the
+    converter's ``shared=``), is refused at its line: after it, Python's variable is
     the caller's object or a new one depending on the traced condition, and a
     staged ``if`` gives one object for both.
 
@@ -295,8 +296,8 @@ class ContainerParameter:
         variable is either object afterwards (``finish``)."""
         if self.held and self.rebound and (self.returned or construct != "if"):
             self.either = (name, where, construct)
-        if not (self.changed and self.rebound):
-            return
+        if not (self.changed and self.rebound and self.held):
+            return   # held by nothing else: the staged values are Python's
         kind = type(self.original).__name__
         raise ConversionError(
             f"'{name}' is changed in place in one branch of this {construct} and "

@@ -1,7 +1,8 @@
 """What a block need not carry (issue 26.8) and annotated names in cells (26.10):
 original vs converted (Python) vs compiled (to_graph and inside jax.jit)."""
 
-import jax
+import re
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -119,16 +120,11 @@ def test_a_dead_object_the_branch_changes_in_place_is_still_carried(x):
     # Passed as a default, the branch would change the object itself while tracing.
     check(dict_given_to_a_function_in_a_branch, x)
     # Changed in place in one branch and rebound in the other: Python's `d` is then the
-    # old dict or a new one depending on the traced condition (another name holding
-    # the old dict would see the change or not), so staged it is refused at the `if`,
-    # even where, as here, no other name holds it (the runtime cannot tell).
-    check(dict_changed_in_a_branch, x, compiled=False)
-    line = dict_changed_in_a_branch.__code__.co_firstlineno + 3
-    for compiled in (autograph.to_graph(dict_changed_in_a_branch),
-                     jax.jit(autograph.convert(dict_changed_in_a_branch))):
-        with pytest.raises(ConversionError, match="changed in place in one branch") as info:
-            compiled(x)
-        assert f"test_dead_variables.py:{line}" in str(info.value)
+    # old dict or a new one depending on the traced condition, which only another
+    # holder of the old dict could tell apart; nothing else holds it here, so it stages
+    # (tests/runtime/test_carried_state.py has the refused form, with `e = d`).
+    check(dict_changed_in_a_branch, x)
+    assert not re.search(r"shared=\([^)]*'d'", autograph.to_code(dict_changed_in_a_branch))
     assert "d=d" not in autograph.to_code(dict_changed_in_a_branch)
     assert "d=d" not in autograph.to_code(dict_given_to_a_function_in_a_branch)
     assert "a=a" not in autograph.to_code(array_added_to_in_a_branch)
