@@ -36,7 +36,7 @@ import weakref
 from autograph.call_policy import AS_IS, is_marked_do_not_convert
 from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
-from autograph.runtime import recursion
+from autograph.runtime import recursion, side_effects
 
 
 @functools.cache
@@ -88,6 +88,7 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
     twins = {} if argument_options is not options else None
     weak_ref = weakref.ref
     builtin_type = types.BuiltinFunctionType
+    replaced, changing_methods = side_effects.REPLACED, side_effects.CHANGING_METHODS
 
     def remember_twin(f, twin):
         if len(twins) >= _MAX_TWINS:
@@ -160,8 +161,11 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
             target = known_method(f)
             if target is not None:
                 return target
-        elif known_kind(id(t)) is AS_IS:
-            return f
+        else:
+            if replaced and t is builtin_type and f.__name__ in changing_methods:
+                side_effects.refuse_if_replaced(f.__self__)   # b.extend(...) on an old list
+            if known_kind(id(t)) is AS_IS:
+                return f
         return slow_path(f)
 
     def known_method(f):

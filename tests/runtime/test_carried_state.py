@@ -341,6 +341,24 @@ def split_dict_after_for(n):
     return e["k"]
 
 
+def split_extend_through_other_name(n):
+    a = [1, 2]
+    b = a
+    if n > 2:
+        a = [5, 5]
+    b.extend([3])
+    return len(a)
+
+
+def split_dict_update_through_other_name(n):
+    d = {"k": 1}
+    e = d
+    if n > 2:
+        d = {"k": 2}
+    e.update(k=5)
+    return d["k"]
+
+
 def set_first_unless_large(xs, n):
     if n > 2:
         xs = [5, 5]
@@ -356,7 +374,8 @@ def split_param_through_helper(n):
 
 SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name, 5),
          (split_append_after_while, 6), (split_dict_after_for, 5),
-         (split_param_through_helper, 3)]
+         (split_param_through_helper, 3), (split_extend_through_other_name, 5),
+         (split_dict_update_through_other_name, 5)]
 
 
 @pytest.mark.parametrize("fn, line", SPLIT, ids=[f.__name__ for f, _ in SPLIT])
