@@ -149,7 +149,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         # Python state the branches change without carrying it, and existing lists
         # they give (a staged conditional gives copies): side_effects.py.
         effects = side_effects.watch((if_true, if_false), state)
-        existing, picked = side_effects.closure_containers((if_true, if_false)), set()
+        existing, picked = side_effects.closure_containers((if_true, if_false)), {}
 
         def branches():
             return tuple(_Branch(fn, taken, state, rebuild, names, where, construct,
@@ -236,7 +236,9 @@ class _Branch:
             if is_undefined(value):
                 self.unbound.add(i)
                 out[i] = None
-        self.picked.update(i for i, value in enumerate(out) if id(value) in self.existing)
+        for i, value in enumerate(out):
+            if id(value) in self.existing:
+                self.picked.setdefault(i, []).append(value)
         check_carriable(out, self.names, self.where, self.construct)
         self.python_leaves[:] = _python_scalars(out, python_inputs)
         return tuple(out)

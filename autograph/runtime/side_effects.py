@@ -315,11 +315,11 @@ def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace):
     raise error(changes, construct, where, at)
 
 
-def closure_containers(fns) -> set:
-    """The ids of the lists the functions ``fns`` (a staged ``if``'s branches, a
-    conditional expression's operands) read from their closure cells: a branch that
-    gives one of them gives, in Python, that existing object itself."""
-    ids = set()
+def closure_containers(fns) -> dict:
+    """The lists the functions ``fns`` (a staged ``if``'s branches, a conditional
+    expression's operands) read from their closure cells, by id: a branch that gives
+    one of them gives, in Python, that existing object itself."""
+    ids = {}
     for fn in fns:
         fn = getattr(fn, "__wrapped__", fn)
         for cell in getattr(fn, "__closure__", None) or ():
@@ -328,7 +328,7 @@ def closure_containers(fns) -> set:
             except ValueError:
                 continue
             if type(value) is list:
-                ids.add(id(value))
+                ids[id(value)] = value
     return ids
 
 
@@ -432,6 +432,12 @@ def either_object(value, original, name, where, construct):
         f"every path ({name} = {kind}({name}) before the {statement}), or change it in "
         f"place on every path ({fix}).")
     copy = (StagedCopy if kind == "list" else StagedDictCopy)(value, where, reason)
+    _replaced_by(original, copy, reason)
+    return copy
+
+
+def _replaced_by(original, copy, reason):
+    """Note that a staged region gave ``copy`` where Python may give ``original``."""
     key = id(original)
 
     def forget(ref, key=key):
@@ -439,7 +445,6 @@ def either_object(value, original, name, where, construct):
             del REPLACED[key]
 
     REPLACED[key] = (original, weakref.ref(copy, forget), reason)
-    return copy
 
 
 # The methods of a list or dict that change it in place.
@@ -458,7 +463,22 @@ def refuse_if_replaced(target):
         raise ConversionError(entry[2], at.filename, at.lineno)
 
 
-def as_copies(out, positions, where) -> tuple:
-    """``out`` with the lists at ``positions`` made ``StagedCopy`` lists."""
-    return tuple(StagedCopy(v, where) if k in positions and type(v) is list else v
-                 for k, v in enumerate(out))
+def as_copies(out, picked, where) -> tuple:
+    """``out`` with the lists at the positions of ``picked`` (position -> the
+    existing lists a branch gave there) made ``StagedCopy`` lists; while such a copy
+    lives, ``refuse_if_replaced`` refuses changes to those existing lists too (Python's
+    result is one of them on one path, and would see the change)."""
+    out = list(out)
+    for k, originals in picked.items():
+        if type(out[k]) is not list:
+            continue
+        out[k] = copy = StagedCopy(out[k], where)
+        for original in originals:
+            _replaced_by(original, copy, (
+                f"this changes a list that the staged conditional at line {where.lineno} "
+                "gives on one path: there Python's result is this list itself, and sees "
+                "the change; a staged conditional (its condition is traced) chooses "
+                "values, not objects, so its result is a copy, which would not. Change "
+                "the lists inside the branches of an `if`, or decide which one with a "
+                "Python condition."))
+    return tuple(out)

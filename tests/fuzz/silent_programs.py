@@ -28,8 +28,9 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   (``b = a``), changed in place (item writes, appends) or rebound in an ``if``,
   ``while`` or ``for``, or changed in place in one branch of an ``if`` and rebound
   in the other (refused when staged), then read through both names (26.4's residue);
-  or rebound in one branch only (or in a loop that may run zero times) and changed
-  in place through either name afterwards (refused when staged, at the change).
+  or rebound in one branch only (or in a loop that may run zero times, or by a
+  conditional expression that may give the old object) and changed in place through
+  either name afterwards (refused when staged, at the change).
 """
 
 from __future__ import annotations
@@ -217,8 +218,8 @@ class SilentFeatures:
                 f"{b}[0] + {b}[1] + {a}[0]"
         write = f"{a}[{key}] = ({a}[{key}] + {r.randint(1, 5)}) % 97"
         form = r.choice(("if", "if_else", "rebind", "mixed", "while", "for", "split",
-                         "split_loop"))
-        if form in ("split", "split_loop"):
+                         "split_loop", "split_ifexp"))
+        if form in ("split", "split_loop", "split_ifexp"):
             return self._alias_split(a, b, start, key, read, form, k)
         if form == "if":
             region = [f"if {self._cond()}:", [write]]
@@ -249,6 +250,10 @@ class SilentFeatures:
             region = [f"if {self._cond()}:", [f"{a} = {fresh}"]]
             if r.random() < 0.4:
                 region += ["else:", [f"{v} = ({v} + {a}[{key}]) % 97"]]
+        elif form == "split_ifexp":   # a conditional expression gives the old object
+            pick = (f"{fresh} if {self._cond()} else {a}" if r.random() < 0.5
+                    else f"{a} if {self._cond()} else {fresh}")
+            region = [f"{a} = {pick}"]
         else:
             region = [f"sv_ka{k} = n % 3", f"while sv_ka{k} > 0:",
                       [f"sv_ka{k} -= 1", f"{a} = {fresh}"]]
