@@ -43,6 +43,11 @@ _NEW_VALUE = (gast.List, gast.Dict, gast.Set, gast.ListComp, gast.DictComp, gast
               gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.JoinedStr,
               gast.GeneratorExp)
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
+_SCOPE_TYPES = frozenset(_SCOPES)
+_NAME, _RETURN, _TUPLE, _ASSIGN = gast.Name, gast.Return, gast.Tuple, gast.Assign
+_STATEMENTS = frozenset(gast.stmt.__subclasses__())
+_DECLARATIONS = frozenset({gast.Global, gast.Nonlocal})
+_MAY_CHANGE = frozenset({gast.Call, gast.Attribute, gast.Delete, gast.Assign, gast.AugAssign})
 
 
 _MUTATING_METHODS = frozenset({
@@ -65,32 +70,40 @@ class Sharing:
                                                   *args.kwonlyargs, args.vararg, args.kwarg]
                           if a is not None}
         self.changes = []
-        stack = [(child, fn, False, _position(fn)) for child in fn.body]
-        while stack:
-            node, parent, nested, at = stack.pop()
-            at = _position(node) or at
-            if isinstance(node, gast.Name):
-                if nested or _binds_held(node, parent, runtime_name) or _leaves(
-                        node, parent, runtime_name):
-                    self._hold(node.id, at)
-                if _passed(node, parent, runtime_name):
-                    self.changes.append(at)
-            elif isinstance(node, (gast.Global, gast.Nonlocal)):
+        self._runtime = runtime_name
+        for stmt in fn.body:
+            self._visit(stmt, fn, False, (stmt.lineno, stmt.col_offset))
+
+    def _visit(self, node, parent, nested, at):
+        kind = node.__class__
+        if kind is _NAME:
+            runtime = self._runtime
+            if nested or _binds_held(node, parent, runtime) or _leaves(node, parent, runtime):
+                self._hold(node.id, at)
+            if _passed(node, parent, runtime):
+                self.changes.append(at)
+            return
+        if kind in _STATEMENTS:
+            at = (node.lineno, node.col_offset)
+            if kind is _RETURN and node.value.__class__ is _TUPLE:
+                for elt in node.value.elts:   # a returned tuple keeps nothing
+                    self._visit(elt, node, nested, at)
+                return
+            if kind in _DECLARATIONS:
                 for name in node.names:
                     self._hold(name, (0, 0))
-            elif _changes_in_place(node, runtime_name):
-                self.changes.append(at)
-            inner = nested or isinstance(node, _SCOPES)
-            if isinstance(node, gast.Return) and isinstance(node.value, gast.Tuple):
-                children = [(elt, node) for elt in node.value.elts]   # not kept by a tuple
-            elif _pairwise(node):   # a, b = [], {}: each target gets its own value
-                children = [(value, node) for value in node.value.elts]
+                return
+            if kind is _ASSIGN and _pairwise(node):   # a, b = [], {}: one value each
                 for target, value in zip(node.targets[0].elts, node.value.elts, strict=True):
-                    if not (_is_new(value) or _keeps_identity(value, target.id, runtime_name)):
+                    if not (_is_new(value) or _keeps_identity(value, target.id, self._runtime)):
                         self._hold(target.id, at)
-            else:
-                children = [(child, node) for child in child_nodes(node)]
-            stack.extend((child, owner, inner, at) for child, owner in children)
+                    self._visit(value, node, nested, at)
+                return
+        if kind in _MAY_CHANGE and _changes_in_place(node, self._runtime):
+            self.changes.append(at)
+        nested = nested or kind in _SCOPE_TYPES
+        for child in child_nodes(node):
+            self._visit(child, node, nested, at)
 
     def _hold(self, name, at):
         if name not in self.held_from or at < self.held_from[name]:
