@@ -71,8 +71,9 @@ class Sharing:
                           if a is not None}
         self.changes = []
         self._runtime = runtime_name
+        start = _position(fn) or (0, 0)
         for stmt in fn.body:
-            self._visit(stmt, fn, False, (stmt.lineno, stmt.col_offset))
+            self._visit(stmt, fn, False, start)
 
     def _visit(self, node, parent, nested, at):
         kind = node.__class__
@@ -84,7 +85,7 @@ class Sharing:
                 self.changes.append(at)
             return
         if kind in _STATEMENTS:
-            at = (node.lineno, node.col_offset)
+            at = _position(node) or at   # a generated statement may have no place
             if kind is _RETURN and node.value.__class__ is _TUPLE:
                 for elt in node.value.elts:   # a returned tuple keeps nothing
                     self._visit(elt, node, nested, at)
