@@ -115,6 +115,12 @@ _CLASS_BODY_NAMES = frozenset({"__class__", "__classcell__", "__module__", "__qu
 # Fields of AST nodes holding names (not string constants, not type comments).
 _NOT_NAMES = frozenset({"value", "kind", "type_comment"})
 
+# The node types ``_SourceFacts._add`` learns more from than their span and names.
+_KINDS = frozenset({
+    ast.Constant, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple, ast.DictComp, ast.Match,
+    ast.Import, ast.ImportFrom, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+    ast.MatchMapping, ast.JoinedStr, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef})
+
 
 class _SourceFacts:
     """What the definition holds: node positions, identifiers, constants."""
@@ -130,20 +136,47 @@ class _SourceFacts:
         self.made_strings = set()
         self.ints_made_by_compiler = False   # sequence patterns, import levels
         for top in (node, *decorators):
-            for sub in ast.walk(top):
-                self._add(sub)
+            self._walk(top)
 
-    def _add(self, sub):
-        span = None
-        if getattr(sub, "end_col_offset", None) is not None:
-            self.starts.add((sub.lineno, sub.col_offset))
-            self.ends.add((sub.end_lineno, sub.end_col_offset))
-            span = (sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset)
-            self.spans.add(span)
-            if isinstance(sub, ast.Name):
-                self.name_at[span] = sub.id
-            elif isinstance(sub, ast.Attribute):
-                self.name_at[span] = sub.attr
+    def _walk(self, top):
+        """Every node under ``top`` (``ast.walk``'s order), with the names its fields
+        hold (identifiers, not string constants): one pass, no generators."""
+        todo, index = [top], 0
+        starts, ends, spans, name_at = self.starts, self.ends, self.spans, self.name_at
+        add_name, kinds = self._add_name, _KINDS
+        while index < len(todo):
+            sub = todo[index]
+            index += 1
+            cls = sub.__class__
+            end_col = getattr(sub, "end_col_offset", None)
+            span = None
+            if end_col is not None:
+                start, end = (sub.lineno, sub.col_offset), (sub.end_lineno, end_col)
+                starts.add(start)
+                ends.add(end)
+                span = start + end
+                spans.add(span)
+                if cls is ast.Name:
+                    name_at[span] = sub.id
+                elif cls is ast.Attribute:
+                    name_at[span] = sub.attr
+            if cls in kinds:
+                self._add(sub, span)
+            for field in cls._fields:
+                value = getattr(sub, field, None)
+                if value.__class__ is list:
+                    if value and isinstance(value[0], str):
+                        for name in value:
+                            add_name(name)
+                    else:
+                        todo.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    todo.append(value)
+                elif isinstance(value, str) and field not in _NOT_NAMES:
+                    add_name(value)
+
+    def _add(self, sub, span):
+        """What a node of one of the ``_KINDS`` tells beyond its span and names."""
         if isinstance(sub, ast.Constant):
             keys = set(_constant_keys(sub.value))
             self.constants |= keys
@@ -172,12 +205,6 @@ class _SourceFacts:
             self._add_annotation(sub.annotation)
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.returns:
             self._add_annotation(sub.returns)
-        for field, value in ast.iter_fields(sub):
-            if isinstance(value, str) and field not in _NOT_NAMES:
-                self._add_name(value)
-            elif isinstance(value, list) and value and isinstance(value[0], str):
-                for name in value:
-                    self._add_name(name)
 
     def _add_annotation(self, annotation):
         """Under ``from __future__ import annotations`` a nested definition's
