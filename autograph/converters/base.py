@@ -5,7 +5,7 @@ from __future__ import annotations
 import gast
 
 from autograph.analysis import stays_python
-from autograph.walk import LEAVES
+from autograph.walk import LEAVES, NODE_FIELDS
 
 _AST = gast.AST
 # Node types without fields that stand for an operator or a context (``Load``,
@@ -57,8 +57,11 @@ class Transformer(gast.NodeTransformer):
     def generic_visit(self, node):
         # ast.NodeTransformer.generic_visit, without its generators.
         visit = self.visit
-        leaves = _NO_LEAVES if self._visits_leaves else _LEAVES
-        for field in node._fields:
+        if self._visits_leaves:
+            leaves, fields = _NO_LEAVES, node._fields
+        else:
+            leaves, fields = _LEAVES, NODE_FIELDS[node.__class__]
+        for field in fields:
             try:
                 old = getattr(node, field)
             except AttributeError:
