@@ -65,8 +65,8 @@ from autograph.runtime.calls import make_converted_call
 from autograph.walk import walk
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
-# A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
-# skipped for functions that contain none of them.
+# A converter module may declare what it rewrites (NODE_TYPES, NAMES: ``_applies``);
+# it is skipped for functions that contain none of it.
 DEFAULT_CONVERTERS = (
     directives,
     raises,
@@ -410,10 +410,9 @@ class Transpiler:
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
             return self.program(fn, options.options)
-        present = {type(sub) for sub in walk(node)}
+        present = {sub.__class__ for sub in walk(node)}
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
-            triggers = getattr(converter, "NODE_TYPES", None)
-            if triggers is None or not present.isdisjoint(triggers):
+            if _applies(converter, present, ctx.user_names):
                 node = converter.transform(node, ctx)
         filename = parsed.filename
         if self.store_source:
@@ -473,6 +472,19 @@ class Transpiler:
             local_names=frozenset(local),
             self_call=(fn.__code__.co_name if twin and fn.__code__.co_name in user_names
                        and fn.__code__.co_name not in bound else None))
+
+
+def _applies(converter, present, names) -> bool:
+    """Whether ``converter`` may rewrite something in a function whose tree holds
+    nodes of the types ``present`` and the identifiers ``names``. A converter module
+    may declare ``NODE_TYPES`` (the node types it rewrites) and ``NAMES`` (the
+    names whose calls it rewrites); it is skipped for a function that holds none
+    of one of them."""
+    for declared, found in (("NODE_TYPES", present), ("NAMES", names)):
+        wanted = getattr(converter, declared, None)
+        if wanted is not None and found.isdisjoint(wanted):
+            return False
+    return True
 
 
 _CONVERT_CALL = "convert __call__"
