@@ -38,9 +38,10 @@ def to_ast(node):
 
 
 class _Direction:
-    """One direction: the target module, its special cases, gast's translator."""
+    """One direction: the target module, its special cases, gast's translator, and
+    per source class the function that converts its nodes."""
 
-    def __init__(self, target, translator, special):
+    def __init__(self, target, translator, special, shared_leaves=False):
         self.target = target
         self.translator = translator
         gast_special = {name[6:] for name in vars(translator) if name.startswith("visit_")}
@@ -48,40 +49,80 @@ class _Direction:
             special = {}
         # gast's special cases on this Python: ours where written, else gast's.
         self.special = {name: special.get(name, self._gast) for name in gast_special}
-        self.classes = {}     # source class -> target class, or None where gast has none
+        # A node with no fields and no attributes (Load, Add...) converted to one
+        # object per class: for ``to_ast``, whose trees are compiled and printed.
+        self.shared_leaves = shared_leaves
+        self.handlers = {}    # source class -> function converting its nodes
 
     def _gast(self, node):
         return self.translator().visit(node)
 
+    def handler(self, cls):
+        """The function converting nodes of class ``cls`` (made on first use)."""
+        found = self.special.get(cls.__name__)
+        if found is None:
+            target = getattr(self.target, cls.__name__, None)
+            if target is None:
+                found = _none           # (gast drops a node its target module lacks)
+            elif self.shared_leaves and not cls._fields and not cls._attributes:
+                found = _shared(target())
+            else:
+                found = _generic_of(cls, target, self)
+        self.handlers[cls] = found
+        return found
+
+
+def _none(node):
+    return None
+
+
+def _shared(leaf):
+    return lambda node: leaf
+
 
 def _convert(node, direction):
-    special = direction.special.get(node.__class__.__name__)
-    if special is not None:
-        return special(node)
-    return _generic(node, direction)
+    handler = direction.handlers.get(node.__class__)
+    if handler is None:
+        handler = direction.handler(node.__class__)
+    return handler(node)
 
 
 def _generic(node, direction):
-    """What gast's ``generic_visit`` makes of ``node``: the node of the same name in
-    the target module, its fields converted, its location copied."""
+    """What gast's ``generic_visit`` makes of ``node``."""
     cls = node.__class__
-    target = direction.classes.get(cls, False)
-    if target is False:
-        target = direction.classes[cls] = getattr(direction.target, cls.__name__, None)
-    if target is None:
-        return None      # (gast drops a node its target module lacks)
-    new = target.__new__(target)
-    values = new.__dict__
-    own = node.__dict__
-    for field in cls._fields:
-        if field in own:
-            values[field] = _value(own[field], direction)
-    for attr in cls._attributes:
-        try:
-            values[attr] = getattr(node, attr)
-        except AttributeError:
-            pass
-    return new
+    target = getattr(direction.target, cls.__name__, None)
+    return None if target is None else _generic_of(cls, target, direction)(node)
+
+
+def _generic_of(cls, target, direction):
+    """The function making what gast's ``generic_visit`` makes of a node of class
+    ``cls``: the node of class ``target``, its fields converted, its location
+    copied."""
+    fields, attributes = cls._fields, cls._attributes
+    handlers, make_handler = direction.handlers, direction.handler
+
+    def convert(node):
+        new = target.__new__(target)
+        values = new.__dict__
+        own = node.__dict__
+        for field in fields:
+            if field in own:
+                value = own[field]
+                if value.__class__ is list:
+                    value = [(handlers.get(v.__class__) or make_handler(v.__class__))(v)
+                             if isinstance(v, _AST) else _value(v, direction) for v in value]
+                elif isinstance(value, _AST):
+                    value = (handlers.get(value.__class__) or make_handler(value.__class__))(
+                        value)
+                values[field] = value
+        for attr in attributes:
+            try:
+                values[attr] = getattr(node, attr)
+            except AttributeError:
+                pass
+        return new
+
+    return convert
 
 
 def _value(value, direction):
@@ -199,7 +240,7 @@ _TO_GAST = _Direction(gast, ast3.Ast3ToGAst, {
     "Name": _gast_name, "arg": _gast_arg, "ExceptHandler": _gast_except_handler,
     "FunctionDef": _gast_function(gast.FunctionDef),
     "AsyncFunctionDef": _gast_function(gast.AsyncFunctionDef), "ClassDef": _gast_class})
-_TO_AST = _Direction(ast, ast3.GAstToAst3, {
+_TO_AST = _Direction(ast, ast3.GAstToAst3, shared_leaves=True, special={
     "Name": _ast_name, "ExceptHandler": _ast_except_handler, "Assign": _ast_assign,
     "FunctionDef": _ast_function(ast.FunctionDef),
     "AsyncFunctionDef": _ast_function(ast.AsyncFunctionDef), "ClassDef": _ast_class,
