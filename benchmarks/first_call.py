@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,6 +166,38 @@ def format_rows(rows: list[dict]) -> list[list[str]]:
 COLUMNS = ["program", "impl", *STAGES, "first call", "vs hand", "trace share"]
 
 
+def primitive_counts(closed_jaxpr) -> Counter:
+    """How many equations of each primitive ``closed_jaxpr`` holds, nested jaxprs
+    (loop bodies, branches, calls) included."""
+    counts = Counter()
+    todo = [closed_jaxpr.jaxpr]
+    while todo:
+        jaxpr = todo.pop()
+        for eqn in jaxpr.eqns:
+            counts[eqn.primitive.name] += 1
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        todo.append(inner)
+    return counts
+
+
+def equation_diffs(cases=CASES) -> list[list[str]]:
+    """Per case: the equations of autograph's jaxpr and of the hand-written one, and
+    the primitives one has more of than the other."""
+    rows = []
+    for case in cases:
+        args = case.make_args()
+        auto = primitive_counts(jax.make_jaxpr(autograph.convert(case.original))(*args))
+        hand = primitive_counts(jax.make_jaxpr(case.hand)(*args))
+        extra = ", ".join(f"+{n} {p}" for p, n in sorted((auto - hand).items()))
+        missing = ", ".join(f"-{n} {p}" for p, n in sorted((hand - auto).items()))
+        rows.append([case.name, str(sum(auto.values())), str(sum(hand.values())),
+                     "; ".join(x for x in (extra, missing) if x) or "same"])
+    return rows
+
+
 def main(rounds: int = 7) -> None:
     from .report import _table
 
@@ -172,6 +205,8 @@ def main(rounds: int = 7) -> None:
     print(f"first call of a new function, medians of {rounds} interleaved rounds "
           f"(jax {jax.__version__}, {jax.default_backend()})")
     print(_table(COLUMNS, format_rows(rows)))
+    print("\njaxpr equations (nested included), autograph vs hand-written lax")
+    print(_table(["program", "autograph", "hand_lax", "difference"], equation_diffs()))
 
 
 if __name__ == "__main__":
