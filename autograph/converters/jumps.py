@@ -35,6 +35,8 @@ class LoopJumps(Transformer):
     (nested loops need flags of their own); ``rewrite_loop(node, level)`` does the
     converter's own rewrite."""
 
+    statements_only = True
+
     def __init__(self, ctx):
         self.ctx = ctx
         self.depth = 0

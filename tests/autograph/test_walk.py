@@ -59,3 +59,27 @@ def test_a_named_except_handler_has_its_name_as_a_child():
     tree = gast.ast_to_gast(ast.parse("try:\n    pass\nexcept E as e:\n    pass\n"))
     handler = tree.body[0].handlers[0]
     assert any(isinstance(c, gast.Name) and c.id == "e" for c in walk.child_nodes(handler))
+
+
+def test_statement_converters_give_what_a_visit_of_every_node_gives(monkeypatch):
+    """The converters that visit statements only (``Transformer.statements_only``)
+    make the code they made when their visit went into every expression."""
+    from autograph.converters import base
+    from autograph.transpiler import Transpiler
+    from benchmarks.suite import conversion_sources
+    from benchmarks.workloads import get_workloads
+    from tests.autograph import test_walk_samples
+
+    functions = [*conversion_sources(get_workloads(None)), *test_walk_samples.FUNCTIONS]
+    fast = [Transpiler().source(f) for f in functions]
+    converters = [c for c in _subclasses(base.Transformer) if c.statements_only]
+    assert len(converters) >= 5
+    for converter in converters:
+        monkeypatch.setattr(converter, "statements_only", False)
+    assert [Transpiler().source(f) for f in functions] == fast
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
