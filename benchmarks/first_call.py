@@ -1,6 +1,6 @@
 """The first call of a function the process has never seen, split into its stages.
 
-    python -m benchmarks.first_call [rounds]
+    python -m benchmarks.first_call [rounds] [--cpu]
 
 What a user waits for the first time they call ``autograph.to_graph(f)`` on a new
 function, against the same function written by hand with ``jax.lax``:
@@ -83,23 +83,29 @@ def _fresh_module(directory: Path, case: Case, index: int):
     return module
 
 
+# The clock the stages are read on: wall-clock time, or with ``--cpu`` the process's
+# CPU time (all its threads), steadier on a machine shared with other work.
+_clock = time.perf_counter
+
+
 def _stages(fn: Callable, args: tuple, convert: bool) -> tuple[dict[str, float], object]:
     """Seconds per stage of the first call of ``fn`` (converted first if ``convert``)."""
     times = {}
-    start = time.perf_counter()
+    clock = _clock
+    start = clock()
     if convert:
         api._TRANSPILER.program(fn, ConversionOptions())
         fn = autograph.convert(fn)
-    mark = time.perf_counter()
+    mark = clock()
     times["convert"] = mark - start
     traced = jax.jit(fn).trace(*args)
-    times["trace"], mark = time.perf_counter() - mark, time.perf_counter()
+    times["trace"], mark = clock() - mark, clock()
     lowered = traced.lower()
-    times["lower"], mark = time.perf_counter() - mark, time.perf_counter()
+    times["lower"], mark = clock() - mark, clock()
     compiled = lowered.compile()
-    times["compile"], mark = time.perf_counter() - mark, time.perf_counter()
+    times["compile"], mark = clock() - mark, clock()
     out = jax.block_until_ready(compiled(*args))
-    times["run"] = time.perf_counter() - mark
+    times["run"] = clock() - mark
     times["total"] = sum(times[s] for s in STAGES)
     return times, out
 
@@ -198,16 +204,20 @@ def equation_diffs(cases=CASES) -> list[list[str]]:
     return rows
 
 
-def main(rounds: int = 7) -> None:
+def main(rounds: int = 7, cpu: bool = False) -> None:
     from .report import _table
 
+    global _clock
+    _clock = time.process_time if cpu else time.perf_counter
     rows = measure(rounds)
     print(f"first call of a new function, medians of {rounds} interleaved rounds "
-          f"(jax {jax.__version__}, {jax.default_backend()})")
+          f"(jax {jax.__version__}, {jax.default_backend()}"
+          f"{', CPU time' if cpu else ''})")
     print(_table(COLUMNS, format_rows(rows)))
     print("\njaxpr equations (nested included), autograph vs hand-written lax")
     print(_table(["program", "autograph", "hand_lax", "difference"], equation_diffs()))
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:]))
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    main(*map(int, [a for a in sys.argv[1:] if a not in flags]), cpu="--cpu" in flags)
