@@ -15,7 +15,9 @@ from jax import lax
 
 import autograph
 from autograph.runtime import batched_select
+from benchmarks.first_call import primitive_counts
 from tests.differential import assert_close
+from tests.runtime.test_vmap import collatz
 
 N, B, T = 16, 8, 5
 _rng = np.random.default_rng(0)
@@ -289,51 +291,27 @@ def test_a_while_with_a_batched_test_does_not_copy_its_constants():
     assert got[1].tolist() == [int(e[1]) for e in expected]
 
 
-def _collatz_steps(n):
-    steps = 0
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-    return steps
-
-
-def _primitives(closed):
-    found, todo = set(), [closed.jaxpr]
-    while todo:
-        for eqn in todo.pop().eqns:
-            found.add(eqn.primitive.name)
-            for param in eqn.params.values():
-                for sub in param if isinstance(param, (tuple, list)) else (param,):
-                    inner = getattr(sub, "jaxpr", sub)
-                    if hasattr(inner, "eqns"):
-                        todo.append(inner)
-    return found
-
-
 def test_an_integer_if_has_no_custom_jvp_and_keeps_its_values():
-    converted = autograph.convert(_collatz_steps)
-    primitives = _primitives(jax.make_jaxpr(converted)(jnp.int32(27)))
+    converted = autograph.convert(collatz)
+    primitives = primitive_counts(jax.make_jaxpr(converted)(jnp.int32(27)))
     assert "custom_jvp_call" not in primitives and "custom_vmap_call" in primitives
     ns = jnp.arange(1, 40, dtype=jnp.int32)
-    expected = [_collatz_steps(int(n)) for n in ns]
+    expected = [collatz(int(n)) for n in ns]
     assert [int(converted(n)) for n in ns[:5]] == expected[:5]
-    assert jax.jit(converted)(jnp.int32(27)) == _collatz_steps(27)
+    assert jax.jit(converted)(jnp.int32(27)) == collatz(27)
     np.testing.assert_array_equal(jax.vmap(converted)(ns), expected)
     np.testing.assert_array_equal(jax.jit(jax.vmap(converted))(ns), expected)
     np.testing.assert_array_equal(jax.vmap(jax.jit(converted))(ns), expected)
 
 
 def test_an_integer_if_inside_a_differentiated_function():
-    converted = autograph.convert(_collatz_steps)
+    converted = autograph.convert(collatz)
 
     def scaled(x, n):
         return x * converted(n) + jnp.sin(x) * converted(jnp.int32(x * 10) + 1)
 
     def scaled_by_hand(x, n):
-        return x * _collatz_steps(int(n)) + jnp.sin(x) * _collatz_steps(int(x * 10) + 1)
+        return x * collatz(int(n)) + jnp.sin(x) * collatz(int(x * 10) + 1)
 
     x, n = 1.7, jnp.int32(27)
     expected = jax.grad(scaled_by_hand)(x, n)
