@@ -36,8 +36,10 @@ from __future__ import annotations
 import ast
 import dis
 import inspect
+import opcode
 import operator
 import re
+import sys
 import types
 
 __all__ = ["mismatch"]
@@ -115,6 +117,12 @@ _CLASS_BODY_NAMES = frozenset({"__class__", "__classcell__", "__module__", "__qu
 # Fields of AST nodes holding names (not string constants, not type comments).
 _NOT_NAMES = frozenset({"value", "kind", "type_comment"})
 
+# The node types ``_SourceFacts._add`` learns more from than their span and names.
+_KINDS = frozenset({
+    ast.Constant, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple, ast.DictComp, ast.Match,
+    ast.Import, ast.ImportFrom, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+    ast.MatchMapping, ast.JoinedStr, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef})
+
 
 class _SourceFacts:
     """What the definition holds: node positions, identifiers, constants."""
@@ -130,20 +138,47 @@ class _SourceFacts:
         self.made_strings = set()
         self.ints_made_by_compiler = False   # sequence patterns, import levels
         for top in (node, *decorators):
-            for sub in ast.walk(top):
-                self._add(sub)
+            self._walk(top)
 
-    def _add(self, sub):
-        span = None
-        if getattr(sub, "end_col_offset", None) is not None:
-            self.starts.add((sub.lineno, sub.col_offset))
-            self.ends.add((sub.end_lineno, sub.end_col_offset))
-            span = (sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset)
-            self.spans.add(span)
-            if isinstance(sub, ast.Name):
-                self.name_at[span] = sub.id
-            elif isinstance(sub, ast.Attribute):
-                self.name_at[span] = sub.attr
+    def _walk(self, top):
+        """Every node under ``top`` (``ast.walk``'s order), with the names its fields
+        hold (identifiers, not string constants): one pass, no generators."""
+        todo, index = [top], 0
+        starts, ends, spans, name_at = self.starts, self.ends, self.spans, self.name_at
+        add_name, kinds = self._add_name, _KINDS
+        while index < len(todo):
+            sub = todo[index]
+            index += 1
+            cls = sub.__class__
+            end_col = getattr(sub, "end_col_offset", None)
+            span = None
+            if end_col is not None:
+                start, end = (sub.lineno, sub.col_offset), (sub.end_lineno, end_col)
+                starts.add(start)
+                ends.add(end)
+                span = start + end
+                spans.add(span)
+                if cls is ast.Name:
+                    name_at[span] = sub.id
+                elif cls is ast.Attribute:
+                    name_at[span] = sub.attr
+            if cls in kinds:
+                self._add(sub, span)
+            for field in cls._fields:
+                value = getattr(sub, field, None)
+                if value.__class__ is list:
+                    if value and isinstance(value[0], str):
+                        for name in value:
+                            add_name(name)
+                    else:
+                        todo.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    todo.append(value)
+                elif isinstance(value, str) and field not in _NOT_NAMES:
+                    add_name(value)
+
+    def _add(self, sub, span):
+        """What a node of one of the ``_KINDS`` tells beyond its span and names."""
         if isinstance(sub, ast.Constant):
             keys = set(_constant_keys(sub.value))
             self.constants |= keys
@@ -172,12 +207,6 @@ class _SourceFacts:
             self._add_annotation(sub.annotation)
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.returns:
             self._add_annotation(sub.returns)
-        for field, value in ast.iter_fields(sub):
-            if isinstance(value, str) and field not in _NOT_NAMES:
-                self._add_name(value)
-            elif isinstance(value, list) and value and isinstance(value[0], str):
-                for name in value:
-                    self._add_name(name)
 
     def _add_annotation(self, annotation):
         """Under ``from __future__ import annotations`` a nested definition's
@@ -193,18 +222,16 @@ class _SourceFacts:
     def explain(self, code) -> str | None:
         """Why ``code`` (the function's or a nested one) was not compiled from this
         definition, or ``None``."""
-        for instruction in dis.get_instructions(code):
-            position = instruction.positions
-            if position is None or None in position or (
-                    position.col_offset == position.end_col_offset == 0):
+        for opname, position, argval in instructions(code):
+            if None in position or position[2] == position[3] == 0:
                 continue                      # no position, or the compiler's own
             line, end_line, col, end_col = position
             if (line, col, end_line, end_col) not in self.spans and (
-                    instruction.opname not in _METHOD_CALL_OPS
+                    opname not in _METHOD_CALL_OPS
                     or ((line, col) not in self.starts and (end_line, end_col) not in self.ends)):
                 return (f"the running code has an expression at line {line}, column "
                         f"{col + 1} that the source does not")
-            problem = self._differs_at((line, col, end_line, end_col), instruction)
+            problem = self._differs_at((line, col, end_line, end_col), opname, argval)
             if problem:
                 return problem
         names = code.co_names + code.co_varnames + code.co_cellvars + code.co_freevars
@@ -223,13 +250,14 @@ class _SourceFacts:
                             "source does not")
         return None
 
-    def _differs_at(self, span, instruction):
-        """Why the name or constant ``instruction`` uses is not the one the node at
-        its own span of the source holds, or ``None`` (also where no such node is)."""
-        if instruction.opname in _NAME_OPS:
+    def _differs_at(self, span, opname, argval):
+        """Why the name or constant an instruction (``opname``, ``argval``) uses is
+        not the one the node at its own span of the source holds, or ``None`` (also
+        where no such node is)."""
+        if opname in _NAME_OPS:
             held = self.name_at.get(span)
-            name = instruction.argval
-            if instruction.opname.startswith(("STORE", "DELETE")) and (
+            name = argval
+            if opname.startswith(("STORE", "DELETE")) and (
                     name in self.implicit_stores):
                 return None     # ``e = None; del e`` after ``except ... as e``, captures
             if name in _CLASS_BODY_NAMES:
@@ -239,10 +267,10 @@ class _SourceFacts:
             if held is not None and isinstance(name, str) and not _same_name(name, held):
                 return (f"the running code uses '{name}' at line {span[0]}, column "
                         f"{span[1] + 1}, where the source has '{held}'")
-        elif instruction.opname == "LOAD_CONST" and span in self.constants_at:
-            keys = set(_constant_keys(instruction.argval))
+        elif opname == "LOAD_CONST" and span in self.constants_at:
+            keys = set(_constant_keys(argval))
             if not keys <= self.constants_at[span] | self.made_strings:
-                return (f"the running code has the constant {instruction.argrepr} at line "
+                return (f"the running code has the constant {argval!r} at line "
                         f"{span[0]}, column {span[1] + 1}, where the source has another")
         return None
 
@@ -257,6 +285,78 @@ class _SourceFacts:
         if kind == "str":
             return text[1:-1] in self.names or ".<locals>." in text
         return kind == "int" and self.ints_made_by_compiler and abs(int(text)) <= 256
+
+
+def instructions(code):
+    """``(opname, (line, end line, column, end column), argval)`` of each instruction
+    of ``code``, as ``dis.get_instructions`` gives them (``argval`` of the
+    instructions naming a variable or an attribute, and of ``LOAD_CONST``; None for
+    the others). Read straight from the bytecode on the Python whose layout is
+    written out here (``_decoded``: about a third of the time ``dis`` takes, which
+    also formats every argument), through ``dis`` on the others."""
+    if _DECODED:
+        return _decoded(code)
+    return [(i.opname, tuple(i.positions), i.argval if i.opname in _ARGVAL_OPS else None)
+            for i in dis.get_instructions(code)]
+
+
+# The instructions whose argument ``explain`` reads.
+_ARGVAL_OPS = _NAME_OPS | {"LOAD_CONST"}
+# Python 3.11's bytecode, as ``dis._unpack_opargs`` and ``dis._get_instructions_bytes``
+# read it: two bytes an instruction, inline cache entries after some (no instruction,
+# and a position each), EXTENDED_ARG prefixes; ``co_code`` holds no specialised
+# instructions. tests/autograph/test_fingerprint_decode.py checks it against ``dis``.
+_DECODED = sys.version_info[:2] == (3, 11)
+if _DECODED:
+    _CACHE_ENTRIES = tuple(opcode._inline_cache_entries)
+    _ARG_KIND = {}    # opcode -> how its argval is found
+    for _op in range(256):
+        _name = dis.opname[_op]
+        if _name not in _ARGVAL_OPS:
+            continue
+        if _op in dis.hasconst:
+            _ARG_KIND[_op] = "const"
+        elif _op == dis.opmap["LOAD_GLOBAL"]:
+            _ARG_KIND[_op] = "global"
+        elif _op in dis.hasname:
+            _ARG_KIND[_op] = "name"
+        elif _op in dis.haslocal or _op in dis.hasfree:
+            _ARG_KIND[_op] = "local"
+
+
+def _decoded(code):
+    raw = code.co_code
+    positions = code.co_positions()
+    opnames, caches, kinds = dis.opname, _CACHE_ENTRIES, _ARG_KIND
+    have_argument, extended = dis.HAVE_ARGUMENT, dis.EXTENDED_ARG
+    out, extended_arg, skip = [], 0, 0
+    for i in range(0, len(raw), 2):
+        position = next(positions, (None, None, None, None))
+        if skip:
+            skip -= 1
+            continue
+        op = raw[i]
+        skip = caches[op]
+        arg = None
+        if op >= have_argument:
+            arg = raw[i + 1] | extended_arg
+            extended_arg = (arg << 8) if op == extended else 0
+            if extended_arg >= 1 << 31:
+                extended_arg -= 1 << 32
+        else:
+            extended_arg = 0
+        kind = kinds.get(op)
+        argval = None
+        if kind == "const":
+            argval = code.co_consts[arg]
+        elif kind == "name":
+            argval = code.co_names[arg]
+        elif kind == "global":
+            argval = code.co_names[arg >> 1]
+        elif kind == "local":
+            argval = code._varname_from_oparg(arg)
+        out.append((opnames[op], position, argval))
+    return out
 
 
 def _constant_keys(value):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import gast
 
-from autograph import fingerprint
+from autograph import ast_bridge, fingerprint
 from autograph.errors import ConversionError
 from autograph.walk import child_nodes
 
@@ -97,7 +97,7 @@ def _parse_def(fn, lines) -> ParsedFunction:
     problem = fingerprint.mismatch(code, definition, definition.decorator_list)
     if problem:
         raise _changed_since_import(fn, problem)
-    node = gast.ast_to_gast(definition)
+    node = ast_bridge.to_gast(definition)
     node.decorator_list = []
     _mangle_private_names(node, code)
     return ParsedFunction(node=node, filename=filename, source="".join(block))
@@ -153,8 +153,13 @@ def _parse_lines(lines, first_lineno, filename="<unknown>"):
     if wrapped:
         text = "if 1:\n" + text
         offset -= 1
-    tree = ast.parse(text, filename=filename)
-    ast.increment_lineno(tree, offset)
+    if offset >= 0:
+        # Blank lines first put every node on its line at once (cheaper than
+        # ast.increment_lineno's walk), and a SyntaxError names the file's line.
+        tree = ast.parse("\n" * offset + text, filename=filename)
+    else:
+        tree = ast.parse(text, filename=filename)
+        ast.increment_lineno(tree, offset)
     return tree.body[0].body if wrapped else tree.body
 
 
@@ -278,7 +283,7 @@ def _parse_lambda(fn, lines) -> ParsedFunction:
         problem = fingerprint.mismatch(code, lam)
         if problem:
             raise _changed_since_import(fn, problem)
-    node = gast.ast_to_gast(lam)
+    node = ast_bridge.to_gast(lam)
     _mangle_private_names(node, code)
     ret = gast.Return(value=node.body)
     fdef = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],

@@ -81,14 +81,18 @@ def copy_tree(value):
     """A deep copy of a gast tree (or list of trees), annotations included; much
     faster than ``copy.deepcopy``, which matters for conversion time."""
     if isinstance(value, gast.AST):
-        new = type(value).__new__(type(value))
-        new.__dict__.update(
-            (k, copy_tree(v) if isinstance(v, (gast.AST, list)) else v)
-            for k, v in value.__dict__.items())
+        cls = value.__class__
+        new = cls.__new__(cls)
+        fields = new.__dict__
+        for k, v in value.__dict__.items():
+            fields[k] = copy_tree(v) if isinstance(v, _TREE) else v
         return new
     if isinstance(value, list):
-        return [copy_tree(v) for v in value]
+        return [copy_tree(v) if isinstance(v, _TREE) else v for v in value]
     return value
+
+
+_TREE = (gast.AST, list)
 
 
 def set_location(nodes, origin) -> None:

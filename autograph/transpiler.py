@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import gast
 
+from autograph import ast_bridge, parsing
 from autograph import disk_cache as disk_cache_module
-from autograph import parsing
 from autograph import runtime as runtime_module
 from autograph.analysis import annos, first_yield, local_names
 from autograph.call_policy import AS_IS, CallPolicy, is_marked_do_not_convert
@@ -65,8 +65,8 @@ from autograph.runtime.calls import make_converted_call
 from autograph.walk import walk
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
-# A converter module may declare NODE_TYPES, the gast node types it rewrites; it is
-# skipped for functions that contain none of them.
+# A converter module may declare what it rewrites (NODE_TYPES, NAMES: ``_applies``);
+# it is skipped for functions that contain none of it.
 DEFAULT_CONVERTERS = (
     directives,
     raises,
@@ -410,10 +410,9 @@ class Transpiler:
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
             return self.program(fn, options.options)
-        present = {type(sub) for sub in walk(node)}
+        present = {sub.__class__ for sub in walk(node)}
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
-            triggers = getattr(converter, "NODE_TYPES", None)
-            if triggers is None or not present.isdisjoint(triggers):
+            if _applies(converter, present, ctx.user_names):
                 node = converter.transform(node, ctx)
         filename = parsed.filename
         if self.store_source:
@@ -473,6 +472,19 @@ class Transpiler:
             local_names=frozenset(local),
             self_call=(fn.__code__.co_name if twin and fn.__code__.co_name in user_names
                        and fn.__code__.co_name not in bound else None))
+
+
+def _applies(converter, present, names) -> bool:
+    """Whether ``converter`` may rewrite something in a function whose tree holds
+    nodes of the types ``present`` and the identifiers ``names``. A converter module
+    may declare ``NODE_TYPES`` (the node types it rewrites) and ``NAMES`` (the
+    names whose calls it rewrites); it is skipped for a function that holds none
+    of one of them."""
+    for declared, found in (("NODE_TYPES", present), ("NAMES", names)):
+        wanted = getattr(converter, declared, None)
+        if wanted is not None and found.isdisjoint(wanted):
+            return False
+    return True
 
 
 _CONVERT_CALL = "convert __call__"
@@ -590,8 +602,8 @@ def _unparse(node, is_lambda: bool) -> str:
     if (is_lambda and len(node.body) == 1 and isinstance(node.body[0], gast.Return)
             and node.body[0].value is not None):
         lam = gast.Lambda(args=node.args, body=node.body[0].value)
-        return ast.unparse(gast.gast_to_ast(gast.Expression(body=lam))) + "\n"
-    return ast.unparse(gast.gast_to_ast(node)) + "\n"
+        return ast.unparse(ast_bridge.to_ast(gast.Expression(body=lam))) + "\n"
+    return ast.unparse(ast_bridge.to_ast(node)) + "\n"
 
 
 def _reject_unsupported_function(node, filename):
@@ -635,7 +647,7 @@ def _compile(node, filename, runtime_name, original_code,
     for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
         setattr(factory, attr, getattr(node, attr))
     module = gast.Module(body=[factory], type_ignores=[])
-    tree = _fill_locations(gast.gast_to_ast(module))
+    tree = _fill_locations(ast_bridge.to_ast(module))
     _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
@@ -730,11 +742,11 @@ def _reparse_from_source(node, fn, user_filename):
     """The generated code parsed again from its own source, registered in ``linecache``
     under a file name of its own (nothing is written to disk), so that tracebacks,
     ``pdb`` and ``inspect`` show and step through the generated code."""
-    source = ast.unparse(gast.gast_to_ast(node)) + "\n"
+    source = ast.unparse(ast_bridge.to_ast(node)) + "\n"
     filename = (f"<autograph-generated {fn.__qualname__} at "
                 f"{user_filename}:{fn.__code__.co_firstlineno}>")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return gast.ast_to_gast(ast.parse(source, filename=filename)).body[0], filename
+    return ast_bridge.to_gast(ast.parse(source, filename=filename)).body[0], filename
 
 
 def _qualname_prefix(code) -> str:

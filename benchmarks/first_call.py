@@ -1,6 +1,6 @@
 """The first call of a function the process has never seen, split into its stages.
 
-    python -m benchmarks.first_call [rounds]
+    python -m benchmarks.first_call [rounds] [--cpu]
 
 What a user waits for the first time they call ``autograph.to_graph(f)`` on a new
 function, against the same function written by hand with ``jax.lax``:
@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,23 +83,29 @@ def _fresh_module(directory: Path, case: Case, index: int):
     return module
 
 
+# The clock the stages are read on: wall-clock time, or with ``--cpu`` the process's
+# CPU time (all its threads), steadier on a machine shared with other work.
+_clock = time.perf_counter
+
+
 def _stages(fn: Callable, args: tuple, convert: bool) -> tuple[dict[str, float], object]:
     """Seconds per stage of the first call of ``fn`` (converted first if ``convert``)."""
     times = {}
-    start = time.perf_counter()
+    clock = _clock
+    start = clock()
     if convert:
         api._TRANSPILER.program(fn, ConversionOptions())
         fn = autograph.convert(fn)
-    mark = time.perf_counter()
+    mark = clock()
     times["convert"] = mark - start
     traced = jax.jit(fn).trace(*args)
-    times["trace"], mark = time.perf_counter() - mark, time.perf_counter()
+    times["trace"], mark = clock() - mark, clock()
     lowered = traced.lower()
-    times["lower"], mark = time.perf_counter() - mark, time.perf_counter()
+    times["lower"], mark = clock() - mark, clock()
     compiled = lowered.compile()
-    times["compile"], mark = time.perf_counter() - mark, time.perf_counter()
+    times["compile"], mark = clock() - mark, clock()
     out = jax.block_until_ready(compiled(*args))
-    times["run"] = time.perf_counter() - mark
+    times["run"] = clock() - mark
     times["total"] = sum(times[s] for s in STAGES)
     return times, out
 
@@ -165,14 +172,52 @@ def format_rows(rows: list[dict]) -> list[list[str]]:
 COLUMNS = ["program", "impl", *STAGES, "first call", "vs hand", "trace share"]
 
 
-def main(rounds: int = 7) -> None:
+def primitive_counts(closed_jaxpr) -> Counter:
+    """How many equations of each primitive ``closed_jaxpr`` holds, nested jaxprs
+    (loop bodies, branches, calls) included."""
+    counts = Counter()
+    todo = [closed_jaxpr.jaxpr]
+    while todo:
+        jaxpr = todo.pop()
+        for eqn in jaxpr.eqns:
+            counts[eqn.primitive.name] += 1
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        todo.append(inner)
+    return counts
+
+
+def equation_diffs(cases=CASES) -> list[list[str]]:
+    """Per case: the equations of autograph's jaxpr and of the hand-written one, and
+    the primitives one has more of than the other."""
+    rows = []
+    for case in cases:
+        args = case.make_args()
+        auto = primitive_counts(jax.make_jaxpr(autograph.convert(case.original))(*args))
+        hand = primitive_counts(jax.make_jaxpr(case.hand)(*args))
+        extra = ", ".join(f"+{n} {p}" for p, n in sorted((auto - hand).items()))
+        missing = ", ".join(f"-{n} {p}" for p, n in sorted((hand - auto).items()))
+        rows.append([case.name, str(sum(auto.values())), str(sum(hand.values())),
+                     "; ".join(x for x in (extra, missing) if x) or "same"])
+    return rows
+
+
+def main(rounds: int = 7, cpu: bool = False) -> None:
     from .report import _table
 
+    global _clock
+    _clock = time.process_time if cpu else time.perf_counter
     rows = measure(rounds)
     print(f"first call of a new function, medians of {rounds} interleaved rounds "
-          f"(jax {jax.__version__}, {jax.default_backend()})")
+          f"(jax {jax.__version__}, {jax.default_backend()}"
+          f"{', CPU time' if cpu else ''})")
     print(_table(COLUMNS, format_rows(rows)))
+    print("\njaxpr equations (nested included), autograph vs hand-written lax")
+    print(_table(["program", "autograph", "hand_lax", "difference"], equation_diffs()))
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:]))
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    main(*map(int, [a for a in sys.argv[1:] if a not in flags]), cpu="--cpu" in flags)

@@ -49,10 +49,13 @@ class FunctionScope:
 
     def __init__(self, node, parent):
         globals_, nonlocals = {}, {}
+        shows_locals = False    # (one walk finds the declarations and locals() calls)
         for sub in walk_same_scope(node.body):
             if isinstance(sub, (gast.Global, gast.Nonlocal)):
                 target = nonlocals if isinstance(sub, gast.Nonlocal) else globals_
                 target.update((n, sub) for n in sub.names)
+            elif not shows_locals and annos.runtime_operator(sub) in ("locals_", "dir_"):
+                shows_locals = True
         self.globals_, self.nonlocals = globals_, nonlocals
         self.locals = frozenset(local_names(node))
         args = node.args
@@ -62,10 +65,8 @@ class FunctionScope:
         self.parent = parent
         self.closures = closure_uses(node)
         # Names a read may find unbound; locals() sees every name as it is.
-        self.read_unbound = annos.get(node, annos.READ_UNBOUND, None)
-        if any(annos.runtime_operator(sub) in ("locals_", "dir_")
-               for sub in walk_same_scope(node.body)):
-            self.read_unbound = None
+        self.read_unbound = None if shows_locals else annos.get(node, annos.READ_UNBOUND,
+                                                                 None)
         shared = (self.closures.reads & self.locals) | self.closures.writes | set(nonlocals)
         self.cells = frozenset(shared - set(globals_))
         inherited = parent.written - self.locals if parent is not None else frozenset()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from autograph.walk import LEAVES
+from autograph.walk import LEAVES, NODE_FIELDS
 
 _AST = gast.AST
 
@@ -32,7 +32,7 @@ def walk_same_scope(node, skip=()):
                 extend(_evaluated_by_definition(current))
                 continue
             # (walk.child_nodes, inlined: this walk runs several times per block)
-            for field in current._fields:
+            for field in NODE_FIELDS[current.__class__]:
                 value = getattr(current, field, None)
                 if value.__class__ is list:
                     extend([item for item in value

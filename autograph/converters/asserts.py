@@ -36,6 +36,8 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 
 class _Asserts(Transformer):
+    statements_only = True
+
     def __init__(self, ctx):
         self.ctx = ctx
         self.ag = ctx.runtime_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gast
 
 from autograph.analysis import stays_python
-from autograph.walk import LEAVES
+from autograph.walk import LEAVES, NODE_FIELDS
 
 _AST = gast.AST
 # Node types without fields that stand for an operator or a context (``Load``,
@@ -37,6 +37,10 @@ class Transformer(gast.NodeTransformer):
 
     _visitors: dict = {}
     _visits_leaves = False
+    # A converter that rewrites statements only, and none inside a lambda: its
+    # generic visit goes through the fields holding statements (and the except
+    # handlers and match cases holding them), not into expressions.
+    statements_only = False
 
     def visit_Constant(self, node):
         return node
@@ -57,8 +61,13 @@ class Transformer(gast.NodeTransformer):
     def generic_visit(self, node):
         # ast.NodeTransformer.generic_visit, without its generators.
         visit = self.visit
-        leaves = _NO_LEAVES if self._visits_leaves else _LEAVES
-        for field in node._fields:
+        if self.statements_only:
+            leaves, fields = _LEAVES, STATEMENT_FIELDS[node.__class__]
+        elif self._visits_leaves:
+            leaves, fields = _NO_LEAVES, node._fields
+        else:
+            leaves, fields = _LEAVES, NODE_FIELDS[node.__class__]
+        for field in fields:
             try:
                 old = getattr(node, field)
             except AttributeError:
@@ -89,5 +98,15 @@ class Transformer(gast.NodeTransformer):
         return node
 
 
+class _StatementFields(dict):
+    """``node class -> its fields that hold statements, handlers or cases``."""
+
+    def __missing__(self, cls):
+        fields = self[cls] = tuple(f for f in cls._fields if f in _STATEMENT_HOLDERS)
+        return fields
+
+
+_STATEMENT_HOLDERS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+STATEMENT_FIELDS = _StatementFields()
 _NO_LEAVES = frozenset()
 _DEFINITIONS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))

@@ -23,10 +23,9 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import SCOPES, annos, read_names, stays_python, walk_same_scope
+from autograph.analysis import SCOPES, annos, read_names, stays_python
 from autograph.converters.base import Transformer
 from autograph.errors import ConversionError
-from autograph.walk import child_nodes
 
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 
@@ -35,6 +34,8 @@ class LoopJumps(Transformer):
     """Visits loops inner first, knowing each loop's nesting depth in its function
     (nested loops need flags of their own); ``rewrite_loop(node, level)`` does the
     converter's own rewrite."""
+
+    statements_only = True
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -67,11 +68,18 @@ def flag_name(base, depth):
 
 
 def contains(stmts, kind, into_loops):
-    """Whether ``stmts`` hold a ``kind`` statement of this function (of this loop
-    unless ``into_loops``)."""
+    """Whether ``stmts`` hold a ``kind`` statement (a jump) of this function (of this
+    loop unless ``into_loops``). Only statements are walked: no expression holds
+    one, and a nested definition's body is another function's."""
     skip = () if into_loops else _LOOPS
-    return any(isinstance(sub, kind) for sub in walk_same_scope(
-        [stmt for stmt in stmts if not isinstance(stmt, skip)], skip))
+    stack = [stmt for stmt in stmts if not isinstance(stmt, skip)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kind):
+            return True
+        if not isinstance(node, SCOPES):
+            stack.extend(sub for sub in _statements_under(node) if not isinstance(sub, skip))
+    return False
 
 
 def guard_after_jumps(stmts, kind, flag, ag, into_loops, on_jump=None, on_loop=None):
@@ -264,14 +272,16 @@ _CONSTRUCTS = {gast.If: "if", gast.While: "while", gast.For: "for"}
 def reject_leftover_jumps(fn, ctx):
     """The jump converters ran before: a ``return`` left inside a block, or a
     ``break``/``continue`` left inside a loop, is one they could not handle (a
-    converted block runs to its end). Nested generators and coroutines stay Python."""
-    stack = [(child, None, None) for child in child_nodes(fn)]
+    converted block runs to its end). Nested generators and coroutines stay Python.
+    (A jump is a statement: the walk goes through statements only, in the order a
+    walk of every node would meet them.)"""
+    stack = [(child, None, None) for child in _statements_under(fn)]
     while stack:
         node, block, loop = stack.pop()
         if stays_python(node):
             continue
         if isinstance(node, SCOPES):
-            stack.extend((child, None, None) for child in child_nodes(node))
+            stack.extend((child, None, None) for child in _statements_under(node))
             continue
         jump = (isinstance(node, gast.Return) and block is not None) or (
             isinstance(node, (gast.Break, gast.Continue)) and loop is not None)
@@ -286,4 +296,20 @@ def reject_leftover_jumps(fn, ctx):
             block = construct
             if construct != "if":
                 loop = construct
-        stack.extend((child, block, loop) for child in child_nodes(node))
+        stack.extend((child, block, loop) for child in _statements_under(node))
+
+
+# The fields holding statements, or the handlers and cases that hold them, in the
+# order every node type having them has them.
+_STATEMENT_HOLDERS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def _statements_under(node) -> list:
+    """The children of ``node`` that are or hold statements, in ``child_nodes`` order
+    (a lambda's body is an expression, not a list: none)."""
+    children = []
+    for field in _STATEMENT_HOLDERS:
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            children += value
+    return children

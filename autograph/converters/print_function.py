@@ -24,6 +24,7 @@ from autograph.converters import formatting
 from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.Call,)
+NAMES = ("print",)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:

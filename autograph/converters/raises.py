@@ -59,6 +59,8 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 
 class _Raises(Transformer):
+    statements_only = True
+
     def __init__(self, ctx):
         self.ctx = ctx
         self.scopes: list[frozenset | None] = []   # locals per enclosing function

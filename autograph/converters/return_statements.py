@@ -56,6 +56,8 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 
 class _Returns(Transformer):
+    statements_only = True
+
     def __init__(self, ctx):
         self.ctx = ctx
 

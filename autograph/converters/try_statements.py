@@ -104,6 +104,8 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 
 class _Tries(Transformer):
+    statements_only = True
+
     def __init__(self, ctx):
         self.ctx = ctx
 

@@ -161,6 +161,13 @@ def _has_loop(jaxpr) -> bool:
     return False
 
 
+def _differentiable(closed) -> bool:
+    """Whether a value the closed jaxpr ``closed`` takes (constants included) or
+    gives is of a floating or complex type, which a tangent can be nonzero for."""
+    avals = [v.aval for v in closed.jaxpr.constvars] + [*closed.in_avals, *closed.out_avals]
+    return any(jnp.issubdtype(a.dtype, jnp.inexact) for a in avals)
+
+
 def _inexact(value) -> bool:
     return jnp.issubdtype(jnp.result_type(value), jnp.inexact)
 
@@ -201,13 +208,20 @@ def _batched_outputs(jaxpr, consts_batched, leaves_batched):
 class _StagedIf:
     """One staged ``if`` whose branches are closed jaxprs. Called with the predicate,
     each branch's constants and the operands' leaves, it is a ``custom_jvp``
-    around a ``custom_vmap`` around ``lax.cond``."""
+    around a ``custom_vmap`` around ``lax.cond`` (the ``custom_vmap`` alone where
+    no value in or out is of a floating type)."""
 
     def __init__(self, true_jaxpr, false_jaxpr, spare):
         self.jaxprs = {True: true_jaxpr, False: false_jaxpr}
         self.spare = spare
         primal = jax.custom_batching.custom_vmap(self.cond)
         primal.def_vmap(self._vmap_rule)
+        if not (_differentiable(true_jaxpr) or _differentiable(false_jaxpr)):
+            # Integers and booleans only, in and out: every tangent reaching it is a
+            # symbolic zero, which JAX's JVP and linearize pass by without a rule, so
+            # no custom_jvp is needed (one equation and its trace less: collatz).
+            self.function = primal
+            return
         self.function = jax.custom_jvp(primal)
         self.function.defjvp(self._jvp)
 

@@ -30,3 +30,14 @@ def test_whole_suite_sections_render(tmp_path):
     assert "First call of a new function" in text and "ValueError" in text
     assert "Converting every lambda" in text and "KeyError" in text
     assert "####" in "\n".join(report._source_sections(results, markdown=True))
+
+
+def test_primitive_counts_count_the_equations_of_nested_jaxprs():
+    import jax
+    from jax import lax
+
+    closed = jax.make_jaxpr(lambda x: lax.cond(x > 0, lambda: x + 1.0, lambda: x * 2.0))(1.0)
+    counts = first_call.primitive_counts(closed)
+    assert counts["cond"] == 1 and counts["add"] == 1 and counts["mul"] == 1
+    rows = first_call.equation_diffs(first_call.CASES[:1])
+    assert rows[0][0] == first_call.CASES[0].name and len(rows[0]) == 4

@@ -15,7 +15,9 @@ from jax import lax
 
 import autograph
 from autograph.runtime import batched_select
+from benchmarks.first_call import primitive_counts
 from tests.differential import assert_close
+from tests.runtime.test_vmap import collatz
 
 N, B, T = 16, 8, 5
 _rng = np.random.default_rng(0)
@@ -287,3 +289,40 @@ def test_a_while_with_a_batched_test_does_not_copy_its_constants():
     assert_close(np.stack([np.asarray(e[0]) for e in expected]), got[0], rtol=1e-4,
                  atol=1e-4)
     assert got[1].tolist() == [int(e[1]) for e in expected]
+
+
+def test_an_integer_if_has_no_custom_jvp_and_keeps_its_values():
+    converted = autograph.convert(collatz)
+    primitives = primitive_counts(jax.make_jaxpr(converted)(jnp.int32(27)))
+    assert "custom_jvp_call" not in primitives and "custom_vmap_call" in primitives
+    ns = jnp.arange(1, 40, dtype=jnp.int32)
+    expected = [collatz(int(n)) for n in ns]
+    assert [int(converted(n)) for n in ns[:5]] == expected[:5]
+    assert jax.jit(converted)(jnp.int32(27)) == collatz(27)
+    np.testing.assert_array_equal(jax.vmap(converted)(ns), expected)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(converted))(ns), expected)
+    np.testing.assert_array_equal(jax.vmap(jax.jit(converted))(ns), expected)
+
+
+def test_an_integer_if_inside_a_differentiated_function():
+    converted = autograph.convert(collatz)
+
+    def scaled(x, n):
+        return x * converted(n) + jnp.sin(x) * converted(jnp.int32(x * 10) + 1)
+
+    def scaled_by_hand(x, n):
+        return x * collatz(int(n)) + jnp.sin(x) * collatz(int(x * 10) + 1)
+
+    x, n = 1.7, jnp.int32(27)
+    expected = jax.grad(scaled_by_hand)(x, n)
+    assert_close(jax.grad(scaled)(x, n), expected)
+    assert_close(jax.jit(jax.grad(scaled))(x, n), expected)
+    primal, tangent = jax.jvp(scaled, (x, n), (1.0, np.zeros((), jax.dtypes.float0)))
+    assert_close(tangent, expected)
+    assert_close(primal, scaled_by_hand(x, n))
+    _, pullback = jax.vjp(scaled, x, n)
+    assert_close(pullback(1.0)[0], expected)
+    xs = jnp.linspace(0.5, 2.0, 4)
+    assert_close(jax.vmap(jax.grad(scaled), in_axes=(0, None))(xs, n),
+                 jnp.stack([jax.grad(scaled_by_hand)(float(v), n) for v in xs]))
+    assert_close(jax.jacrev(scaled)(x, n), expected)

@@ -1,0 +1,247 @@
+"""``ast`` <-> ``gast`` trees, as ``gast.ast_to_gast`` / ``gast.gast_to_ast`` make them.
+
+gast's translators are ``ast.NodeTransformer``s that build every node through its
+constructor from a dict of visited fields; converting a function's tree both ways
+was about a tenth of a cold conversion. These make the same trees (the same node
+types, fields and locations: ``tests/autograph/test_ast_bridge.py`` compares the
+dumps over the standard library) by filling each new node's ``__dict__``
+directly, with gast's own special cases written out for the node types gast
+treats specially on this Python. A node type gast treats specially that is not
+written out here is handed to gast's own translator.
+
+    tree = ast_bridge.to_gast(ast.parse(source))      # as gast.ast_to_gast
+    code = compile(ast_bridge.to_ast(tree), ...)     # as gast.gast_to_ast
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+import gast
+from gast import ast3
+
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_AST = ast.AST        # gast's node classes derive from it too
+# The Pythons whose gast special cases are written out here (gast 0.7).
+_WRITTEN_FOR = ((3, 11), (3, 12))
+
+
+def to_gast(node):
+    """The gast tree of the ``ast`` tree ``node`` (``gast.ast_to_gast(node)``)."""
+    return _convert(node, _TO_GAST)
+
+
+def to_ast(node):
+    """The ``ast`` tree of the gast tree ``node`` (``gast.gast_to_ast(node)``)."""
+    return _convert(node, _TO_AST)
+
+
+class _Direction:
+    """One direction: the target module, its special cases, gast's translator, and
+    per source class the function that converts its nodes."""
+
+    def __init__(self, target, translator, special, shared_leaves=False):
+        self.target = target
+        self.translator = translator
+        gast_special = {name[6:] for name in vars(translator) if name.startswith("visit_")}
+        if sys.version_info[:2] not in _WRITTEN_FOR:
+            special = {}
+        # gast's special cases on this Python: ours where written, else gast's.
+        self.special = {name: special.get(name, self._gast) for name in gast_special}
+        # A node with no fields and no attributes (Load, Add...) converted to one
+        # object per class: for ``to_ast``, whose trees are compiled and printed.
+        self.shared_leaves = shared_leaves
+        self.handlers = {}    # source class -> function converting its nodes
+
+    def _gast(self, node):
+        return self.translator().visit(node)
+
+    def handler(self, cls):
+        """The function converting nodes of class ``cls`` (made on first use)."""
+        found = self.special.get(cls.__name__)
+        if found is None:
+            target = getattr(self.target, cls.__name__, None)
+            if target is None:
+                found = _none           # (gast drops a node its target module lacks)
+            elif self.shared_leaves and not cls._fields and not cls._attributes:
+                found = _shared(target())
+            else:
+                found = _generic_of(cls, target, self)
+        self.handlers[cls] = found
+        return found
+
+
+def _none(node):
+    return None
+
+
+def _shared(leaf):
+    return lambda node: leaf
+
+
+def _convert(node, direction):
+    handler = direction.handlers.get(node.__class__)
+    if handler is None:
+        handler = direction.handler(node.__class__)
+    return handler(node)
+
+
+def _generic(node, direction):
+    """What gast's ``generic_visit`` makes of ``node``."""
+    cls = node.__class__
+    target = getattr(direction.target, cls.__name__, None)
+    return None if target is None else _generic_of(cls, target, direction)(node)
+
+
+def _generic_of(cls, target, direction):
+    """The function making what gast's ``generic_visit`` makes of a node of class
+    ``cls``: the node of class ``target``, its fields converted, its location
+    copied."""
+    fields, attributes = cls._fields, cls._attributes
+    handlers, make_handler = direction.handlers, direction.handler
+
+    def convert(node):
+        new = target.__new__(target)
+        values = new.__dict__
+        own = node.__dict__
+        for field in fields:
+            if field in own:
+                value = own[field]
+                if value.__class__ is list:
+                    value = [(handlers.get(v.__class__) or make_handler(v.__class__))(v)
+                             if isinstance(v, _AST) else _value(v, direction) for v in value]
+                elif isinstance(value, _AST):
+                    value = (handlers.get(value.__class__) or make_handler(value.__class__))(
+                        value)
+                values[field] = value
+        for attr in attributes:
+            try:
+                values[attr] = getattr(node, attr)
+            except AttributeError:
+                pass
+        return new
+
+    return convert
+
+
+def _value(value, direction):
+    if isinstance(value, _AST):
+        return _convert(value, direction)
+    if value.__class__ is list:
+        return [_value(v, direction) for v in value]
+    return value
+
+
+def _copy_location(new, old):
+    """``ast.copy_location(new, old)``."""
+    for attr in _LOCATION:
+        if attr in old._attributes and attr in new._attributes:
+            value = getattr(old, attr, None)
+            if value is not None or (hasattr(old, attr) and attr.startswith("end_")):
+                setattr(new, attr, value)
+    return new
+
+
+def _gast_copy_location(new, old):
+    """``gast.copy_location(new, old)``."""
+    for attr in _LOCATION:
+        if attr in old._attributes and attr in new._attributes and hasattr(old, attr):
+            setattr(new, attr, getattr(old, attr))
+    return new
+
+
+# -- ast -> gast ----------------------------------------------------------------------
+
+def _g(value):
+    return _value(value, _TO_GAST)
+
+
+def _gast_name(node):
+    return _copy_location(gast.Name(node.id, _g(node.ctx), None, None), node)
+
+
+def _gast_arg(node):
+    return _copy_location(gast.Name(node.arg, gast.Param(), _g(node.annotation),
+                                    _g(node.type_comment)), node)
+
+
+def _gast_except_handler(node):
+    if not node.name:
+        return _generic(node, _TO_GAST)
+    return _copy_location(gast.ExceptHandler(
+        _g(node.type), gast.Name(node.name, gast.Store(), None, None), _g(node.body)), node)
+
+
+def _gast_function(kind):
+    def convert(node):
+        return _gast_copy_location(kind(
+            _g(node.name), _g(node.args), _g(node.body), _g(node.decorator_list),
+            _g(node.returns), _g(node.type_comment), []), node)
+    return convert
+
+
+def _gast_class(node):
+    return _gast_copy_location(gast.ClassDef(
+        _g(node.name), _g(node.bases), _g(node.keywords), _g(node.body),
+        _g(node.decorator_list), []), node)
+
+
+# -- gast -> ast ----------------------------------------------------------------------
+
+def _a(value):
+    return _value(value, _TO_AST)
+
+
+def _ast_name(node):
+    return _copy_location(ast.Name(_a(node.id), _a(node.ctx)), node)
+
+
+def _ast_except_handler(node):
+    if not node.name:
+        return _generic(node, _TO_AST)
+    return _copy_location(ast.ExceptHandler(_a(node.type), node.name.id, _a(node.body)),
+                          node)
+
+
+def _ast_assign(node):
+    return _copy_location(ast.Assign(_a(node.targets), _a(node.value)), node)
+
+
+def _ast_function(kind):
+    def convert(node):
+        return _copy_location(kind(
+            _a(node.name), _a(node.args), _a(node.body), _a(node.decorator_list),
+            _a(node.returns), _a(node.type_comment)), node)
+    return convert
+
+
+def _ast_class(node):
+    return _copy_location(ast.ClassDef(
+        _a(node.name), _a(node.bases), _a(node.keywords), _a(node.body),
+        _a(node.decorator_list)), node)
+
+
+def _ast_arg(node):
+    if node is None:
+        return None
+    return _copy_location(ast.arg(_a(node.id), _a(node.annotation), _a(node.type_comment)),
+                          node)
+
+
+def _ast_arguments(node):
+    return ast.arguments(
+        [_ast_arg(a) for a in node.posonlyargs], [_ast_arg(a) for a in node.args],
+        _ast_arg(node.vararg), [_ast_arg(a) for a in node.kwonlyargs],
+        _a(node.kw_defaults), _ast_arg(node.kwarg), _a(node.defaults))
+
+
+_TO_GAST = _Direction(gast, ast3.Ast3ToGAst, {
+    "Name": _gast_name, "arg": _gast_arg, "ExceptHandler": _gast_except_handler,
+    "FunctionDef": _gast_function(gast.FunctionDef),
+    "AsyncFunctionDef": _gast_function(gast.AsyncFunctionDef), "ClassDef": _gast_class})
+_TO_AST = _Direction(ast, ast3.GAstToAst3, shared_leaves=True, special={
+    "Name": _ast_name, "ExceptHandler": _ast_except_handler, "Assign": _ast_assign,
+    "FunctionDef": _ast_function(ast.FunctionDef),
+    "AsyncFunctionDef": _ast_function(ast.AsyncFunctionDef), "ClassDef": _ast_class,
+    "arguments": _ast_arguments})
