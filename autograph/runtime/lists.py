@@ -370,16 +370,12 @@ _MAY_HOLD_LISTS = (TensorList, tuple, list, dict)
 # -- lists in the branches of a staged `if` --------------------------------------------
 
 
-def branch_buffers(*branches_and_operands) -> dict:
-    """Where the branches of a staged ``if`` (``branch(operands)`` each, the last
-    argument the operands) disagree only in that a list is a buffer in one (grown in
-    a staged loop there) and a Python list or a smaller buffer in the other:
-    ``{position: (capacity, element)}``, what ``as_buffers`` makes them all."""
-    *branches, operands = branches_and_operands
-    try:
-        outs = [jax.eval_shape(branch, operands) for branch in branches]
-    except Exception:  # noqa: BLE001 - a branch fails by itself: lax.cond says why
-        return {}
+def branch_buffers(*outs) -> dict:
+    """Where the branches of a staged ``if`` (``outs``: each branch's abstract
+    outputs, as its one trace gave them) disagree only in that a list is a buffer
+    in one (grown in a staged loop there) and a Python list or a smaller buffer in
+    the other: ``{position: (capacity, element)}``, what ``as_buffers`` makes them
+    all."""
     found = {}
     for position, values in enumerate(zip(*outs, strict=True)):
         staged = [v for v in values if isinstance(v, TensorList)]
@@ -392,6 +388,20 @@ def branch_buffers(*branches_and_operands) -> dict:
             continue
         found[position] = (capacity, element)
     return found
+
+
+def buffer_shapes(shapes, buffers) -> tuple:
+    """The abstract values ``as_buffers`` gives for a branch whose abstract outputs
+    are ``shapes`` (found without running it again)."""
+    shapes = list(shapes)
+    for position, (capacity, element) in buffers.items():
+        value = shapes[position]
+        if isinstance(value, TensorList) and value.capacity == capacity:
+            continue
+        shapes[position] = TensorList(
+            jax.ShapeDtypeStruct((capacity, *element.shape), element.dtype),
+            jax.ShapeDtypeStruct((), jnp.int32))
+    return tuple(shapes)
 
 
 def as_buffers(values, buffers) -> tuple:
