@@ -623,6 +623,7 @@ def grows_traced(step, state, item) -> bool:
                 grown.append(any(is_tracer(x) for x in new[len(state[k]):]))
 
     try:
+        # Needed: it decides whether the loop stages at all, before any real trace.
         jax.eval_shape(run)
     except Exception:  # the body cannot run abstractly: leave it to Python
         return False
@@ -638,6 +639,8 @@ def _run_probe(step, probe_state, item):
     avals = [jax.ShapeDtypeStruct(jnp.shape(leaf), jnp.result_type(leaf))
              for leaf in flat.selected]
     with _Staging():
+        # The loop's one probe: a carry must have its buffers' size and element type
+        # before the real trace.
         jax.eval_shape(probe, item if item is not None else 0, *avals)
 
 

@@ -92,6 +92,8 @@ def fill_undefined(iteration, state, item):
         out = iteration(rebuild(defined), item)
         return tuple(None if is_undefined(out[i]) else out[i] for i in holes)
 
+    # Needed where the abstract probe failed (HoleProbe): a first item known as a
+    # value may bind what an abstract one cannot.
     shapes = jax.eval_shape(unbound_after_one, defined)
     filled = list(state)
     for i, shape in zip(holes, shapes, strict=True):
