@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
 from jax._src.interpreters import batching
+from jax.extend.core import jaxpr_as_fun
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -80,11 +81,34 @@ def _cond(pred, true_fn, false_fn, operands, spare):
     only matters where that branch is taken (its linearization residuals; the
     other branch gives a filler), so one that neither branch batches is that
     branch's, with no select."""
+    true, false = (_traced(fn, operands) for fn in (true_fn, false_fn))
+    return _bind(pred, true, false, (true_fn, false_fn), operands, spare)
+
+
+def cond_traced(pred, true, false, *operands):
+    """``cond`` of two branches already traced, each a ``(closed jaxpr over the
+    operands' leaves, tree of its output)``: JAX's own order, each branch traced
+    once by the caller, checked and bound here without tracing the user's code
+    again (``conditionals._Branch``)."""
+    return _bind(pred, true, false, (_replay(*true), _replay(*false)), operands, {})
+
+
+def _replay(closed, out_tree):
+    """The branch function that a traced branch stands for (its jaxpr evaluated)."""
+    def replay(*operands):
+        out = jaxpr_as_fun(closed)(*tree_util.tree_leaves(operands))
+        return tree_util.tree_unflatten(out_tree, out)
+    return replay
+
+
+def _bind(pred, true, false, functions, operands, spare):
+    """``_cond`` once each branch is a closed jaxpr with its output tree
+    (``functions``: the branches again, should a weak type need making strong)."""
+    (true_jaxpr, out_tree), (false_jaxpr, false_tree) = true, false
+    true_fn, false_fn = functions
     leaves, _ = tree_util.tree_flatten(operands)
     if jnp.result_type(pred) != jnp.bool_:
         pred = jnp.asarray(pred) != 0
-    (true_jaxpr, out_tree), (false_jaxpr, false_tree) = (
-        _traced(fn, operands) for fn in (true_fn, false_fn))
     weak = _weak_only(true_jaxpr.out_avals, false_jaxpr.out_avals)
     if out_tree == false_tree and weak:
         # `y = 0.0` in one branch, an array in the other: both strong, as lax.cond has it

@@ -50,10 +50,11 @@ from autograph.runtime.abstract import (
     placeholder,
 )
 from autograph.runtime.objects import stateful_cells
-from autograph.runtime.stageable import StagingObstacles, check_carriable, check_stageable
-from autograph.runtime.state import as_tuple, from_tuple, split_unbound
+from autograph.runtime.stageable import StagingObstacles, check_carriable
+from autograph.runtime.staged_region import StagedRegion
+from autograph.runtime.state import Holes, as_tuple, from_tuple
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
-from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
+from autograph.runtime.undefined import is_undefined, is_undefined_return
 
 
 def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
@@ -132,58 +133,42 @@ def predicate(cond, where, construct: str):
 
 
 def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstacles):
-    """The ``if`` as one ``lax.cond``. Where the branches agree on their types (the
-    common case) that is ``lax.cond`` over them: each branch runs once. Where they
-    may not (a return value set on one side only, types ``lax.cond`` rejects), it
-    goes JAX's way: each branch traced once to a jaxpr (``_Branch``), the two
-    checked and reconciled here (one-sided returns filled, lists grown in a
-    branch's loop made buffers in both, Python scalars that meet arrays promoted),
-    then bound once, replaying the jaxprs. Either way a branch runs at most twice."""
-    with regions.staged(construct, where):
+    """The ``if`` as one ``lax.cond``, in JAX's own order: each branch traced once
+    to a jaxpr (``_Branch``), the two checked and reconciled in one place (one-sided
+    returns filled, lists grown in a branch's loop made buffers in both, Python
+    scalars that meet arrays promoted, any other difference an error naming the
+    variable), then bound once (``_reconciled_cond``). Each branch runs once."""
+    # The order every staged region follows (staged_region.py): watch, open,
+    # lift, check, trace/reconcile/bind, settle, write back.
+    region = StagedRegion(construct, where, names, obstacles, (if_true, if_false), state)
+    with region.opened():
         pred = predicate(cond, where, construct)
-        operands, _, rebuild = split_unbound(state)
-        if state:  # an `if` statement's state goes in and out under the same names
-            defined_names = [n for n, v in zip(names, state, strict=True) if not is_undefined(v)]
-            check_carriable(operands, defined_names, where, construct)
-        check_stageable(obstacles, where, construct)
-        # Python state the branches change without carrying it, and existing lists
-        # they give (a staged conditional gives copies): side_effects.py.
-        effects = side_effects.watch((if_true, if_false), state)
+        holes = Holes(state)   # unbound before the if: left out of the operands
+        operands = holes.operands
+        region.check(operands, holes.bound_names(names))
+        # Existing lists the branches give (a staged conditional gives copies).
         existing, picked = side_effects.closure_containers((if_true, if_false)), {}
-
-        def branches():
-            return tuple(_Branch(fn, taken, state, rebuild, names, where, construct,
-                                 existing, picked)
-                         for fn, taken in ((if_true, lambda: pred),
-                                           (if_false, lambda: jnp.logical_not(pred))))
-
-        out = None
-        if not any(is_undefined_return(v) for v in state):
-            true, false = branches()
-            try:
-                with unrolling.held() as decisions:  # the loops in the branches
-                    # lax.cond, or a select under a vmap that batches pred
-                    out = batched_select.cond(pred, true.run, false.run, operands)
-            except TypeError:
-                out = None   # reconciled below, from one trace of each branch
-        if out is None:
-            true, false = branches()
-            with unrolling.held() as decisions:
-                out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
-        _raise_for_one_sided(true.unbound, false.unbound, names, where, construct)
+        true, false = (_Branch(fn, taken, state, holes.rebuild, names, where, construct,
+                               existing, picked)
+                       for fn, taken in ((if_true, lambda: pred),
+                                         (if_false, lambda: jnp.logical_not(pred))))
+        with unrolling.held() as decisions:  # the loops in the branches
+            out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
         unrolling.release(decisions)
-        side_effects.settle(effects, False, construct, where, lambda: jax.eval_shape(
+        # Traces the branches again only to name the line of a change it refuses.
+        region.settle(False, lambda: jax.eval_shape(
             lambda ops: (true.run(ops), false.run(ops)), operands))
         out = side_effects.as_copies(out, picked, where)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
-        return tuple((state[i] if is_undefined_return(state[i]) else Undefined(names[i]))
-                     if i in true.unbound else value
-                     for i, value in enumerate(out))
+        return holes.unbound_again(out, true.unbound, names)
 
 
 def _reconciled_cond(pred, true, false, operands, state, functions):
-    """``lax.cond`` of the two branches, each traced once to a jaxpr first and the
-    two reconciled before binding (``_staged_cond``)."""
+    """``lax.cond`` of the two branches (or a select under a ``vmap`` that batches
+    ``pred``), each traced once to a jaxpr first and the two reconciled before
+    binding (``_staged_cond``). A branch that reconciling left as it was is bound
+    as traced; one it changed (a return filled, lists made buffers, dtypes
+    promoted) is replayed from its jaxpr with the change, never traced again."""
     true.trace(operands)
     false.trace(operands)
     _fill_one_sided_returns(true, false, state)
@@ -193,14 +178,16 @@ def _reconciled_cond(pred, true, false, operands, state, functions):
     if _holds_staged_list(true.shapes) or _holds_staged_list(false.shapes):
         # A list one branch grows in a staged loop is a buffer there: make it one
         # in both (runtime/lists.py).
-        buffers = lists.branch_buffers(true.emit, false.emit, operands)
-    true.buffers = false.buffers = buffers or None
+        buffers = lists.branch_buffers(true.shapes, false.shapes)
     if buffers:
-        true.shapes = jax.eval_shape(true.emit, operands)
-        false.shapes = jax.eval_shape(false.emit, operands)
+        true.buffers = false.buffers = buffers
+        true.shapes = lists.buffer_shapes(true.shapes, buffers)
+        false.shapes = lists.buffer_shapes(false.shapes, buffers)
     dtypes = _joined_output_dtypes(true.shapes, false.shapes, true.names, true.where,
                                    true.construct, functions)
     true.dtypes = false.dtypes = dtypes
+    if true.as_traced() and false.as_traced():
+        return batched_select.cond_traced(pred, true.traced(), false.traced(), operands)
     return batched_select.cond(pred, true.emit, false.emit, operands)
 
 
@@ -246,6 +233,14 @@ class _Branch:
     def trace(self, operands):
         self.jaxpr, self.shapes = jax.make_jaxpr(self.run, return_shape=True)(operands)
         self.shapes_traced = self.shapes
+
+    def as_traced(self) -> bool:
+        """Whether reconciling left the branch as it was traced."""
+        return not self.fill and self.buffers is None and self.dtypes is None
+
+    def traced(self):
+        """``(closed jaxpr, output tree)``, what ``batched_select.cond_traced`` binds."""
+        return self.jaxpr, tree_util.tree_structure(self.shapes_traced)
 
     def emit(self, operands):
         out = jaxpr_as_fun(self.jaxpr)(*tree_util.tree_leaves(operands))

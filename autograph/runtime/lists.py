@@ -374,16 +374,12 @@ _MAY_HOLD_LISTS = (TensorList, tuple, list, dict)
 # -- lists in the branches of a staged `if` --------------------------------------------
 
 
-def branch_buffers(*branches_and_operands) -> dict:
-    """Where the branches of a staged ``if`` (``branch(operands)`` each, the last
-    argument the operands) disagree only in that a list is a buffer in one (grown in
-    a staged loop there) and a Python list or a smaller buffer in the other:
-    ``{position: (capacity, element)}``, what ``as_buffers`` makes them all."""
-    *branches, operands = branches_and_operands
-    try:
-        outs = [jax.eval_shape(branch, operands) for branch in branches]
-    except Exception:  # noqa: BLE001 - a branch fails by itself: lax.cond says why
-        return {}
+def branch_buffers(*outs) -> dict:
+    """Where the branches of a staged ``if`` (``outs``: each branch's abstract
+    outputs, as its one trace gave them) disagree only in that a list is a buffer
+    in one (grown in a staged loop there) and a Python list or a smaller buffer in
+    the other: ``{position: (capacity, element)}``, what ``as_buffers`` makes them
+    all."""
     found = {}
     for position, values in enumerate(zip(*outs, strict=True)):
         staged = [v for v in values if isinstance(v, TensorList)]
@@ -396,6 +392,20 @@ def branch_buffers(*branches_and_operands) -> dict:
             continue
         found[position] = (capacity, element)
     return found
+
+
+def buffer_shapes(shapes, buffers) -> tuple:
+    """The abstract values ``as_buffers`` gives for a branch whose abstract outputs
+    are ``shapes`` (found without running it again)."""
+    shapes = list(shapes)
+    for position, (capacity, element) in buffers.items():
+        value = shapes[position]
+        if isinstance(value, TensorList) and value.capacity == capacity:
+            continue
+        shapes[position] = TensorList(
+            jax.ShapeDtypeStruct((capacity, *element.shape), element.dtype),
+            jax.ShapeDtypeStruct((), jnp.int32))
+    return tuple(shapes)
 
 
 def as_buffers(values, buffers) -> tuple:
@@ -617,6 +627,7 @@ def grows_traced(step, state, item) -> bool:
                 grown.append(any(is_tracer(x) for x in new[len(state[k]):]))
 
     try:
+        # Needed: it decides whether the loop stages at all, before any real trace.
         jax.eval_shape(run)
     except Exception:  # the body cannot run abstractly: leave it to Python
         return False
@@ -632,6 +643,8 @@ def _run_probe(step, probe_state, item):
     avals = [jax.ShapeDtypeStruct(jnp.shape(leaf), jnp.result_type(leaf))
              for leaf in flat.selected]
     with _Staging():
+        # The loop's one probe: a carry must have its buffers' size and element type
+        # before the real trace.
         jax.eval_shape(probe, item if item is not None else 0, *avals)
 
 

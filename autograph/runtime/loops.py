@@ -61,7 +61,6 @@ from autograph.runtime import (
     intervals,
     lists,
     paths,
-    regions,
     returns,
     side_effects,  # (issue 26.6)
     unrolling,
@@ -72,13 +71,8 @@ from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
 from autograph.runtime.objects import stateful_cells
-from autograph.runtime.stageable import (
-    NO_OBSTACLES,
-    StagingObstacles,
-    check_carriable,
-    check_stageable,
-    require_defined,
-)
+from autograph.runtime.stageable import NO_OBSTACLES, StagingObstacles, check_carriable
+from autograph.runtime.staged_region import StagedRegion
 from autograph.runtime.state import (
     HoleProbe,
     as_tuple,
@@ -535,15 +529,13 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     probe = None   # one abstract iteration, for the variables unbound before the loop
 
     def prepared_and_run(state):
-        if probe is not None:
+        if probe is not None and probe.error is None:
             state = probe.filled(state, first_item is not _NO_ITEM, placeholder)
-        else:
-            state = returns.fill_undefined_returns(iteration, state, item)
-            if first_item is not _NO_ITEM:
+        elif probe is not None:   # the body cannot be traced on an abstract item
+            returns.check_failed_probe(probe.error, state)
+            if first_item is not _NO_ITEM:   # (a first item known as a value)
                 state = fill_undefined(iteration, state, first_item)
-        require_defined(state, spec.names, spec.where, f"staged {spec.construct}")
-        check_carriable(state, spec.names, spec.where, spec.construct)
-        check_stageable(spec.obstacles, spec.where, spec.construct)
+        region.check(state, defined=True)
         staging = None
         if lowering.stage_lists:
             state, staging = lists.stage_lists(state, spec.names, lowering.step,
@@ -556,28 +548,36 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             traced[:] = inner
             return out if staging is None else staging.as_lists(out)
         except TypeError:
+            # JAX's error names an output position: one abstract iteration names the
+            # variable (traced only on this error path).
+            once = _IterationOutputs.of(lowering.step, state, item)
             if lowering.unrolled is not None:
-                changed.extend(_carry_mismatch(lowering.step, state, item, spec))
+                changed.extend(_carry_mismatch(once, state, spec))
                 raise
-            _raise_for_carry_change(lowering.step, state, item, spec)
-            _raise_for_uncarriable(lowering.step, state, item, spec)
+            _raise_for_carry_change(once, state, spec)
+            _raise_for_uncarriable(once, spec)
             raise
 
+    # The order every staged region follows (staged_region.py): watch, open, lift
+    # (one abstract probe for the variables unbound before the loop, then lists),
+    # check, trace and bind, settle, write back (unbound again: through_unbound).
     reason = None
-    effects = side_effects.watch((loop_body, spec.extra_test), state)
+    region = StagedRegion(spec.construct, spec.where, spec.names, spec.obstacles,
+                          (loop_body, spec.extra_test), state)
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
-            with regions.staged(spec.construct, spec.where):
+            with region.opened():
                 probe = HoleProbe.run(iteration, state, item)
                 out = through_unbound(prepared_and_run, iteration, state, item, probe)
         except Exception as error:
             failure = error
         else:
             failure = None
-        # Python state the body changes but the loop does not carry (side_effects.py).
-        reason = side_effects.settle(
-            effects, lowering.unrolled is not None and spec.obstacles.in_try is None,
-            spec.construct, spec.where,
+        # Python state the body changes but the loop does not carry (side_effects.py);
+        # settled once a failure is caught, since the loop may then run unrolled. The
+        # body is traced again only to name the line of a change it refuses.
+        reason = region.settle(
+            lowering.unrolled is not None and spec.obstacles.in_try is None,
             lambda: jax.eval_shape(lambda it: iteration(state, it), item))
         if failure is not None and reason is None:
             if lowering.unrolled is None or spec.obstacles.in_try is not None:
@@ -835,32 +835,61 @@ def _masked_python_for(items, loop_body, state, spec):
     return state
 
 
-def _raise_for_uncarriable(step, state, item, spec):
-    """Raise naming the variable one iteration (``step(state, item)``) leaves holding
-    what no staged loop can carry (a function appended to a list, a string), where
-    JAX's own error would name only an output position; return quietly if the body
-    cannot be traced abstractly."""
-    outputs = []
+class _IterationOutputs(NamedTuple):
+    """What one iteration gives, traced abstractly once for the errors that name a
+    variable: ``values``, the outputs as the body left them (a string, a function
+    appended to a list...), and ``shapes``, their abstract values (None where some
+    output is no JAX type)."""
 
-    def probe(values, it):
-        outputs.append(step(values, it))
-        return ()
+    values: tuple
+    shapes: tuple | None
 
-    try:
-        jax.eval_shape(probe, state, item)
-    except ConversionError:
-        raise
-    except Exception:  # the body needs concrete values: the caller decides
-        return
-    check_carriable(outputs[0], spec.names, spec.where, spec.construct)
+    @classmethod
+    def of(cls, step, state, item):
+        """The outputs of ``step(state, item)`` on abstract values; None if the body
+        cannot be traced abstractly (it needs concrete values: the caller decides).
+        A ``ConversionError`` the body raises passes through."""
+        found = []
+
+        def probe(values, it):
+            out = step(values, it)
+            found.append(cls(out, _abstract_or_none(out)))
+            return ()
+
+        try:
+            jax.eval_shape(probe, state, item)
+        except ConversionError:
+            raise
+        except Exception:  # noqa: BLE001 - the body needs concrete values
+            return None
+        return found[0]
 
 
-def _raise_for_carry_change(step, state, item, spec):
-    """Raise naming the variable whose type one iteration (``step(state, item)``)
-    changes, a dtype change from a strongly typed start included (JAX's loop only
-    promotes a weakly typed one); return quietly if the body cannot be traced
-    abstractly or changes nothing."""
-    found = _carry_mismatch(step, state, item, spec, joins=False)
+def _abstract_or_none(tree):
+    """``abstract(tree)``, or None where a leaf is no JAX type (a string, a function)."""
+    for leaf in tree_util.tree_leaves(tree):
+        try:
+            jax.typeof(leaf)
+        except TypeError:
+            return None
+    return abstract(tree)
+
+
+def _raise_for_uncarriable(once, spec):
+    """Raise naming the variable one iteration (``once``: ``_IterationOutputs``)
+    leaves holding what no staged loop can carry (a function appended to a list, a
+    string), where JAX's own error would name only an output position; return
+    quietly if the body cannot be traced abstractly."""
+    if once is not None:
+        check_carriable(once.values, spec.names, spec.where, spec.construct)
+
+
+def _raise_for_carry_change(once, state, spec):
+    """Raise naming the variable whose type one iteration (``once``) changes, a
+    dtype change from a strongly typed start included (JAX's loop only promotes a
+    weakly typed one); return quietly if the body cannot be traced abstractly or
+    changes nothing."""
+    found = _carry_mismatch(once, state, spec, joins=False)
     if found:
         name, first, second = found
         raise mismatch_error(
@@ -872,18 +901,14 @@ def _raise_for_carry_change(step, state, item, spec):
             ("before the loop", "after one iteration"))
 
 
-def _carry_mismatch(step, state, item, spec, *, joins=True) -> tuple:
+def _carry_mismatch(once, state, spec, *, joins=True) -> tuple:
     """``(name, type before, type after)`` of the first variable whose type one
-    iteration changes (beyond what promotion joins, with ``joins``; beyond what
-    JAX's loop promotes, without); ``()`` when none does or the body cannot be
-    traced abstractly."""
-    try:
-        out = jax.eval_shape(step, state, item)
-    except ConversionError:
-        raise
-    except Exception:  # the body needs concrete values: the caller decides
+    iteration (``once``) changes (beyond what promotion joins, with ``joins``;
+    beyond what JAX's loop promotes, without); ``()`` when none does or the body
+    cannot be traced abstractly."""
+    if once is None or once.shapes is None:
         return ()
-    for name, before, after in zip(spec.names, abstract(state), out, strict=True):
+    for name, before, after in zip(spec.names, abstract(state), once.shapes, strict=True):
         found = mismatches([name], [before], [after])
         if not found or _start_promotes(before, after) or (joins and found[0][3]):
             continue

@@ -86,6 +86,8 @@ def reduce_staged(kind, iterable, start=0, default=None, has_default=False):
         keep = jnp.asarray(True) if condition is None else _truth(condition(i))
         return value, keep
 
+    # Needed: the item's shape decides the refusal and the loop's carry (the items
+    # are computed once more inside the loop; the item expression is not a body).
     shape = jax.eval_shape(lambda: at(jnp.asarray(0))[0])
     if shape.shape != ():
         raise _refusal(f"{kind}() over items of shape {shape.shape}",

@@ -15,12 +15,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-import jax
-
 from autograph.errors import StagingTypeError
-from autograph.runtime.abstract import placeholder
-from autograph.runtime.state import split_unbound
-from autograph.runtime.undefined import is_undefined, is_undefined_return
+from autograph.runtime.undefined import is_undefined_return
 
 _RETURN_NAME = re.compile(r"retval(_\d+)?$")
 _MISMATCH = "__autograph_return_mismatch__"
@@ -43,32 +39,19 @@ def is_return_value(name: str, where) -> bool:
     return False
 
 
-def fill_undefined_returns(iteration, state, item):
-    """``state`` with each ``UndefinedReturn`` replaced by zeros of the type that
-    ``iteration(state, item)`` (a loop body giving the new state tuple) gives it."""
+def check_failed_probe(error: Exception, state) -> None:
+    """A staged loop's abstract probe of one iteration (``state.HoleProbe``) failed
+    with ``error``, where ``state`` has unbound variables. Without the probe no
+    ``UndefinedReturn`` in ``state`` gets a placeholder: raise ``error``, which
+    tracing the body again would raise, unless it is the ``UnboundLocalError`` of
+    reading such a return value (``stageable.require_defined`` then says what to
+    change). With no ``UndefinedReturn``, nothing to fill: return."""
     if not any(is_undefined_return(v) for v in state):
-        return state
-    # Every unbound value stays out of the abstract trace, not only the return's.
-    operands, _, rebuild = split_unbound(state)
-    unset = set()
-
-    def probe(ops, item):
-        out = list(iteration(rebuild(ops), item))
-        for i, value in enumerate(out):
-            if is_undefined(value):
-                unset.add(i)
-                out[i] = None
-        return tuple(out)
-
-    try:
-        out = jax.eval_shape(probe, operands, item)
-    except UnboundLocalError as error:
-        if not any(is_undefined_return(v) and f"'{v.name}'" in str(error) for v in state):
-            raise
-        return state   # the iteration read one: stageable.require_defined says so
-    return tuple(placeholder(out[i])
-                 if is_undefined_return(value) and i not in unset else value
-                 for i, value in enumerate(state))
+        return
+    if isinstance(error, UnboundLocalError) and any(
+            is_undefined_return(v) and f"'{v.name}'" in str(error) for v in state):
+        return
+    raise error
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 from jax import tree_util
 
-from autograph.runtime.undefined import is_undefined, is_undefined_return
+from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
 
 
 def as_tuple(value, count: int) -> tuple:
@@ -51,6 +51,33 @@ def split_unbound(state):
     return defined, holes, rebuild
 
 
+class Holes:
+    """The variables of ``state`` unbound before a staged region (``Undefined``):
+    ``operands``, the bound ones in order, and ``rebuild(values)``, the whole state
+    again from new values of those; ``positions``, ``{position: marker}``."""
+
+    __slots__ = ("state", "operands", "positions", "rebuild")
+
+    def __init__(self, state):
+        self.state = state
+        self.operands, self.positions, self.rebuild = split_unbound(state)
+
+    def bound_names(self, names) -> list:
+        """The names of the bound variables (``names`` may name more: an ``if``
+        expression's one output)."""
+        return [names[i] for i in range(len(self.state)) if i not in self.positions]
+
+    def unbound_again(self, out, positions, names) -> tuple:
+        """``out`` with the variables at ``positions`` unbound again: the marker each
+        had before the region (a return value stays ``UndefinedReturn``), or
+        ``Undefined(name)`` for one the region unbound (``del``)."""
+        if not positions:
+            return tuple(out)
+        markers = self.positions
+        return tuple((markers[i] if i in markers else Undefined(names[i]))
+                     if i in positions else value for i, value in enumerate(out))
+
+
 def fill_undefined(iteration, state, item):
     """Give the state variables that are unbound before a loop known to run at least
     once the zeros of the type one iteration gives them (``iteration(state, item)``
@@ -65,6 +92,8 @@ def fill_undefined(iteration, state, item):
         out = iteration(rebuild(defined), item)
         return tuple(None if is_undefined(out[i]) else out[i] for i in holes)
 
+    # Needed where the abstract probe failed (HoleProbe): a first item known as a
+    # value may bind what an abstract one cannot.
     shapes = jax.eval_shape(unbound_after_one, defined)
     filled = list(state)
     for i, shape in zip(holes, shapes, strict=True):
@@ -76,19 +105,22 @@ def fill_undefined(iteration, state, item):
 class HoleProbe:
     """One abstract iteration of a loop whose state has unbound variables (holes):
     the abstract value it gives each hole (``shapes``), and the holes it leaves
-    unbound (``unbound``). One probe answers what ``through_unbound``,
-    ``returns.fill_undefined_returns`` and ``fill_undefined`` would each trace the
-    body to find out."""
+    unbound (``unbound``); or, where the body cannot be traced abstractly, the
+    ``error`` it raised. One probe answers what ``through_unbound``,
+    the fill of return values and ``fill_undefined`` would each trace the
+    body to find out; a failed one answers them too (the body would fail again on
+    the same abstract values), except ``fill_undefined``, whose first item is a
+    value where the probe's is abstract."""
 
-    def __init__(self, shapes: dict, unbound: set):
+    def __init__(self, shapes: dict | None, unbound: set, error: Exception | None = None):
         self.shapes = shapes
         self.unbound = unbound
+        self.error = error
 
     @classmethod
     def run(cls, iteration, state, item):
         """The probe of ``iteration(state, item)`` (abstract ``item``); None when the
-        state has no holes or the body cannot be traced abstractly (each question
-        is then asked on its own, as before)."""
+        state has no holes."""
         defined, holes, rebuild = split_unbound(state)
         if not holes:
             return None
@@ -101,8 +133,8 @@ class HoleProbe:
 
         try:
             shapes = jax.eval_shape(one, defined, item)
-        except Exception:  # noqa: BLE001 - asked one at a time by the staging path
-            return None
+        except Exception as error:  # noqa: BLE001 - the staging path decides
+            return cls(None, set(), error)
         return cls(shapes, unbound)
 
     def filled(self, state, known_to_run: bool, placeholder):
@@ -123,30 +155,23 @@ class HoleProbe:
 def through_unbound(stage, iteration, state, item, probe=None):
     """``stage(state)`` (a staged loop) for a state in which the variables that are
     unbound before the loop and that one iteration (``iteration(state, item)``, on an
-    abstract ``item``) leaves unbound are carried as ``None``, an empty pytree, and
-    come out unbound again: a ``return`` under a branch that Python decides as not
-    taken, say, never binds ``retval`` in the staged loop."""
-    defined, holes, rebuild = split_unbound(state)
+    abstract ``item``; ``probe``, its ``HoleProbe`` where the caller ran one) leaves
+    unbound are carried as ``None``, an empty pytree, and come out unbound again: a
+    ``return`` under a branch that Python decides as not taken, say, never binds
+    ``retval`` in the staged loop. A body that cannot be traced abstractly is staged
+    as it is (the staging path decides)."""
+    _, holes, _ = split_unbound(state)
     if not holes:
         return stage(state)
-    if probe is not None:
-        return _through(stage, state, holes, {i for i in holes if i in probe.unbound})
-    still_unbound = []
-
-    def unbound_after_one(defined, item):
-        out = iteration(rebuild(defined), item)
-        still_unbound.append(tuple(is_undefined(out[i]) for i in holes))
-
-    try:
-        jax.eval_shape(unbound_after_one, defined, item)
-    except Exception:  # the body needs concrete values: let the staging path decide
+    if probe is None:
+        probe = HoleProbe.run(iteration, state, item)
+    if probe.error is not None:
         return stage(state)
-    through = {i for i, unbound in zip(holes, still_unbound[0], strict=True) if unbound}
-    return _through(stage, state, holes, through)
+    return _through(stage, state, holes, {i for i in holes if i in probe.unbound})
 
 
 def _through(stage, state, holes, through):
     if not through:
         return stage(state)
     out = stage(tuple(None if i in through else v for i, v in enumerate(state)))
-    return tuple(holes[i] if i in through else v for i, v in enumerate(out))
+    return Holes(state).unbound_again(out, through, ())

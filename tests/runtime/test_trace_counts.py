@@ -1,9 +1,11 @@
 """How many times a staged branch or loop body runs while its region is traced.
 
 A hand-written ``lax.cond`` traces each branch once, ``lax.while_loop``/``scan``
-their body once. A converted ``if``/``while``/``for`` may add at most one
-abstract probe of each (to find the type a body gives an unbound variable, the
-lists it grows...): every body runs at most twice while its region is staged.
+their body once. A converted ``if`` does the same (each branch traced once to a
+jaxpr, the two reconciled, one ``cond`` bound); a ``while``/``for`` may add at most
+one abstract probe of its body (to find the type it gives an unbound variable, the
+lists it grows...): every body runs at most twice while its region is staged, and
+once where no probe is needed (``PROBED`` lists the cases that take one).
 Each case counts the runs of every labelled block (``tick`` is called once per
 run, in the user's code) under one trace of the converted function, and checks
 the value against the original under ``jax.jit``.
@@ -285,6 +287,15 @@ CASES = {
 NOT_YET: dict[str, int] = {
 }
 
+# The cases whose bodies still take the one abstract probe MOST allows (a loop that
+# must know the type a body gives an unbound variable or a return value, the lists
+# it grows, or whether a weakly typed start promotes) before the real trace. Every
+# other case traces each branch and body exactly once, as a hand-written lax.cond,
+# while_loop or scan does; an `if` always does (each branch traced once to a jaxpr,
+# the two reconciled, one cond bound).
+PROBED = {"while_list", "while_promotes", "while_early_return", "for_list_append",
+          "for_first_binding"}
+
 
 def runs_while_traced(fn, arg) -> dict:
     """The runs of each labelled block during one trace of the converted ``fn``."""
@@ -308,6 +319,14 @@ def test_each_staged_body_runs_at_most_once_plus_one_probe(name):
     assert max(counts.values()) <= MOST, counts
 
 
+@pytest.mark.parametrize("name", [n for n in CASES if n not in PROBED])
+def test_each_staged_body_runs_once_where_no_probe_is_needed(name):
+    fn, arg = CASES[name]
+    counts = runs_while_traced(fn, jnp.int32(arg))
+    assert counts, "nothing was traced"
+    assert max(counts.values()) == 1, counts
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_counted_programs_compute_what_the_original_does(name):
     fn, arg = CASES[name]
@@ -315,3 +334,20 @@ def test_the_counted_programs_compute_what_the_original_does(name):
     got = autograph.to_graph(fn)(jnp.int32(arg))
     assert jnp.allclose(jnp.asarray(got), jnp.asarray(expected)), (got, expected)
     assert autograph.convert(fn)(arg) == fn(arg)
+
+
+# -- a loop that cannot stage runs unrolled ---------------------------------------------
+
+def for_first_binding_unrolled(x):
+    for i in range(3):
+        tick("body")
+        t = x * [1, 2, 3][i]   # a Python list indexed by the loop index
+    return t
+
+
+def test_a_loop_that_runs_unrolled_probes_its_body_once():
+    # Its abstract probe fails (the index is traced there) and is not asked again for
+    # each unbound variable: one probe, then the three iterations unrolled (was 6).
+    counts = runs_while_traced(for_first_binding_unrolled, jnp.int32(3))
+    assert counts == {"body": 1 + 3}
+    assert autograph.to_graph(for_first_binding_unrolled)(jnp.int32(3)) == 9

@@ -1,0 +1,18 @@
+"""The trace-count fuzz kind (tests/fuzz/trace_count_programs.py): random staged
+``if``s and loops whose blocks count their runs. Each ``if`` branch runs once while
+its region is traced, each loop body at most twice, and compiled programs give the
+original's Python values (or a ConversionError: types the branches cannot share)."""
+
+from __future__ import annotations
+
+import collections
+
+from tests.fuzz import trace_count_programs
+
+
+def test_generated_programs_trace_each_block_once_and_compute_pythons_values():
+    programs = trace_count_programs.run(seed=500, count=40)
+    bad = [p for p in programs if p.problems]
+    assert not bad, "\n".join(f"{p.problems}\n{p.source}" for p in bad[:3])
+    kinds = collections.Counter(p.kind for p in programs if not p.refused)
+    assert kinds["if"] >= 5 and kinds["loop"] >= 5, kinds

@@ -1,0 +1,239 @@
+"""Random staged regions, each block counting its runs: the trace-count fuzz kind.
+
+Each program has one staged ``if`` (its condition traced) or one loop, whose blocks
+call ``tick(label)``; their values mix Python scalars that promote (``1`` and
+``2.5``), arrays, variables unbound before the region, a return in one branch,
+list item writes and appends, closure cells and an object's attribute. Checked
+for each program:
+
+- one trace of the converted function runs each branch of an ``if`` exactly once
+  (JAX's order: traced once to a jaxpr, reconciled, one ``cond``), and a loop body
+  at most twice (one abstract probe, one trace; ``_known_extra_runs`` lists the runs
+  known past that);
+- compiled (``to_graph``) gives the original's Python values where both branches
+  are taken, or refuses with a ``ConversionError``.
+
+    python -m tests.fuzz.trace_count_programs [count] [seed] [--refusals]
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import random
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import autograph
+from autograph.errors import ConversionError
+
+PRELUDE = '''import jax.numpy as jnp
+from tests.fuzz.trace_count_programs import Box, tick
+'''
+
+IF_MOST = 1
+LOOP_MOST = 2
+
+
+class Box:
+    """An object whose attribute a region changes in place."""
+
+    def __init__(self, v):
+        self.v = v
+
+
+RUNS: collections.Counter = collections.Counter()
+
+
+@autograph.do_not_convert
+def tick(label):
+    RUNS[label] += 1
+
+
+@dataclass
+class Program:
+    seed: int
+    kind: str
+    source: str
+    name: str = ""
+    fn: object = None
+    refused: str = ""   # the ConversionError's first line, where refused
+    problems: list = field(default_factory=list)
+
+
+_VALUES = ("1", "2.5", "x + {k}", "x * 1.5", "jnp.float32({k})", "x - {k}")
+
+
+def _value(rng) -> str:
+    return rng.choice(_VALUES).format(k=rng.randint(1, 4))
+
+
+def _if_program(rng, name) -> str:
+    pre, true, false, out = [], [], [], []
+    features = rng.sample(["plain", "unbound", "list", "cell", "box", "return"],
+                          rng.randint(1, 4))
+    if "plain" in features:
+        pre.append(f"a = {_value(rng)}")
+        true.append(f"a = {_value(rng)}")
+        false.append(f"a = {_value(rng)}")
+        out.append("a")
+    if "unbound" in features:
+        true.append(f"b = {_value(rng)}")
+        false.append(f"b = {_value(rng)}")
+        out.append("b")
+    if "list" in features:
+        pre.append("lst = [x, x]")
+        true.append("lst[0] = x + 1")
+        (false if rng.random() < 0.5 else true).append("lst[1] = x * 3")
+        out.append("lst[0] + lst[1]")
+    if "cell" in features:
+        pre += [f"t = {_value(rng)}", "g = lambda: t"]
+        true.append(f"t = {_value(rng)}")
+        false.append(f"t = {_value(rng)}")
+        out.append("g()")
+    if "box" in features:
+        pre.append(f"box = Box({_value(rng)})")
+        true.append(f"box.v = {_value(rng)}")
+        false.append(f"box.v = {_value(rng)}")
+        out.append("box.v")
+    result = f"return ({', '.join(out) or 'x'},)"
+    if "return" in features:   # the branch returns what the function returns after
+        (true if rng.random() < 0.5 else false).append(result)
+    body = ["    " + line for line in pre]
+    body += [f"    if x > {rng.randint(0, 4)}:", '        tick("if")']
+    body += ["        " + line for line in true]
+    body += ["    else:", '        tick("else")']
+    body += ["        " + line for line in false]
+    body.append("    " + result)
+    return f"def {name}(x):\n" + "\n".join(body) + "\n"
+
+
+def _loop_program(rng, name) -> str:
+    pre, inside, out = ["s = x * 1.0"], ["s = s + 1"], ["s"]
+    features = rng.sample(["first_binding", "append", "cell", "box", "promote"],
+                          rng.randint(0, 3))
+    header = rng.choice(["for i in range(3):", "for i in range(x):",
+                         "while s < x + 3:"])
+    if header.startswith("while"):
+        features = [f for f in features if f not in ("first_binding", "append")]
+    if "first_binding" in features and header == "for i in range(3):":
+        inside.append("u = x * i")
+        out.append("u")
+    if "append" in features and "range(3)" in header:
+        pre.append("lst = []")
+        inside.append("lst.append(x * i)")
+        out.append("lst[-1]")
+    if "cell" in features:
+        pre += ["c = x", "g = lambda: c"]
+        inside.append("c = c + 2")
+        out.append("g()")
+    if "box" in features:
+        pre.append("box = Box(x)")
+        inside.append("box.v = box.v + 1")
+        out.append("box.v")
+    if "promote" in features:
+        pre.append("p = 0")
+        inside.append("p = p + 0.5")
+        out.append("p")
+    body = ["    " + line for line in pre]
+    body += ["    " + header, '        tick("body")']
+    body += ["        " + line for line in inside]
+    body.append(f"    return ({', '.join(out)},)")
+    return f"def {name}(x):\n" + "\n".join(body) + "\n"
+
+
+def generate(seed: int, count: int) -> list[Program]:
+    programs = []
+    for k in range(count):
+        rng = random.Random(seed + k)
+        kind = "if" if rng.random() < 0.6 else "loop"
+        name = f"tc_{seed + k}"
+        make = _if_program if kind == "if" else _loop_program
+        programs.append(Program(seed + k, kind, make(rng, name), name))
+    return programs
+
+
+def load(programs: list[Program], directory) -> None:
+    path = Path(directory) / f"trace_count_programs_{programs[0].seed}.py"
+    path.write_text(PRELUDE + "\n\n" + "\n\n".join(p.source for p in programs))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    for p in programs:
+        p.fn = getattr(module, p.name)
+
+
+def _known_extra_runs(source: str) -> int:
+    """The runs past two a loop body is known to take (not yet brought down, see
+    docs/architecture.md): JAX's own loop traces a body again when a weakly typed
+    start promotes (``p = 0``, then ``p + 0.5``), a third run after a probe; and a
+    loop that both binds a variable first (``state.HoleProbe``) and grows a list
+    (``lists.stage_lists``) takes two probes."""
+    holes, grows = "u = x * i" in source, "lst.append" in source
+    promotes = "p = p + 0.5" in source
+    return int((holes or grows) and promotes) + int(holes and grows)
+
+
+def check(p: Program) -> None:
+    """Fill ``p.problems`` (counts past the bound, values unlike Python's, other
+    errors) and ``p.refused``."""
+    try:
+        RUNS.clear()
+        jax.make_jaxpr(autograph.convert(p.fn))(jnp.int32(2))
+        counts = dict(RUNS)
+        most = IF_MOST if p.kind == "if" else LOOP_MOST + _known_extra_runs(p.source)
+        if not counts or max(counts.values()) > most:
+            p.problems.append(f"runs {counts}, at most {most} each")
+        compiled = autograph.to_graph(p.fn)
+        for x in (0, 2, 5):
+            expected, got = p.fn(x), compiled(jnp.int32(x))
+            for e, g in zip(expected, got, strict=True):
+                if not np.allclose(np.asarray(g), np.asarray(e)):
+                    p.problems.append(f"x={x}: {got} for Python's {expected}")
+                    return
+    except ConversionError as error:
+        p.refused = str(error).splitlines()[0]
+    except Exception as error:  # noqa: BLE001 - reported with the program
+        p.problems.append(f"{type(error).__name__}: {str(error)[:300]}")
+
+
+def run(seed: int, count: int) -> list[Program]:
+    """Generate, load and check ``count`` programs from ``seed``."""
+    programs = generate(seed, count)
+    with tempfile.TemporaryDirectory() as directory:
+        load(programs, directory)
+        for p in programs:
+            check(p)
+    return programs
+
+
+def main(argv: list[str]) -> int:
+    numbers = [a for a in argv if not a.startswith("--")]
+    count = int(numbers[0]) if numbers else 200
+    seed = int(numbers[1]) if len(numbers) > 1 else 0
+    programs = run(seed, count)
+    bad = [p for p in programs if p.problems]
+    for p in bad:
+        print(f"--- seed {p.seed}: {p.problems}\n{p.source}")
+    if "--refusals" in argv:
+        for p in programs:
+            if p.refused:
+                print(f"--- seed {p.seed} refused: {p.refused}\n{p.source}")
+    kinds = collections.Counter(p.kind for p in programs)
+    refused = collections.Counter(p.kind for p in programs if p.refused)
+    print(f"trace-count programs: {len(programs)} ({dict(kinds)}); refused with "
+          f"ConversionError: {dict(refused)}; problems: {len(bad)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    # The programs import this module by its name: run that one, not __main__.
+    from tests.fuzz import trace_count_programs
+    sys.exit(trace_count_programs.main(sys.argv[1:]))
