@@ -146,7 +146,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         holes = Holes(state)   # unbound before the if: left out of the operands
         operands = holes.operands
         region.check(operands, holes.bound_names(names))
-        # Existing lists the branches give (a staged conditional gives copies).
+        # Existing lists and dicts the branches give (a staged conditional gives copies).
         existing, picked = side_effects.closure_containers((if_true, if_false)), {}
         true, false = (_Branch(fn, taken, state, holes.rebuild, names, where, construct,
                                existing, picked)
@@ -202,7 +202,7 @@ class _Branch:
                  picked):
         self.fn, self.taken, self.state, self.rebuild = fn, taken, state, rebuild
         self.names, self.where, self.construct = names, where, construct
-        # ids of the lists the branches reach before the if; the positions where a
+        # ids of the lists and dicts the branches reach before the if; where a
         # branch gives one of them (side_effects.as_copies), shared by both branches
         self.existing, self.picked = existing, picked
         self.unbound = set()

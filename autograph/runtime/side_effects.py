@@ -316,7 +316,7 @@ def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace):
 
 
 def closure_containers(fns) -> dict:
-    """The lists the functions ``fns`` (a staged ``if``'s branches, a conditional
+    """The lists and dicts the functions ``fns`` (a staged ``if``'s branches, a conditional
     expression's operands) read from their closure cells, by id: a branch that gives
     one of them gives, in Python, that existing object itself."""
     ids = {}
@@ -327,7 +327,7 @@ def closure_containers(fns) -> dict:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            if type(value) is list:
+            if type(value) in (list, dict):
                 ids[id(value)] = value
     return ids
 
@@ -464,21 +464,24 @@ def refuse_if_replaced(target):
 
 
 def as_copies(out, picked, where) -> tuple:
-    """``out`` with the lists at the positions of ``picked`` (position -> the
-    existing lists a branch gave there) made ``StagedCopy`` lists; while such a copy
-    lives, ``refuse_if_replaced`` refuses changes to those existing lists too (Python's
-    result is one of them on one path, and would see the change)."""
+    """``out`` with the lists and dicts at the positions of ``picked`` (position ->
+    the existing ones a branch gave there) made ``StagedCopy``/``StagedDictCopy``
+    copies; while such a copy lives, ``refuse_if_replaced`` refuses changes to those
+    existing objects too (Python's result is one of them on one path, and would see
+    the change)."""
     out = list(out)
     for k, originals in picked.items():
-        if type(out[k]) is not list:
+        kind = type(out[k])
+        if kind not in (list, dict):
             continue
-        out[k] = copy = StagedCopy(out[k], where)
+        out[k] = copy = (StagedCopy if kind is list else StagedDictCopy)(out[k], where)
+        kind = kind.__name__
         for original in originals:
             _replaced_by(original, copy, (
-                f"this changes a list that the staged conditional at line {where.lineno} "
-                "gives on one path: there Python's result is this list itself, and sees "
+                f"this changes a {kind} that the staged conditional at line {where.lineno} "
+                f"gives on one path: there Python's result is this {kind} itself, and sees "
                 "the change; a staged conditional (its condition is traced) chooses "
                 "values, not objects, so its result is a copy, which would not. Change "
-                "the lists inside the branches of an `if`, or decide which one with a "
+                f"the {kind}s inside the branches of an `if`, or decide which one with a "
                 "Python condition."))
     return tuple(out)

@@ -374,6 +374,13 @@ def old_list_picked_by_a_conditional_expression(n):
     return c[0]
 
 
+def dict_picked_by_a_conditional_expression(n):
+    d = {"p": 1}
+    e = {"p": 5} if n > 2 else d
+    e["p"] = 7
+    return d["p"]
+
+
 def set_first_unless_large(xs, n):
     if n > 2:
         xs = [5, 5]
@@ -391,7 +398,8 @@ SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name,
          (split_append_after_while, 6), (split_dict_after_for, 5),
          (split_param_through_helper, 3), (split_extend_through_other_name, 5),
          (split_dict_update_through_other_name, 5), (split_by_a_conditional_expression, 4),
-         (old_list_picked_by_a_conditional_expression, 3)]
+         (old_list_picked_by_a_conditional_expression, 3),
+         (dict_picked_by_a_conditional_expression, 3)]
 
 
 @pytest.mark.parametrize("fn, line", SPLIT, ids=[f.__name__ for f, _ in SPLIT])
@@ -409,7 +417,8 @@ def test_a_change_after_a_region_that_rebinds_on_one_path_only(fn, line, n):
     else:
         where = fn
     for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
-        with pytest.raises(autograph.ConversionError, match="on (every|one) path") as raised:
+        with pytest.raises(autograph.ConversionError,
+                           match="on (every|one) path|the staged conditional") as raised:
             compiled(jnp.int32(n))
         assert raised.value.filename == __file__
         assert raised.value.lineno == where.__code__.co_firstlineno + line
