@@ -65,40 +65,54 @@ def execute(params, arrays, layout):
         n = leaf["outputs"].shape[0]
         outs = _compute(sig, params, [], leaf["data"], n)
         buffers = _scatter(sig, buffers, class_index, leaf["outputs"], outs)
-    if layout.inner_sigs:
-        for phase in arrays["phases"]:
-            buffers = _scan_chunks(params, buffers, class_index, layout.inner_sigs, phase)
+    sigs = layout.inner_sigs
+    step = partial(_one_signature if len(sigs) == 1 else _switched, params, class_index, sigs)
+    for (_, count), run in zip(layout.runs(), arrays["steps"], strict=True):
+        chunks = (run["sig"], run["per_sig"])
+        if count == 1:          # a step of its own: unrolled, as a level written by hand
+            buffers, _ = step(buffers, tree_util.tree_map(lambda x: x[0], chunks))
+        else:
+            buffers, _ = lax.scan(step, buffers, chunks)
     roots = [buffers[class_index[c]][arrays["roots"][:, j]]
              for j, c in enumerate(layout.root_classes)]
     return tree_util.tree_unflatten(layout.root_treedef, roots)
 
 
-def _scan_chunks(params, buffers, class_index, sigs, phase):
-    def step(buffers, chunk):
-        sig_index, per_sig = chunk
-        gathered = [(_gather(sig, buffers, class_index, part["inputs"]), list(part["data"]))
-                    for sig, part in zip(sigs, per_sig, strict=True)]
-        sizes = [part["outputs"].shape[0] for part in per_sig]
+def _one_signature(params, class_index, sigs, buffers, chunk):
+    """A step of the only inner signature: computed whatever its slots hold (an
+    empty step's slots repeat a node computed earlier and write to the dump row)."""
+    _, (part,) = chunk
+    sig = sigs[0]
+    values = _gather(sig, buffers, class_index, part["inputs"])
+    outs = _compute(sig, params, values, list(part["data"]), part["outputs"].shape[0])
+    return _scatter(sig, list(buffers), class_index, part["outputs"], outs), None
 
-        def branch(s, gathered):
-            outs = []
-            for t, sig in enumerate(sigs):
-                if t == s:
-                    outs.append(_compute(sig, params, *gathered[t], sizes[t]))
-                else:
-                    outs.append(_zeros(sig, sizes[t]))
-            return outs
 
-        branches = [partial(branch, s) for s in range(len(sigs))]
-        branches.append(partial(branch, None))      # a padding chunk: nothing to compute
-        outs = _recomputed(lambda i, g: lax.switch(i, branches, g))(sig_index, gathered)
-        buffers = list(buffers)
-        for sig, part, out in zip(sigs, per_sig, outs, strict=True):
-            buffers = _scatter(sig, buffers, class_index, part["outputs"], out)
-        return buffers, None
+def _switched(params, class_index, sigs, buffers, chunk):
+    """A step of one of several signatures (a scalar per step): the inputs of every
+    signature gathered, then ``lax.switch`` runs only the step's callee on its rows;
+    the last branch computes nothing (a step left empty)."""
+    sig_index, per_sig = chunk
+    gathered = [(_gather(sig, buffers, class_index, part["inputs"]), list(part["data"]))
+                for sig, part in zip(sigs, per_sig, strict=True)]
+    sizes = [part["outputs"].shape[0] for part in per_sig]
 
-    buffers, _ = lax.scan(step, buffers, (phase["sig"], phase["per_sig"]))
-    return buffers
+    def branch(s, gathered):
+        outs = []
+        for t, sig in enumerate(sigs):
+            if t == s:
+                outs.append(_compute(sig, params, *gathered[t], sizes[t]))
+            else:
+                outs.append(_zeros(sig, sizes[t]))
+        return outs
+
+    branches = [partial(branch, s) for s in range(len(sigs))]
+    branches.append(partial(branch, None))
+    outs = _recomputed(lambda i, g: lax.switch(i, branches, g))(sig_index, gathered)
+    buffers = list(buffers)
+    for sig, part, out in zip(sigs, per_sig, outs, strict=True):
+        buffers = _scatter(sig, buffers, class_index, part["outputs"], out)
+    return buffers, None
 
 
 def _recomputed(fn):
