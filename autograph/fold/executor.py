@@ -3,20 +3,22 @@
     buffers[c]    zeros (rows, *shape) per class of value (shape, dtype)
     leaves        per height-0 signature: the callee vmapped over all its nodes at
                   once, outputs scattered into their rows
-    each phase    a scan over chunks: gather the chunk's inputs from the buffers,
-                  the callee vmapped over the chunk, scatter its outputs
+    steps         in order: gather the step's inputs from the buffers, the callee
+                  vmapped over the step's slots, scatter its outputs; a run of
+                  steps of one capacity is a scan, a step of its own is unrolled
     roots         gathered from their rows, stacked over the trees
 
 Outputs are written by *adding* into rows that are still zero: an ``.at[].set``
 would make the backward pass of each step copy the whole buffer (its transpose
 must zero the overwritten rows of the cotangent), where ``.add`` transposes to a
-plain gather. Each step gathers the inputs of every signature (a chunk's
-signature is a scalar per step, not batched), then ``lax.switch`` runs only its
-chunk's callee on those few rows; the last branch computes nothing, for the
-padding chunks that fill a scan up to its size. The buffers stay outside the
-switch: a conditional that takes them as operands makes XLA copy them each step.
-The switch is recomputed in the backward pass (``_recomputed``): the scan keeps
-only the gathered rows of each step, less than the callee's intermediates.
+plain gather. With one inner signature (a TreeLSTM's cell) a step computes
+straight, its intermediates kept for the backward pass like a hand-written
+level's (the steps are sized to the levels: about the real rows). With several,
+a step's signature is a scalar per step: the inputs of every signature are
+gathered, then ``lax.switch`` runs only the step's callee on its rows (the last
+branch, nothing: an empty step). The buffers stay outside the switch: a
+conditional that takes them as operands makes XLA copy them each step. The
+switch is recomputed in the backward pass (``_recomputed``).
 """
 
 from __future__ import annotations
