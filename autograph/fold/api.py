@@ -53,6 +53,7 @@ class Fold:
         self._recordings: collections.OrderedDict = collections.OrderedDict()
         self._sizes = SizeChooser()
         self._param_avals = None
+        self._last_registry = None      # the registry of the last parameters' shapes
         self._lock = threading.RLock()
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -88,6 +89,8 @@ class Fold:
         return executor.run(params, plan.arrays, layout=plan.layout)
 
     def _registry(self, params):
+        if params is None and self._last_registry is not None:
+            return self._last_registry
         if params is None:
             if self._param_avals is None:
                 raise ConversionError(
@@ -102,6 +105,7 @@ class Fold:
         registry = self._registries.get(key)
         if registry is None:
             registry = self._registries[key] = Registry(avals)
+        self._last_registry = registry
         return registry
 
     def _record(self, registry, tree):

@@ -69,8 +69,13 @@ def execute(params, arrays, layout):
         buffers = _scatter(sig, buffers, class_index, leaf["outputs"], outs)
     sigs = layout.inner_sigs
     step = partial(_one_signature if len(sigs) == 1 else _switched, params, class_index, sigs)
-    for (_, count), run in zip(layout.runs(), arrays["steps"], strict=True):
-        chunks = (run["sig"], run["per_sig"])
+    first_step = first_slot = 0
+    for K, count in layout.runs():
+        slots = slice(first_slot, first_slot + K * count)
+        chunks = (arrays["steps"]["sig"][first_step:first_step + count],
+                  tree_util.tree_map(lambda x, slots=slots, K=K, count=count: x[slots].reshape(
+                      count, K, *x.shape[1:]), arrays["steps"]["per_sig"]))
+        first_step, first_slot = first_step + count, slots.stop
         if count == 1:          # a step of its own: unrolled, as a level written by hand
             buffers, _ = step(buffers, tree_util.tree_map(lambda x: x[0], chunks))
         else:

@@ -279,29 +279,20 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
         outs[n:] = out_dump(sig)
         leaf_arrays.append({"outputs": outs, "data": [d[take] for d in data]})
 
-    runs = layout.runs()
-    # every step's slots laid end to end: one gather per array, then a view per run
-    ends = np.cumsum([K * count for K, count in runs])[:-1]
+    # every step's slots laid end to end, one array each (few leaves to pass to
+    # jit: each is a transfer); the executor slices the runs out (static offsets)
     per_sig = []
     for sig, steps_of_nodes in zip(inner_sigs, node_step, strict=True):
         _, inputs, outputs, data = merged[sig]
         take, real = _slots(steps_of_nodes, steps)
         outs = outputs[take]
         outs[~real] = out_dump(sig)
-        per_sig.append([np.split(a, ends) for a in (inputs[take], outs,
-                                                      *(d[take] for d in data))])
+        per_sig.append({"inputs": inputs[take], "outputs": outs,
+                        "data": [d[take] for d in data]})
     step_sig = np.asarray(step_sig, np.int32)
     step_sig[step_sig < 0] = len(inner_sigs)         # an empty step: computes nothing
-    run_sigs = np.split(step_sig, np.cumsum([count for _, count in runs])[:-1])
-    step_arrays = []
-    for r, (K, count) in enumerate(runs):
-        parts = []
-        for parts_of_sig in per_sig:
-            inputs, outs, *data = (a[r].reshape(count, K, *a[r].shape[1:])
-                                   for a in parts_of_sig)
-            parts.append({"inputs": inputs, "outputs": outs, "data": data})
-        step_arrays.append({"sig": run_sigs[r], "per_sig": parts})
-    arrays = {"leaf": leaf_arrays, "steps": step_arrays, "roots": roots}
+    arrays = {"leaf": leaf_arrays, "steps": {"sig": step_sig, "per_sig": per_sig},
+              "roots": roots}
     return Plan(arrays, layout)
 
 
