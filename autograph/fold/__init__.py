@@ -2,8 +2,8 @@
 
     recording.py   the recursion run over each tree with placeholders for arrays
     rewrite.py     the recording copy of a function: every call through one hook
-    schedule.py    heights, (signature, height) groups, chunks, size buckets: a Plan
-    executor.py    one jitted program per layout: leaves at once, a scan over chunks
+    schedule.py    heights, nodes list-scheduled into steps sized to the levels: a Plan
+    executor.py    one jitted program per layout: leaves at once, then the steps
     api.py         ``fold(fn)``: ``__call__(params, trees_or_plan)`` and ``.plan``
 """
 

@@ -14,10 +14,6 @@ from autograph.fold import executor
 from autograph.fold.recording import Recorder, Registry
 from autograph.fold.schedule import Plan, SizeChooser, schedule
 
-# Rows per step of each of the executor's scans, and a step's overhead in rows.
-CAPACITIES = (256, 64, 16, 4)
-STEP_COST = 8
-
 # Recordings kept per folded function (per-tree, reused when a tree comes again).
 CACHED_TREES = 65536
 
@@ -43,21 +39,21 @@ class Fold:
     functions it calls must be pure; trees must not change once recorded.
     """
 
-    def __init__(self, fn, *, capacities=CAPACITIES, step_cost: int = STEP_COST):
+    def __init__(self, fn, *, capacities=None):
         if not callable(fn):
             raise TypeError(f"autograph.fold expects a function, got {fn!r}")
-        capacities = tuple(int(c) for c in capacities)
-        if not capacities or list(capacities) != sorted(capacities, reverse=True) or min(
-                capacities) < 1:
-            raise ValueError("capacities: positive chunk sizes, largest first")
+        if capacities is not None:
+            capacities = tuple(int(c) for c in capacities)
+            if not capacities or min(capacities) < 1:
+                raise ValueError("capacities: positive step sizes")
         self.fn = fn
         self.capacities = capacities
-        self.step_cost = step_cost
         self.traces = 0
         self._registries: dict = {}
         self._recordings: collections.OrderedDict = collections.OrderedDict()
         self._sizes = SizeChooser()
         self._param_avals = None
+        self._last_registry = None      # the registry of the last parameters' shapes
         self._lock = threading.RLock()
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -79,8 +75,8 @@ class Fold:
         with self._lock:
             registry = self._registry(params)
             recordings = [self._record(registry, tree) for tree in trees]
-            return schedule(recordings, registry, self.capacities, self.step_cost,
-                            self._sizes, self._count_trace)
+            return schedule(recordings, registry, self.capacities, self._sizes,
+                            self._count_trace)
 
     def __call__(self, params, trees_or_plan):
         """The roots of every tree, stacked: ``(len(trees), ...)`` per leaf of ``fn``'s
@@ -93,6 +89,8 @@ class Fold:
         return executor.run(params, plan.arrays, layout=plan.layout)
 
     def _registry(self, params):
+        if params is None and self._last_registry is not None:
+            return self._last_registry
         if params is None:
             if self._param_avals is None:
                 raise ConversionError(
@@ -107,6 +105,7 @@ class Fold:
         registry = self._registries.get(key)
         if registry is None:
             registry = self._registries[key] = Registry(avals)
+        self._last_registry = registry
         return registry
 
     def _record(self, registry, tree):
@@ -136,16 +135,16 @@ def _avals_key(avals):
     return treedef, tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in leaves)
 
 
-def fold(fn=None, *, capacities=CAPACITIES, step_cost: int = STEP_COST):
+def fold(fn=None, *, capacities=None):
     """Batch the recursive function ``fn(params, tree)`` over lists of trees.
 
     Returns a :class:`Fold`: ``fold(fn)(params, trees)`` equals
     ``jnp.stack([fn(params, t) for t in trees])`` (per leaf of the result), computed
     with every call of one signature at one height batched. Usable as a decorator,
-    with or without arguments. ``capacities`` are the rows per step of the
-    executor's scans (one scan each, largest first); ``step_cost`` is a step's
-    overhead counted in rows, which decides the capacity each height runs at.
+    with or without arguments. ``capacities``: the rows a step of the executor may
+    have (default: any, sized to each level of the batch on a fine geometric grid);
+    a level wider than the largest runs in several steps.
     """
     if fn is None:
-        return lambda f: Fold(f, capacities=capacities, step_cost=step_cost)
-    return Fold(fn, capacities=capacities, step_cost=step_cost)
+        return lambda f: Fold(f, capacities=capacities)
+    return Fold(fn, capacities=capacities)

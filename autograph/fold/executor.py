@@ -3,20 +3,22 @@
     buffers[c]    zeros (rows, *shape) per class of value (shape, dtype)
     leaves        per height-0 signature: the callee vmapped over all its nodes at
                   once, outputs scattered into their rows
-    each phase    a scan over chunks: gather the chunk's inputs from the buffers,
-                  the callee vmapped over the chunk, scatter its outputs
+    steps         in order: gather the step's inputs from the buffers, the callee
+                  vmapped over the step's slots, scatter its outputs; a run of
+                  steps of one capacity is a scan, a step of its own is unrolled
     roots         gathered from their rows, stacked over the trees
 
 Outputs are written by *adding* into rows that are still zero: an ``.at[].set``
 would make the backward pass of each step copy the whole buffer (its transpose
 must zero the overwritten rows of the cotangent), where ``.add`` transposes to a
-plain gather. Each step gathers the inputs of every signature (a chunk's
-signature is a scalar per step, not batched), then ``lax.switch`` runs only its
-chunk's callee on those few rows; the last branch computes nothing, for the
-padding chunks that fill a scan up to its size. The buffers stay outside the
-switch: a conditional that takes them as operands makes XLA copy them each step.
-The switch is recomputed in the backward pass (``_recomputed``): the scan keeps
-only the gathered rows of each step, less than the callee's intermediates.
+plain gather. With one inner signature (a TreeLSTM's cell) a step computes
+straight, its intermediates kept for the backward pass like a hand-written
+level's (the steps are sized to the levels: about the real rows). With several,
+a step's signature is a scalar per step: the inputs of every signature are
+gathered, then ``lax.switch`` runs only the step's callee on its rows (the last
+branch, nothing: an empty step). The buffers stay outside the switch: a
+conditional that takes them as operands makes XLA copy them each step. The
+switch is recomputed in the backward pass (``_recomputed``).
 """
 
 from __future__ import annotations
@@ -65,40 +67,59 @@ def execute(params, arrays, layout):
         n = leaf["outputs"].shape[0]
         outs = _compute(sig, params, [], leaf["data"], n)
         buffers = _scatter(sig, buffers, class_index, leaf["outputs"], outs)
-    if layout.inner_sigs:
-        for phase in arrays["phases"]:
-            buffers = _scan_chunks(params, buffers, class_index, layout.inner_sigs, phase)
+    sigs = layout.inner_sigs
+    step = partial(_one_signature if len(sigs) == 1 else _switched, params, class_index, sigs)
+    first_step = first_slot = 0
+    for K, count in layout.runs():
+        slots = slice(first_slot, first_slot + K * count)
+        chunks = (arrays["steps"]["sig"][first_step:first_step + count],
+                  tree_util.tree_map(lambda x, slots=slots, K=K, count=count: x[slots].reshape(
+                      count, K, *x.shape[1:]), arrays["steps"]["per_sig"]))
+        first_step, first_slot = first_step + count, slots.stop
+        if count == 1:          # a step of its own: unrolled, as a level written by hand
+            buffers, _ = step(buffers, tree_util.tree_map(lambda x: x[0], chunks))
+        else:
+            buffers, _ = lax.scan(step, buffers, chunks)
     roots = [buffers[class_index[c]][arrays["roots"][:, j]]
              for j, c in enumerate(layout.root_classes)]
     return tree_util.tree_unflatten(layout.root_treedef, roots)
 
 
-def _scan_chunks(params, buffers, class_index, sigs, phase):
-    def step(buffers, chunk):
-        sig_index, per_sig = chunk
-        gathered = [(_gather(sig, buffers, class_index, part["inputs"]), list(part["data"]))
-                    for sig, part in zip(sigs, per_sig, strict=True)]
-        sizes = [part["outputs"].shape[0] for part in per_sig]
+def _one_signature(params, class_index, sigs, buffers, chunk):
+    """A step of the only inner signature: computed whatever its slots hold (an
+    empty step's slots repeat a node computed earlier and write to the dump row)."""
+    _, (part,) = chunk
+    sig = sigs[0]
+    values = _gather(sig, buffers, class_index, part["inputs"])
+    outs = _compute(sig, params, values, list(part["data"]), part["outputs"].shape[0])
+    return _scatter(sig, list(buffers), class_index, part["outputs"], outs), None
 
-        def branch(s, gathered):
-            outs = []
-            for t, sig in enumerate(sigs):
-                if t == s:
-                    outs.append(_compute(sig, params, *gathered[t], sizes[t]))
-                else:
-                    outs.append(_zeros(sig, sizes[t]))
-            return outs
 
-        branches = [partial(branch, s) for s in range(len(sigs))]
-        branches.append(partial(branch, None))      # a padding chunk: nothing to compute
-        outs = _recomputed(lambda i, g: lax.switch(i, branches, g))(sig_index, gathered)
-        buffers = list(buffers)
-        for sig, part, out in zip(sigs, per_sig, outs, strict=True):
-            buffers = _scatter(sig, buffers, class_index, part["outputs"], out)
-        return buffers, None
+def _switched(params, class_index, sigs, buffers, chunk):
+    """A step of one of several signatures (a scalar per step): the inputs of every
+    signature gathered, then ``lax.switch`` runs only the step's callee on its rows;
+    the last branch computes nothing (a step left empty)."""
+    sig_index, per_sig = chunk
+    gathered = [(_gather(sig, buffers, class_index, part["inputs"]), list(part["data"]))
+                for sig, part in zip(sigs, per_sig, strict=True)]
+    sizes = [part["outputs"].shape[0] for part in per_sig]
 
-    buffers, _ = lax.scan(step, buffers, (phase["sig"], phase["per_sig"]))
-    return buffers
+    def branch(s, gathered):
+        outs = []
+        for t, sig in enumerate(sigs):
+            if t == s:
+                outs.append(_compute(sig, params, *gathered[t], sizes[t]))
+            else:
+                outs.append(_zeros(sig, sizes[t]))
+        return outs
+
+    branches = [partial(branch, s) for s in range(len(sigs))]
+    branches.append(partial(branch, None))
+    outs = _recomputed(lambda i, g: lax.switch(i, branches, g))(sig_index, gathered)
+    buffers = list(buffers)
+    for sig, part, out in zip(sigs, per_sig, outs, strict=True):
+        buffers = _scatter(sig, buffers, class_index, part["outputs"], out)
+    return buffers, None
 
 
 def _recomputed(fn):

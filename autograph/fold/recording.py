@@ -365,11 +365,14 @@ class Recording:
 class _Fork(BaseException):
     """Raised by ``bool`` of a placeholder to rerun its call once per answer."""
 
-    def __init__(self, pred, site, activation):
-        self.pred, self.site, self.activation = pred, site, activation
+    def __init__(self, pred, site, depth):
+        self.pred, self.site, self.depth = pred, site, depth
 
 
 class _Activation:
+    """A call rerun with the answers ``prefix`` to its first decisions (a call run
+    for the first time has None on the stack instead: no answers to replay)."""
+
     __slots__ = ("prefix", "pos")
 
     def __init__(self, prefix):
@@ -389,24 +392,27 @@ class Recorder:
         self.cse: dict = {}
         self.fast_signatures = registry.fast_signatures
         self.copies: dict = {}
-        self.active: set = set()
-        self.stack: list[_Activation] = []
+        self.stack: list[_Activation | None] = []
         self.pending: list = []
 
-    # the hook every call of a recording copy goes through
     def call(self, f, args, kwargs):
         """Record ``f(*args, **kwargs)`` as a node (or run it, if it is part of the
         recursion); its result, with placeholders for the arrays."""
         values, data = [], []
         key = [f]
-        if kwargs or not _fast_key(args, key, values, data) or f is self.fn:
+        if kwargs or _fast_key(args, key, values, data) < 0 or f is self.fn:
             return self._call_general(f, args, kwargs)
-        sig = self.fast_signatures.get(tuple(key))
+        return self._fast_node(f, args, key, values, data)
+
+    def _fast_node(self, f, args, key, values, data):
+        """The node of a call with plain arguments (``_fast_key``'s ``key``)."""
+        key = tuple(key)
+        sig = self.fast_signatures.get(key)
         if sig is None:
-            sig = self._call_general(f, args, kwargs, want_signature=True)
+            sig = self._call_general(f, args, {}, want_signature=True)
             if not isinstance(sig, Signature):
                 return sig
-            self.fast_signatures[tuple(key)] = sig
+            self.fast_signatures[key] = sig
         return self._node(sig, values, data, data)
 
     def _call_general(self, f, args, kwargs, want_signature=False):
@@ -499,11 +505,11 @@ class Recorder:
         tree nodes), once per distinct arguments."""
         key = (f, *map(id, args), *[(k, id(v)) for k, v in kwargs.items()]) if kwargs else (
             f, *map(id, args))
-        hit = self.memo.get(key)
+        memo = self.memo
+        hit = memo.get(key)
         if hit is not None:
-            return hit[0]
-        active = self.active
-        if key in active:
+            if hit is not _RUNNING:
+                return hit[0]
             site = _user_site(_user_frame())
             raise ConversionError(
                 f"autograph.fold: {getattr(f, '__qualname__', f)} calls itself again with the "
@@ -512,15 +518,15 @@ class Recorder:
         copy = self.copies.get(f)
         if copy is None:
             copy = self.copies[f] = recording_copy(f, fold_call)
-        active.add(key)
+        memo[key] = _RUNNING
         stack = self.stack
-        activation = _Activation(())
-        stack.append(activation)
+        stack.append(None)
+        depth = len(stack)
         try:        # _run, inlined: this runs once per node of the tree
             try:
                 out = copy(*args, **kwargs)
             except _Fork as fork:
-                if fork.activation is not activation:
+                if fork.depth != depth:
                     raise
                 out = fork
             finally:
@@ -528,21 +534,23 @@ class Recorder:
             if type(out) is _Fork:
                 out = self._forked(copy, args, kwargs, (), out)
         except RecursionError:
+            del memo[key]
             if not self.pending:
                 raise
             raise ConversionError(_DEPTH_MESSAGE, *self.pending[-1]) from None
-        finally:
-            active.discard(key)
-        self.memo[key] = (out, args, kwargs)
+        except BaseException:
+            del memo[key]
+            raise
+        memo[key] = (out, args, kwargs)
         return out
 
     def _run(self, copy, args, kwargs, prefix):
-        activation = _Activation(prefix)
-        self.stack.append(activation)
+        self.stack.append(_Activation(prefix))
+        depth = len(self.stack)
         try:
             return copy(*args, **kwargs)
         except _Fork as fork:
-            if fork.activation is not activation:
+            if fork.depth != depth:
                 raise
             raised = fork
         finally:
@@ -565,8 +573,9 @@ class Recorder:
             raise ConversionError("autograph.fold: a placeholder used outside the recursion",
                                   *_user_site(frame))
         activation = self.stack[-1]
-        if activation.pos < len(activation.prefix):
-            answer = activation.prefix[activation.pos]
+        prefix = () if activation is None else activation.prefix
+        if activation is not None and activation.pos < len(prefix):
+            answer = prefix[activation.pos]
             activation.pos += 1
             return answer
         site = _user_site(frame)
@@ -574,9 +583,9 @@ class Recorder:
             raise ConversionError(
                 f"autograph.fold: the truth value of an array of shape {pred.cls[0]} is "
                 "ambiguous; reduce it first (`.any()`, `.all()`, `.sum() > 0`)", *site)
-        if len(activation.prefix) >= MAX_DECISIONS:
+        if len(prefix) >= MAX_DECISIONS:
             raise ConversionError(_DEPTH_MESSAGE, *site)
-        raise _Fork(pred, site, activation)
+        raise _Fork(pred, site, len(self.stack))
 
     def _join(self, pred, on_true, on_false, site):
         true_leaves, true_def = tree_util.tree_flatten(on_true)
@@ -631,6 +640,8 @@ class Recorder:
         return groups
 
 
+_RUNNING = object()        # the memo's entry for a call still running
+
 _DEPTH_MESSAGE = (
     "autograph.fold: the recursion's depth depends on computed values here: a loop or a "
     "recursion continues on a branch over a computed array. fold schedules every call "
@@ -642,25 +653,31 @@ _DEPTH_MESSAGE = (
 
 def _fast_key(args, key, values, data):
     """The signature key of plain arguments (placeholders, Python numbers, tuples and
-    lists of them), appending to ``key``, ``values`` and ``data``; False for
-    anything else (the general path flattens with ``jax.tree_util``)."""
+    lists of them), appending to ``key``, ``values`` and ``data``: the number of
+    placeholders among them, or -1 for anything else (the general path flattens
+    with ``jax.tree_util``)."""
+    found = 0
     for x in args:
         t = type(x)
         if t is Value:
             key.append(x.kind)
             values.append(x)
+            found += 1
         elif t is Param:
             key.append(x.kind)
+            found += 1
         elif t is int or t is float or t is bool:
             key.append(t)
             data.append(x)
         elif t is tuple or t is list:
             key.append((t, len(x)))
-            if not _fast_key(x, key, values, data):
-                return False
+            inner = _fast_key(x, key, values, data)
+            if inner < 0:
+                return -1
+            found += inner
         else:
-            return False
-    return True
+            return -1
+    return found
 
 
 def _same_python_value(a, b):
@@ -697,6 +714,13 @@ def fold_call(f, *args, **kwargs):
         return recorder.activate(f, args, kwargs)
     if f in _BUILTINS:       # float(h), len(h), max(a, b): Python's own meaning, on the
         return f(*args, **kwargs)   # placeholder's methods (which record or refuse)
+    if not kwargs:           # the fast path: placeholders, numbers, tuples of them
+        key, values, data = [f], [], []
+        found = _fast_key(args, key, values, data)
+        if found > 0:
+            return recorder._fast_node(f, args, key, values, data)
+        if found == 0:
+            return f(*args)
     for x in args:
         t = type(x)
         if t is Value or t is Param or (t in _CONTAINERS and _holds_placeholder(x)):

@@ -1,33 +1,38 @@
-"""The schedule of a batch: its trees' recordings merged, cut into padded chunks.
+"""The schedule of a batch: its trees' recordings merged and placed into steps.
 
 Every node gets a depth, its *height* (leaves and other nodes computed from
-parameters and data alone: 0; otherwise 1 + the largest height of its inputs),
-so a node's inputs are always ready when its height comes. Nodes of height 0
-are computed all at once, per signature. The others are grouped by (height,
-signature) and each group cut into chunks of a capacity ``K``: the executor
-runs one chunk per step of a ``scan``, in height order. Levels are not padded
-to the widest level (which would compute several times the real rows); only
-the last chunk of each group is partly padding. One phase (a scan) per
-capacity of a geometric grid (by default 256, 64, 16, 4 rows): each height
-goes to the capacity that computes it cheapest, counting a step's overhead as
-``step_cost`` rows, and never to a larger capacity than a lower height's (the
-phases run one after the other). Wide bottom levels run in large chunks, the
-narrow top of a tall tree (a chain) in small ones. The scans' lengths are
-sizes too; their padding chunks are skipped (``lax.switch`` to a no-op).
+parameters and data alone: 0; otherwise 1 + the largest height of its inputs).
+Nodes of height 0 are computed all at once, per signature. The others run in a
+sequence of *steps*: a step computes up to its capacity ``K`` nodes of one
+signature at once (gather, the callee vmapped, scatter). A node goes into the
+first step after its inputs' steps that has room (list scheduling, in height
+order): a level wider than its step spills its last nodes into the next step,
+beside the next level's nodes whose inputs are ready, instead of costing a step
+of its own.
 
-A padded slot repeats a real node of its chunk and writes to the class's dump
+A batch's own steps are sized to its levels: one step per (height, signature),
+its capacity the level's width rounded up to a fine geometric grid
+(:func:`bucket`), so the computed rows are close to the real ones (no padding
+to the widest level, no fixed chunk size cutting a level into many steps), then
+a few spare steps of the narrowest capacity. Consecutive steps of one capacity
+run as one ``scan``; the others are single steps (unrolled), like a depth-batched
+program written by hand.
+
+A padded slot repeats a real node of its step and writes to the class's dump
 row (the last row, never read): its gradient is then exactly zero, never
-``0 * nan``.
+``0 * nan``. A step with no nodes (spare) computes nothing.
 
-Sizes are rounded up to a geometric grid (:func:`bucket`), and a batch reuses
-an executor already compiled for sizes at least its own (rows and leaves not
-more than about twice them): where its levels need more chunks of a scan than
-the layout has, heights move to a neighbouring phase (:func:`fit_phases`), so a
-random batch compiles a new executor only when it outgrows every layout.
+The sizes (buffer rows, leaves, the steps' capacities) are what one compiled
+executor is specialised to. A batch reuses the smallest executor issued so far
+whose buffers hold it (not more than about twice its rows) and whose steps it
+can be placed into; otherwise it gets its own steps, made at least as large as
+every issued layout's step by step, so the newest layout fits every batch seen
+so far and a new compile happens only when a batch outgrows them.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -36,19 +41,25 @@ from jax import tree_util
 
 from autograph.errors import ConversionError
 
-# Sizes are rounded to the grid ceil(2 ** (k / 4)), with this much headroom.
+# Buffer sizes are rounded to the grid ceil(2 ** (k / 4)), with this much headroom;
+# step capacities to a finer grid, at least MIN_CAPACITY rows, with a little
+# headroom (a batch of 64 random trees varies by ~6% in nodes: with 1.05, 20
+# random batches share one or two layouts), and SPARE_ROWS rows of spare steps at
+# the end.
 GRID_STEPS_PER_DOUBLING = 4
+CAPACITY_STEPS_PER_DOUBLING = 8
 HEADROOM = 1.25
-MIN_CHUNKS = 4
-SLACK_ROWS = 64
+CAPACITY_HEADROOM = 1.05
+MIN_CAPACITY = 8
+SPARE_ROWS = 64
 
 
-def bucket(n: int | float) -> int:
+def bucket(n: int | float, steps_per_doubling: int = GRID_STEPS_PER_DOUBLING) -> int:
     """The smallest size of the geometric grid at least ``n`` (0 stays 0)."""
     if n <= 0:
         return 0
-    k = math.ceil(GRID_STEPS_PER_DOUBLING * math.log2(n) - 1e-9)
-    size = math.ceil(2 ** (k / GRID_STEPS_PER_DOUBLING))
+    k = math.ceil(steps_per_doubling * math.log2(n) - 1e-9)
+    size = math.ceil(2 ** (k / steps_per_doubling))
     return size if size >= n else math.ceil(n)
 
 
@@ -60,17 +71,16 @@ class Layout:
     classes: tuple            # (shape, dtype name) of each buffer
     leaf_sigs: tuple          # signatures of height-0 nodes
     inner_sigs: tuple         # the others
-    capacities: tuple         # chunk capacity of each phase
     n_trees: int
     root_treedef: object
     root_classes: tuple
-    sizes: tuple              # rows per class, leaves per leaf signature, chunks per phase
+    sizes: tuple              # rows per class, leaves per leaf signature
+    steps: tuple = ()         # the capacity of each step
     counter: object = field(default=None, compare=False)
 
     def _key(self):
         return (id(self.registry), self.classes, self.leaf_sigs, self.inner_sigs,
-                self.capacities, self.n_trees, self.root_treedef, self.root_classes,
-                self.sizes)
+                self.n_trees, self.root_treedef, self.root_classes, self.sizes, self.steps)
 
     def __eq__(self, other):
         return isinstance(other, Layout) and self._key() == other._key()
@@ -80,7 +90,17 @@ class Layout:
 
     def shape_key(self):
         """Everything but the sizes: layouts with equal shape keys share buckets."""
-        return self._key()[:-1]
+        return self._key()[:-2]
+
+    def runs(self):
+        """``(capacity, steps)`` of each run of equal capacities: one scan each."""
+        runs: list = []
+        for k in self.steps:
+            if runs and runs[-1][0] == k:
+                runs[-1][1] += 1
+            else:
+                runs.append([k, 1])
+        return [tuple(r) for r in runs]
 
 
 class Plan:
@@ -92,16 +112,14 @@ class Plan:
         self.layout = layout
 
     def __repr__(self):
-        sizes = self.layout.sizes
-        return (f"<fold plan: {self.layout.n_trees} trees, sizes {sizes}, "
-                f"chunk capacities {self.layout.capacities}>")
+        runs = ", ".join(f"{c}x{k}" if c > 1 else f"{k}" for k, c in self.layout.runs())
+        return (f"<fold plan: {self.layout.n_trees} trees, sizes {self.layout.sizes}, "
+                f"{len(self.layout.steps)} steps: {runs}>")
 
 
 tree_util.register_pytree_node(
     Plan, lambda plan: ((plan.arrays,), plan.layout),
     lambda layout, children: Plan(children[0], layout))
-
-
 def merge(recordings):
     """One batch's nodes: the trees' recordings concatenated, rows offset per class."""
     first = recordings[0]
@@ -157,72 +175,73 @@ def _groups(heights_by_sig):
     return groups
 
 
-def _chunks_per_height(groups, capacities):
-    """The heights in order, and the chunks each needs at each capacity."""
-    heights, chunks = [], []
-    for h, _, nodes in groups:
-        if not heights or heights[-1] != h:
-            heights.append(h)
-            chunks.append([0] * len(capacities))
-        for k, c in enumerate(capacities):
-            chunks[-1][k] += -(-len(nodes) // c)
-    return heights, chunks
+def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
+    """Every inner node's step: list scheduling in height order.
+
+    Each node of a group goes into the first step after its inputs' steps that
+    has room and computes its signature (or nothing yet). ``steps``: the
+    capacities of a layout's steps, or None to open steps as needed, ``capacity(n)``
+    rows for ``n`` ready nodes. Returns ``(capacities, step_sig, node_step)``:
+    each step's capacity and signature (-1: none), and the step of every node per
+    signature; None if ``steps`` do not hold the batch."""
+    fixed = steps is not None
+    caps = list(steps) if fixed else []
+    free = list(caps)
+    step_sig = [-1] * len(caps)
+    step_of = {c: np.full(n, -1, np.int64) for c, n in totals.items()}
+    node_step = [np.zeros(len(merged[sig][0]), np.int64) for sig in inner_sigs]
+    for _, s, nodes in groups:
+        sig = inner_sigs[s]
+        _, inputs, outputs, _ = merged[sig]
+        ready = np.zeros(len(nodes), np.int64)
+        for j, c in enumerate(sig.in_classes):
+            np.maximum(ready, step_of[c][inputs[nodes, j]] + 1, out=ready)
+        if len(ready) > 1 and (ready[1:] < ready[:-1]).any():
+            order = np.argsort(ready, kind="stable")
+            nodes, ready = nodes[order], ready[order]
+        mine = node_step[s]
+        n, placed, j = len(nodes), 0, int(ready[0])
+        while placed < n:
+            if j == len(caps):
+                if fixed:
+                    return None
+                caps.append(capacity(n - placed))   # every remaining node is ready here
+                free.append(caps[-1])
+                step_sig.append(-1)
+            if free[j] and step_sig[j] in (-1, s):
+                take = min(free[j], int(np.searchsorted(ready, j, side="right")) - placed)
+                if take > 0:
+                    mine[nodes[placed:placed + take]] = j
+                    step_sig[j] = s
+                    free[j] -= take
+                    placed += take
+            j += 1
+        for j, c in enumerate(sig.out_classes):
+            step_of[c][outputs[nodes, j]] = mine[nodes]
+    return tuple(caps), step_sig, node_step
 
 
-def _cheapest_phases(chunks, capacities, step_cost):
-    """Each height's phase: the capacity that computes it cheapest, counting
-    ``step_cost`` rows of overhead per chunk, never a larger one than a lower
-    height's (the phases run one after the other)."""
-    phases, phase = [], 0
-    for per_capacity in chunks:
-        costs = [n * (c + step_cost) for n, c in zip(per_capacity, capacities, strict=True)]
-        phase = max(phase, costs.index(min(costs)))
-        phases.append(phase)
-    return phases
+def _capacity_of(capacities):
+    """Rows of a new step for ``n`` ready nodes: on the fine grid, or the smallest
+    of the user's ``capacities`` that holds them (the largest if none does)."""
+    if capacities is None:
+        return lambda n: bucket(max(n * CAPACITY_HEADROOM, MIN_CAPACITY),
+                                CAPACITY_STEPS_PER_DOUBLING)
+    return lambda n: min((c for c in capacities if c >= n), default=max(capacities))
 
 
-def fit_phases(chunks, preferred, limits):
-    """Phases for the heights that keep each phase within ``limits[k]`` chunks, as
-    close to ``preferred`` (the cheapest) as that allows; None if they do not fit.
-
-    A batch whose levels are a little wider or taller than the batch a layout was
-    made for moves a few heights to a neighbouring phase instead of compiling a
-    new layout. ``tail[k]``: the lowest height from which all heights fit in
-    phases k and later (filled from the top); a height moves on to phase k only
-    from there."""
-    n_phases, m = len(limits), len(chunks)
-    tail = [m] * (n_phases + 1)
-    i = m
-    for k in reversed(range(n_phases)):
-        used = 0
-        while i > 0 and used + chunks[i - 1][k] <= limits[k]:
-            i -= 1
-            used += chunks[i][k]
-        tail[k] = i
-    if tail[0] > 0:
-        return None
-    phases, k, used = [], 0, 0
-    for i, per_capacity in enumerate(chunks):
-        while k < preferred[i] and i >= tail[k + 1]:
-            k, used = k + 1, 0
-        while used + per_capacity[k] > limits[k]:
-            if k + 1 == n_phases or i < tail[k + 1]:
-                return None
-            k, used = k + 1, 0
-        used += per_capacity[k]
-        phases.append(k)
-    return phases
+def _spare_steps(caps):
+    """A few spare steps of the narrowest capacity, for batches a little taller."""
+    if not caps:
+        return caps
+    last = min(caps)
+    return caps + (last,) * (SPARE_ROWS // last)
 
 
-def _chunk_counts(chunks, phases, n_phases):
-    counts = [0] * n_phases
-    for per_capacity, k in zip(chunks, phases, strict=True):
-        counts[k] += per_capacity[k]
-    return counts
-
-
-def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=None):
-    """The :class:`Plan` of a batch of recordings."""
+def schedule(recordings, registry, capacities, chooser, counter=None):
+    """The :class:`Plan` of a batch of recordings. ``capacities``: the step sizes
+    allowed (None: any, on the grid); ``chooser``: the :class:`SizeChooser` of the
+    folded function."""
     merged, totals, roots, root_treedef, root_classes = merge(recordings)
     classes = tuple(sorted(totals, key=repr))
     class_index = {c: i for i, c in enumerate(classes)}
@@ -230,37 +249,28 @@ def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=
     leaf_sigs = tuple(s for s in sigs if not s.in_classes)
     inner_sigs = tuple(s for s in sigs if s.in_classes)
     groups = _groups([merged[s][0] for s in inner_sigs])
-    heights, chunks = _chunks_per_height(groups, capacities)
-    cheapest = _cheapest_phases(chunks, capacities, step_cost)
-    n_phases = len(capacities)
     need = (tuple(totals[c] + 1 for c in classes)
-            + tuple(len(merged[s][0]) for s in leaf_sigs)
-            + tuple(max(n, MIN_CHUNKS) for n in _chunk_counts(chunks, cheapest, n_phases)))
-    # Short scans vary most from batch to batch (the tallest tree's height); spare
-    # steps of a small capacity are cheap: give each scan SLACK_ROWS rows to spare.
-    slack = (0,) * (len(need) - n_phases) + tuple(SLACK_ROWS // k for k in capacities)
-    shape = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
+            + tuple(len(merged[s][0]) for s in leaf_sigs))
+    shape = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                    root_treedef, root_classes, ())
-    fitted = {}
 
-    def fits(sizes):
-        fitted[sizes] = fit_phases(chunks, cheapest, sizes[-n_phases:])
-        return fitted[sizes] is not None
+    def placed(steps):
+        return place(groups, merged, inner_sigs, totals, steps)
 
-    sizes = choose_sizes(shape.shape_key(), need, slack, n_phases, fits)
-    phase_of_height = dict(zip(heights, fitted.get(sizes) or cheapest, strict=True))
-    phases = [phase_of_height[h] for h, _, _ in groups]
-    layout = Layout(registry, classes, leaf_sigs, inner_sigs, capacities, len(recordings),
-                    root_treedef, root_classes, sizes, counter)
-    n_classes, n_leaf = len(classes), len(leaf_sigs)
-    rows = sizes[:n_classes]
+    def design():
+        return place(groups, merged, inner_sigs, totals, capacity=_capacity_of(capacities))
+
+    sizes, (steps, step_sig, node_step) = chooser(shape.shape_key(), need, placed, design)
+    layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
+                    root_treedef, root_classes, sizes, steps, counter)
+    rows = sizes[:len(classes)]
     dump = [r - 1 for r in rows]
 
     def out_dump(sig):
         return np.asarray([dump[class_index[c]] for c in sig.out_classes], np.int32)
 
     leaf_arrays = []
-    for sig, cap in zip(leaf_sigs, sizes[n_classes:n_classes + n_leaf], strict=True):
+    for sig, cap in zip(leaf_sigs, sizes[len(classes):], strict=True):
         _, _, outputs, data = merged[sig]
         n = len(outputs)
         take = np.zeros(cap, np.int64)
@@ -269,68 +279,81 @@ def schedule(recordings, registry, capacities, step_cost, choose_sizes, counter=
         outs[n:] = out_dump(sig)
         leaf_arrays.append({"outputs": outs, "data": [d[take] for d in data]})
 
-    phase_arrays = []
-    for phase, (K, C) in enumerate(zip(capacities, sizes[n_classes + n_leaf:], strict=True)):
-        chunk_sig = np.full(C, len(inner_sigs), np.int32)     # past the last: skipped
-        takes = [np.zeros((C, K), np.int64) for _ in inner_sigs]
-        real = [np.zeros((C, K), bool) for _ in inner_sigs]
-        c = 0
-        for (_, s, nodes), group_phase in zip(groups, phases, strict=True):
-            if group_phase != phase:
-                continue
-            for start in range(0, len(nodes), K):
-                part = nodes[start:start + K]
-                chunk_sig[c] = s
-                takes[s][c, :] = part[0]
-                takes[s][c, :len(part)] = part
-                real[s][c, :len(part)] = True
-                c += 1
-        per_sig = []
-        for s, sig in enumerate(inner_sigs):
-            _, inputs, outputs, data = merged[sig]
-            take = takes[s]
-            outs = outputs[take]
-            outs[~real[s]] = out_dump(sig)
-            per_sig.append({"inputs": inputs[take], "outputs": outs,
-                            "data": [d[take] for d in data]})
-        phase_arrays.append({"sig": chunk_sig, "per_sig": per_sig})
-    arrays = {"leaf": leaf_arrays, "phases": phase_arrays, "roots": roots}
+    # every step's slots laid end to end, one array each (few leaves to pass to
+    # jit: each is a transfer); the executor slices the runs out (static offsets)
+    per_sig = []
+    for sig, steps_of_nodes in zip(inner_sigs, node_step, strict=True):
+        _, inputs, outputs, data = merged[sig]
+        take, real = _slots(steps_of_nodes, steps)
+        outs = outputs[take]
+        outs[~real] = out_dump(sig)
+        per_sig.append({"inputs": inputs[take], "outputs": outs,
+                        "data": [d[take] for d in data]})
+    step_sig = np.asarray(step_sig, np.int32)
+    step_sig[step_sig < 0] = len(inner_sigs)         # an empty step: computes nothing
+    arrays = {"leaf": leaf_arrays, "steps": {"sig": step_sig, "per_sig": per_sig},
+              "roots": roots}
     return Plan(arrays, layout)
 
 
-class SizeChooser:
-    """The sizes of the executors issued so far, per layout shape.
+def _slots(node_step, capacities):
+    """The node in each slot of every step (the steps' slots end to end), and which
+    slots are real. A padded slot repeats its step's first node; a step with none
+    of its own, the signature's earliest node (its inputs are computed before every
+    step it can be computed in: real values, never nan)."""
+    order = np.argsort(node_step, kind="stable")
+    steps = node_step[order]
+    n_in = np.bincount(steps, minlength=len(capacities))
+    first = np.cumsum(n_in) - n_in            # the first of each step's nodes, in order
+    offsets = np.cumsum(capacities) - capacities
+    head = np.where(n_in > 0, order[np.minimum(first, len(order) - 1)], order[0])
+    take = np.repeat(head, capacities)
+    where = offsets[steps] + np.arange(len(order)) - first[steps]
+    take[where] = order
+    real = np.zeros(len(take), bool)
+    real[where] = True
+    return take, real
 
-    A batch reuses the smallest issued sizes that fit it: rows and leaves at
-    least its own and not more than about twice them, and its heights placed in
-    the scans' chunks (``fits``, which may move a height to a neighbouring phase).
-    Otherwise it gets new sizes: its needs with headroom, rounded up to the grid,
-    and at least every size issued before (so the newest layout fits every batch
-    seen so far, and a new compile happens only when some size sets a record).
-    The last ``n_flexible`` sizes are the scans' chunk counts, checked by ``fits``."""
+
+class SizeChooser:
+    """The layouts issued so far, per layout shape.
+
+    A batch reuses the smallest issued layout whose buffers hold it (rows and
+    leaves at least its own and not more than about twice them) and whose steps
+    it can be placed into. Otherwise it gets a new one: its rows with headroom,
+    rounded up to the grid, its own steps, and every size and step at least each
+    issued layout's (so the newest layout fits every batch seen so far, and a
+    new compile happens only when a batch outgrows them)."""
 
     def __init__(self):
         self.issued: dict = {}
 
-    def __call__(self, shape_key, need, slack=None, n_flexible=0, fits=None):
+    def __call__(self, shape_key, need, placed, design):
+        """``(sizes, placement)``: ``placed(steps)`` places the batch into a layout's
+        steps (None if it does not fit), ``design()`` into steps of its own."""
         issued = self.issued.setdefault(shape_key, [])
-        slack = slack or (0,) * len(need)
-        fixed = len(need) - n_flexible if fits is not None else len(need)
 
-        def reusable(sizes):
-            if not all(n <= s <= 2 * n + 16 + extra for n, s, extra in
-                       zip(need[:fixed], sizes[:fixed], slack, strict=False)):
-                return False
-            return fits is None or fits(sizes)
+        def holds(sizes):
+            return all(n <= s <= 2 * n + 16 for n, s in zip(need, sizes, strict=True))
 
-        for sizes in sorted(issued, key=sum):
-            if reusable(sizes):
-                return sizes
-        sizes = tuple(bucket(n * HEADROOM + extra) for n, extra in zip(need, slack, strict=True))
-        for previous in issued:
-            sizes = tuple(max(a, b) for a, b in zip(sizes, previous, strict=True))
-        if sizes not in issued:
-            issued.append(sizes)
-        if fits is not None:
-            fits(sizes)
-        return sizes
+        for sizes, steps in sorted(issued, key=lambda e: (sum(e[0]), sum(e[1]))):
+            if holds(sizes):
+                placement = placed(steps)
+                if placement is not None:
+                    return sizes, placement
+        own = _spare_steps(design()[0])
+        sizes = tuple(bucket(n * HEADROOM) for n in need)
+        steps = own
+        for previous_sizes, previous_steps in issued:
+            sizes = tuple(max(a, b) for a, b in zip(sizes, previous_sizes, strict=True))
+            steps = _stepwise_max(steps, previous_steps)
+        placement = placed(steps)
+        if placement is None:           # a larger step can place a node later: rare
+            steps, placement = own, placed(own)
+        if (sizes, steps) not in issued:
+            issued.append((sizes, steps))
+        return sizes, placement
+
+
+def _stepwise_max(a, b):
+    return tuple(max(x, y) for x, y in itertools.zip_longest(a, b, fillvalue=0))

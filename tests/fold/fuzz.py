@@ -1,13 +1,14 @@
 """Differential fuzzing of autograph.fold's plans: sequences of random batches through
-one folded function, so later batches reuse earlier layouts (padding chunks, heights
-moved between phases by ``fit_phases``), each checked against the plain recursion.
+one folded function, so later batches reuse earlier layouts (nodes spilled into later
+steps, empty and spare steps), each checked against the plain recursion.
 
     python -m tests.fold.fuzz --count 200      # sequences; prints mismatches
 
-A case: random chunk capacities, no spare chunks or headroom half of the time (so
-the scans are short and heights must move), then a few batches of random, chain-
-shaped and single-leaf trees. Each batch's roots (compiled) are compared with the
-recursion's, and every few batches the gradient of a loss too.
+A case: step capacities on the grid or from a random list, no spare steps or
+headroom half of the time (so batches must spill into the steps they have), then a
+few batches of random, chain-shaped and single-leaf trees. Each batch's roots
+(compiled) are compared with the recursion's, and every few batches the gradient of
+a loss too.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import autograph
 from autograph.fold import schedule
 from tests.fold import trees as T
 
-CAPACITIES = [(8, 2), (16, 4, 1), (4,), (32, 8, 2), (256, 64, 16, 4)]
+CAPACITIES = [None, None, (8, 2), (16, 4, 1), (4,), (32, 8, 2), (256, 64, 16, 4)]
 HIDDEN = 4
 
 
@@ -69,9 +70,9 @@ def check_case(seed, batches=4):
     rng = random.Random(seed)
     p = T.treelstm_params(jax.random.PRNGKey(seed), HIDDEN, vocab=50)
     tight = rng.random() < 0.5
-    saved = schedule.SLACK_ROWS, schedule.HEADROOM
+    saved = schedule.SPARE_ROWS, schedule.HEADROOM
     if tight:
-        schedule.SLACK_ROWS, schedule.HEADROOM = 0, 1.0
+        schedule.SPARE_ROWS, schedule.HEADROOM = 0, 1.0
     try:
         batched = autograph.fold(T.encode, capacities=rng.choice(CAPACITIES))
         run = jax.jit(batched)
@@ -89,7 +90,7 @@ def check_case(seed, batches=4):
                     mismatches.append(f"seed {seed} batch {b}: gradients differ ({plan})")
         return mismatches
     finally:
-        schedule.SLACK_ROWS, schedule.HEADROOM = saved
+        schedule.SPARE_ROWS, schedule.HEADROOM = saved
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,7 @@ import pytest
 
 import autograph
 from autograph.fold import schedule
-from autograph.fold.schedule import bucket, fit_phases
+from autograph.fold.schedule import bucket
 from tests.fold import trees as T
 
 RTOL_ROOTS = 1e-6
@@ -126,7 +126,10 @@ def test_chain_in_a_batch():
     batched = autograph.fold(T.encode)
     assert_close(batched(p, trees), stacked(T.encode, p, trees), RTOL_ROOTS)
     plan = batched.plan(trees)
-    assert plan.layout.capacities == (256, 64, 16, 4)
+    # the chain's top levels are narrow steps of one scan, after the wide ones
+    (narrow, count), = [r for r in plan.layout.runs() if r[1] > 1]
+    assert narrow == schedule.MIN_CAPACITY and count >= 40 - 6
+    assert plan.layout.steps[0] > narrow
 
 
 def test_small_capacities_many_chunks():
@@ -152,47 +155,88 @@ def test_bucket_grid():
     assert len({bucket(n) for n in range(1000, 2001)}) == 5
 
 
-def test_fit_phases_keeps_limits_and_order():
-    # chunks[i][k]: chunks height i needs in the phase of capacity k (8, 2)
-    chunks = [[3, 10], [2, 6], [1, 3], [1, 1], [1, 1]]
-    cheapest = [0, 0, 1, 1, 1]
-    assert fit_phases(chunks, cheapest, (10, 10)) == cheapest
-    moved = fit_phases(chunks, cheapest, (6, 3))        # phase 1 too short: 2 heights back
-    assert moved == [0, 0, 0, 1, 1]
-    moved = fit_phases(chunks, cheapest, (3, 13))       # phase 0 too short: one forward
-    assert moved == [0, 1, 1, 1, 1]
-    assert fit_phases(chunks, cheapest, (3, 5)) is None
+def placement_of(batched, trees, params, steps=None):
+    recordings = [batched._record(batched._registry(params), t) for t in trees]
+    merged, totals, *_ = schedule.merge(recordings)
+    inner = tuple(sig for sig in sorted(merged, key=lambda s: s.number) if sig.in_classes)
+    groups = schedule._groups([merged[sig][0] for sig in inner])
+    placed = schedule.place(groups, merged, inner, totals, steps,
+                            capacity=lambda n: schedule.bucket(max(n, 8), 8))
+    return merged, inner, placed
 
 
-def _real_chunks(plan):
-    n_sigs = len(plan.layout.inner_sigs)
-    return [int((phase["sig"] < n_sigs).sum()) for phase in plan.arrays["phases"]]
+def assert_valid_placement(merged, inner, placed):
+    caps, step_sig, node_step = placed
+    step_of = {}                # (class, row) -> step of the node that computes it
+    for sig, steps in zip(inner, node_step, strict=True):
+        for outs, step in zip(merged[sig][2], steps, strict=True):
+            for c, row in zip(sig.out_classes, outs, strict=True):
+                step_of[(c, int(row))] = int(step)
+    for s, (sig, steps) in enumerate(zip(inner, node_step, strict=True)):
+        assert (np.asarray(step_sig)[steps] == s).all()      # a step runs one callee
+        for ins, step in zip(merged[sig][1], steps, strict=True):
+            for c, row in zip(sig.in_classes, ins, strict=True):
+                assert step_of.get((c, int(row)), -1) < step     # inputs computed before
+    counts = np.zeros(len(caps), np.int64)
+    for steps in node_step:
+        counts += np.bincount(steps, minlength=len(caps))
+    assert (counts <= np.asarray(caps)).all()
 
 
-def test_a_batch_moved_between_phases_to_fit_a_layout_computes_the_same(monkeypatch):
-    # no spare chunks or headroom: the scans are as short as the first batch's
-    monkeypatch.setattr(schedule, "SLACK_ROWS", 0)
+def test_placement_keeps_dependencies_and_capacities():
+    rng = random.Random(7)
+    batched = autograph.fold(T.branchy)
+    p = T.rnn_params(jax.random.PRNGKey(7), 4)
+    for _ in range(3):                   # several signatures per height (branches)
+        trees = T.random_batch(rng, 6, 1, 20, vocab=50)
+        merged, inner, placed = placement_of(batched, trees, p)
+        assert len(inner) > 1
+        assert_valid_placement(merged, inner, placed)
+        # the batch's own steps are one per level and signature, sized to it
+        assert len(placed[0]) == len(schedule._groups([merged[s][0] for s in inner]))
+
+
+def test_a_wider_batch_spills_into_the_next_steps():
+    p = T.treelstm_params(jax.random.PRNGKey(8), 4)
+    batched = autograph.fold(T.encode)
+    trees = T.random_batch(random.Random(8), 10, 2, 30)
+    merged, inner, (caps, _, node_step) = placement_of(batched, trees, p)
+    assert_valid_placement(merged, inner, (caps, _, node_step))
+    tight = tuple(max(c * 3 // 4, 1) for c in caps) + (8,) * 12
+    merged, inner, placed = placement_of(batched, trees, p, tight)
+    assert placed is not None
+    assert_valid_placement(merged, inner, placed)
+    heights = merged[inner[0]][0]
+    assert (placed[2][0] > heights - 1).any()      # some nodes ran a step late
+    assert placement_of(batched, trees, p, tight[:len(caps) // 2])[2] is None
+
+
+def test_a_batch_spilled_into_an_earlier_layout_computes_the_same(monkeypatch):
+    # no headroom: later batches are often wider than the first one's steps
     monkeypatch.setattr(schedule, "HEADROOM", 1.0)
     p = T.treelstm_params(jax.random.PRNGKey(6), 8)
     rng = random.Random(6)
-    batched = autograph.fold(T.encode, capacities=(8, 2))
+    batched = autograph.fold(T.encode)
     first = batched.plan(T.random_batch(rng, 12, 2, 24), params=p)
-    moved = 0
+    spilled = 0
     for _ in range(60):
         trees = T.random_batch(rng, 12, 2, 24)
         plan = batched.plan(trees)
-        alone = autograph.fold(T.encode, capacities=(8, 2)).plan(trees, params=p)
-        if plan.layout.sizes != first.layout.sizes or _real_chunks(plan) == _real_chunks(alone):
+        if plan.layout.steps != first.layout.steps:
             continue
-        moved += 1          # reused the first layout with some heights in another phase
+        merged, inner, (_, _, node_step) = placement_of(batched, trees, p,
+                                                        first.layout.steps)
+        if not (node_step[0] > merged[inner[0]][0] - 1).any():
+            continue
+        spilled += 1          # reused the first layout, some nodes a step late
         expected = stacked(T.encode, p, trees)
         assert_close(jax.jit(batched)(p, plan), expected, RTOL_ROOTS)
         loss = lambda p, plan: jnp.sum(batched(p, plan)[0] ** 2)  # noqa: E731
         plain = lambda p, trees=trees: jnp.sum(stacked(T.encode, p, trees)[0] ** 2)  # noqa: E731
         assert_close(jax.jit(jax.grad(loss))(p, plan), jax.grad(plain)(p), RTOL_GRADS)
-        if moved == 2:
+        if spilled == 2:
             break
-    assert moved == 2
+    assert spilled == 2
 
 
 def test_fuzzed_batch_sequences():
