@@ -101,12 +101,17 @@ def make_rnn(n):
 @contextlib.contextmanager
 def plain_cond():
     """While tracing: a converted ``if`` staged as plain ``lax.cond`` (the 'before')."""
-    saved = batched_select.cond
-    batched_select.cond = lax.cond
+    saved = batched_select.cond, batched_select.cond_traced
+
+    def traced_as_lax_cond(pred, true, false, *operands):
+        replay = batched_select._replay   # the branches as traced, replayed
+        return lax.cond(pred, replay(*true), replay(*false), *operands)
+
+    batched_select.cond, batched_select.cond_traced = lax.cond, traced_as_lax_cond
     try:
         yield
     finally:
-        batched_select.cond = saved
+        batched_select.cond, batched_select.cond_traced = saved
 
 
 def _forms(original, hand_lax, hand_where, grad):
