@@ -32,11 +32,9 @@ import types
 import weakref
 from dataclasses import dataclass
 
-from jax import tree_util
-
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
-from autograph.runtime.trace_context import trace_active
+from autograph.runtime.trace_context import current_trace
 from autograph.runtime.tracing import Location, caller_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
@@ -332,79 +330,27 @@ def closure_containers(fns) -> dict:
     return ids
 
 
-@tree_util.register_pytree_node_class
-class StagedCopy(list):
-    """The list a staged ``if`` or conditional expression gives where Python gives
-    an existing list itself (``(a if x > 0 else b).pop(0)``): a staged conditional
-    chooses values, not objects, so this is a copy, and changing it would leave the
-    list Python changes untouched. It reads as the list it is; changing it is a
-    ``ConversionError`` at that line. ``reason``: the message's first sentence, where
-    it is not the default's."""
-
-    __slots__ = ("where", "reason", "__weakref__")
-
-    def __init__(self, items=(), where=None, reason=None):
-        super().__init__(items)
-        self.where, self.reason = where, reason
-
-    def tree_flatten(self):
-        return list(self), (self.where, self.reason)
-
-    @classmethod
-    def tree_unflatten(cls, aux, items):
-        return cls(items, *aux)
-
-    def _refuse(self, *args, **kwargs):
-        raise _changed_copy(self, "list")
-
-    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-
-
-@tree_util.register_pytree_node_class
-class StagedDictCopy(dict):
-    """``StagedCopy`` for a dict: it reads as the dict it is; changing it is a
-    ``ConversionError`` at that line."""
-
-    __slots__ = ("where", "reason", "__weakref__")
-
-    def __init__(self, items=(), where=None, reason=None):
-        super().__init__(items)
-        self.where, self.reason = where, reason
-
-    def tree_flatten(self):
-        return list(self.values()), (tuple(self), self.where, self.reason)
-
-    @classmethod
-    def tree_unflatten(cls, aux, values):
-        keys, where, reason = aux
-        return cls(zip(keys, values, strict=True), where, reason)
-
-    def _refuse(self, *args, **kwargs):
-        raise _changed_copy(self, "dict")
-
-    update = pop = popitem = setdefault = clear = _refuse
-    __setitem__ = __delitem__ = __ior__ = _refuse
-
-
-def _changed_copy(copy, kind) -> ConversionError:
-    at = caller_location()
-    if copy.reason is not None:
-        return ConversionError(copy.reason, at.filename, at.lineno)
-    line = f" at line {copy.where.lineno}" if copy.where is not None else ""
-    return ConversionError(
-        f"this changes the {kind} that the staged conditional{line} gives. In Python "
-        f"that is one of the existing {kind}s itself, and the change would change it; "
-        "a staged conditional (its condition is traced) chooses values, not "
-        f"objects, so this {kind} is a copy, and the change would be lost. Change the "
-        f"{kind}s inside the branches of an `if`, or decide which one with a Python "
-        "condition.", at.filename, at.lineno)
-
-
-# id(the object a variable held before a staged region) -> (that object, a weak
-# reference to the copy the region gave instead), while the copy lives: see
-# ``either_object``.
+# id(an object) -> (the object, a weak reference to the trace it was noted in, the
+# message): a list or dict whose changes in place a staged region's result cannot
+# follow (``either_object``, ``as_copies``). Its changes are refused while that trace
+# lives (afterwards nothing staged can tell); the entry goes with the trace.
 REPLACED: dict = {}
+
+
+def _refuse_changes(obj, reason):
+    """Refuse changes in place to ``obj`` made through the runtime's operators (an
+    item write, ``append``, ``pop``, a method that changes it) while the current
+    trace lives: a ``ConversionError`` with ``reason`` at the user's line."""
+    trace = current_trace()
+    if trace is None:   # pragma: no cover - a JAX without trace_ctx
+        return
+    key = id(obj)
+
+    def forget(ref, key=key):
+        if REPLACED.get(key, (None, None))[1] is ref:
+            del REPLACED[key]
+
+    REPLACED[key] = (obj, weakref.ref(trace, forget), reason)
 
 
 def either_object(value, original, name, where, construct):
@@ -413,10 +359,9 @@ def either_object(value, original, name, where, construct):
     on the traced condition (an ``if`` that rebinds it in one branch only, a loop that
     rebinds it but may run zero times), while something else may hold ``original``
     too. A staged region gives one object for both, so a change in place to either
-    is one Python makes to ``original`` on one path and not on the other: the value
-    comes back as a copy that refuses to change (``StagedCopy``), and until that copy
-    is gone, ``refuse_if_replaced`` refuses changes to ``original`` made through the
-    runtime's operators (``a[k] = v``, ``a.append(v)``, ``a.pop()``)."""
+    is one Python makes to ``original`` on one path and not on the other: while the
+    trace lives, changes in place to both ``value`` and ``original`` are refused
+    (``refuse_if_replaced``). ``value`` stays a plain list or dict (the same pytree)."""
     kind = type(original).__name__
     if type(value) is not type(original):
         return value
@@ -431,20 +376,9 @@ def either_object(value, original, name, where, construct):
         f"so the change cannot be made as Python makes it. Give '{name}' a new {kind} on "
         f"every path ({name} = {kind}({name}) before the {statement}), or change it in "
         f"place on every path ({fix}).")
-    copy = (StagedCopy if kind == "list" else StagedDictCopy)(value, where, reason)
-    _replaced_by(original, copy, reason)
-    return copy
-
-
-def _replaced_by(original, copy, reason):
-    """Note that a staged region gave ``copy`` where Python may give ``original``."""
-    key = id(original)
-
-    def forget(ref, key=key):
-        if REPLACED.get(key, (None, None))[1] is ref:
-            del REPLACED[key]
-
-    REPLACED[key] = (original, weakref.ref(copy, forget), reason)
+    _refuse_changes(original, reason)
+    _refuse_changes(value, reason)
+    return value
 
 
 # The methods of a list or dict that change it in place.
@@ -455,33 +389,33 @@ CHANGING_METHODS = frozenset({
 
 
 def refuse_if_replaced(target):
-    """Raise at the user's line if ``target`` is an object ``either_object``
-    replaced, while a trace is active (the only time one can be)."""
+    """Raise at the user's line if changes in place to ``target`` are refused
+    (``REPLACED``)."""
     entry = REPLACED.get(id(target))
-    if entry is not None and entry[0] is target and entry[1]() is not None and trace_active():
+    if entry is not None and entry[0] is target and entry[1]() is not None:
         at = caller_location()
         raise ConversionError(entry[2], at.filename, at.lineno)
 
 
 def as_copies(out, picked, where) -> tuple:
-    """``out`` with the lists and dicts at the positions of ``picked`` (position ->
-    the existing ones a branch gave there) made ``StagedCopy``/``StagedDictCopy``
-    copies; while such a copy lives, ``refuse_if_replaced`` refuses changes to those
-    existing objects too (Python's result is one of them on one path, and would see
-    the change)."""
-    out = list(out)
+    """``out``, where a branch gave an existing list or dict (``picked``: position ->
+    the existing objects a branch gave there): a staged conditional chooses values,
+    not objects, so Python's result is one of those objects on one path and the
+    staged one a copy; while the trace lives, changes in place to the copy and to
+    those objects are refused (``refuse_if_replaced``)."""
     for k, originals in picked.items():
-        kind = type(out[k])
-        if kind not in (list, dict):
+        kind = type(out[k]).__name__
+        if kind not in ("list", "dict"):
             continue
-        out[k] = copy = (StagedCopy if kind is list else StagedDictCopy)(out[k], where)
-        kind = kind.__name__
+        reason = (
+            f"this changes a {kind} that the staged conditional at line {where.lineno} "
+            f"gives (or may give) on one path: there Python's result is the existing "
+            f"{kind} itself, so the result and that {kind} both see the change; a staged "
+            "conditional (its condition is traced) chooses values, not objects, so its "
+            f"result is a copy, and the change would reach only one of them. Change the "
+            f"{kind}s inside the branches of an `if`, or decide which one with a Python "
+            "condition.")
+        _refuse_changes(out[k], reason)
         for original in originals:
-            _replaced_by(original, copy, (
-                f"this changes a {kind} that the staged conditional at line {where.lineno} "
-                f"gives on one path: there Python's result is this {kind} itself, and sees "
-                "the change; a staged conditional (its condition is traced) chooses "
-                "values, not objects, so its result is a copy, which would not. Change "
-                f"the {kind}s inside the branches of an `if`, or decide which one with a "
-                "Python condition."))
+            _refuse_changes(original, reason)
     return tuple(out)

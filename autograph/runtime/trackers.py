@@ -315,6 +315,8 @@ class ContainerParameter:
             return side_effects.either_object(value, self.original, *self.either)
         if not staged or not self.kept or value is self.original:
             return value
+        if self.changed and side_effects.REPLACED:   # one a region before left ambiguous
+            side_effects.refuse_if_replaced(self.original)
         if type(value) is type(self.original) is list:
             out = objects.write_back(self.original, value)
             if out is not self.original:   # another length: Python's list grew too
