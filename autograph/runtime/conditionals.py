@@ -158,8 +158,8 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         # Traces the branches again only to name the line of a change it refuses.
         region.settle(False, lambda: jax.eval_shape(
             lambda ops: (true.run(ops), false.run(ops)), operands))
-        out = side_effects.as_copies(out, picked, where)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
+        out = side_effects.as_copies(out, picked, where)   # the objects the user gets
         return holes.unbound_again(out, true.unbound, names)
 
 

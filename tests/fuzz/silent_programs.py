@@ -259,7 +259,10 @@ class SilentFeatures:
                       [f"sv_ka{k} -= 1", f"{a} = {fresh}"]]
         holder = r.choice((a, b))
         after = f"{holder}[{key}] = ({holder}[{key}] + {r.randint(1, 5)}) % 97"
-        if start.startswith("[") and r.random() < 0.3:
-            after = f"{holder}.append({v} % 5)"
+        after = [after]
+        if start.startswith("[") and r.random() < 0.4:
+            after = [f"{holder}.append({v} % 5)"]
+            if r.random() < 0.5:   # appended in a loop (staged where its range is traced)
+                after = [f"for sv_ib{k} in range({r.choice(('2', 'n % 3'))}):", after]
             read = f"{read} + len({b})"
-        return [f"{a} = {start}", f"{b} = {a}", *region, after, f"{v} = ({read}) % 97"]
+        return [f"{a} = {start}", f"{b} = {a}", *region, *after, f"{v} = ({read}) % 97"]

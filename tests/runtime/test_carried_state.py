@@ -391,6 +391,14 @@ def split_then_appended_in_a_staged_loop(n):
     return len(b)
 
 
+def copy_of_a_conditional_expression_changed(n):
+    a = [0, n]
+    b = a
+    a = a if n > 2 else [0, n + 1]
+    a[0] = 5
+    return b[0]
+
+
 def set_first_unless_large(xs, n):
     if n > 2:
         xs = [5, 5]
@@ -410,7 +418,8 @@ SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name,
          (split_dict_update_through_other_name, 5), (split_by_a_conditional_expression, 4),
          (old_list_picked_by_a_conditional_expression, 3),
          (dict_picked_by_a_conditional_expression, 3),
-         (split_then_appended_in_a_staged_loop, 5)]
+         (split_then_appended_in_a_staged_loop, 5),
+         (copy_of_a_conditional_expression_changed, 4)]
 
 
 @pytest.mark.parametrize("fn, line", SPLIT, ids=[f.__name__ for f, _ in SPLIT])
