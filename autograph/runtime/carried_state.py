@@ -59,12 +59,13 @@ from autograph.runtime.undefined import Undefined
 
 
 def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(), hidden=(),
-          shared=()):
+          shared=(), may_skip=True):
     """``run(carry, state)`` for a statement whose block function ``fn`` (its first
     ``skip`` parameters are loop items) writes ``cells`` or mutates the parameters
     named in ``mutated``; ``hidden`` are further ``(name, cell)`` pairs of objects
     with state of their own (``objects.stateful_cells``); ``shared``: the state
-    variables whose object something else may hold too. ``run(plan, state)`` runs
+    variables whose object something else may hold too; ``may_skip``: whether a loop
+    may run zero times. ``run(plan, state)`` runs
     the statement (its operator's inner path, never the operator again) with
     ``plan``'s wrapped functions (``plan.body``, ``plan.test``) on the carried
     state; the result comes back in the statement's own form, cells and objects
@@ -72,6 +73,7 @@ def carry(run, fn, state, *, construct, skip=0, cells=None, scoped=(), mutated=(
     state = tuple(state)
     plan = Carry(fn, skip, state, cells, scoped, mutated, hidden, shared)
     plan.where, plan.construct = caller_location(), construct
+    plan.may_skip = may_skip
     try:
         return plan.finish(run(plan, plan.start(state)))
     except BaseException:
@@ -100,6 +102,7 @@ class Carry:
     def __init__(self, fn, skip, state, cells, scoped, mutated, hidden, shared=()):
         self.where = None       # the statement's line and kind, for messages
         self.construct = None
+        self.may_skip = True    # a loop that may run zero times
         self.count = len(state)
         self.names = param_names(fn, skip)
         mutated = frozenset(mutated)
@@ -316,7 +319,8 @@ class Carry:
                 out[i], staged)
         for container in self.containers:
             if staged:
-                container.check(self.names[container.index], self.where, self.construct)
+                container.check(self.names[container.index], self.where, self.construct,
+                                self.may_skip)
             out[container.index] = container.finish(out[container.index], staged)
         for tracker, value in zip(self.cells, values[self.count:], strict=True):
             tracker.finish(value, staged)

@@ -377,7 +377,17 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
         iterable, plan.body(loop_body, skip=1), state, plan.test(extra_test),
         maximum_iterations, checkpoint, bound, in_try, assigns_global, assigns_nonlocal,
         deletes), loop_body, state, skip=1, construct="for loop", cells=cells,
-        scoped=scoped, mutated=mutated, hidden=hidden, shared=shared)
+        scoped=scoped, mutated=mutated, hidden=hidden, shared=shared,
+        may_skip=_may_be_empty(iterable))
+
+
+def _may_be_empty(iterable) -> bool:
+    """Whether a ``for`` over ``iterable`` may run zero times: not where its length
+    is known without tracing and positive (an array's leading axis, a sequence)."""
+    try:
+        return len(iterable) == 0
+    except Exception:  # noqa: BLE001 - no length known now: a traced range, an iterator
+        return True
 
 
 def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,

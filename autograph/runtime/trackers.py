@@ -288,13 +288,13 @@ class ContainerParameter:
             self.rebound = True
         self.kept = not self.rebound
 
-    def check(self, name, where, construct):
+    def check(self, name, where, construct, may_skip=True):
         """Raise at the user's line if one traced run changed the object in place and
         another rebound the variable (an ``if``'s two branches). Where one run kept
         the object and another rebound it (a loop: every run rebound it, but the loop
-        may run zero times) and something else may hold it, note that Python's
+        may run zero times, ``may_skip``) and something else may hold it, note that Python's
         variable is either object afterwards (``finish``)."""
-        if self.held and self.rebound and (self.returned or construct != "if"):
+        if self.held and self.rebound and (self.returned or construct != "if" and may_skip):
             self.either = (name, where, construct)
         if not (self.changed and self.rebound and self.held):
             return   # held by nothing else: the staged values are Python's

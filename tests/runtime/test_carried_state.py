@@ -495,3 +495,25 @@ def test_a_region_that_rebinds_on_one_path_only_still_stages_where_nothing_can_t
         for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected),
                         strict=True):
             assert float(g) == pytest.approx(e, rel=1e-6)
+
+
+def rebound_in_every_iteration_over_an_array(xs):
+    a = [1, 2]
+    b = a
+    for x in xs:
+        a = [x, x]
+    a[0] = 9
+    return b[0] + a[0]
+
+
+def test_a_loop_that_runs_at_least_once_leaves_no_doubt():
+    """A ``for`` over an array of known, positive length rebinds the list on every
+    path, so afterwards it is the new one, as ``jax.jit`` of the original says: the
+    change after it is no refusal (law 2)."""
+    xs = jnp.arange(3.0)
+    expected = rebound_in_every_iteration_over_an_array(xs)
+    assert autograph.convert(rebound_in_every_iteration_over_an_array)([0.0, 1.0, 2.0]) == expected
+    for compiled in (autograph.to_graph(rebound_in_every_iteration_over_an_array),
+                     jax.jit(autograph.convert(rebound_in_every_iteration_over_an_array)),
+                     jax.jit(rebound_in_every_iteration_over_an_array)):
+        assert float(compiled(xs)) == expected
