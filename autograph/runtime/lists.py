@@ -53,8 +53,9 @@ from jax import lax, tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import paths, side_effects
+from autograph.runtime.abstract import abstract
 from autograph.runtime.trace_context import FRAMES, trace_active
-from autograph.runtime.tracing import FlatTree, caller_location, is_tracer
+from autograph.runtime.tracing import FlatTree, caller_location, is_tracer, types_of
 
 
 @dataclass(eq=False)
@@ -434,76 +435,121 @@ def _staging_depth() -> int:
 
 
 def stage_lists(state, names, step, trip_count, where, item=None, construct="loop",
-                exact=False):
+                exact=False, probed=None):
     """Prepare loop ``state`` for staging: the Python lists the body grows, shrinks or
     writes become ``TensorList`` buffers sized for ``trip_count`` iterations (``None``
     when unknown); staged lists the body grows get room for them.
 
     ``step(state, item)`` is one iteration; ``item`` an abstract loop item or None.
+    ``probed``: a ``ListProbe`` of this state the caller already ran (the loop's one
+    probe, ``loop_probe.py``), so the body is not probed again.
     Returns ``(state, staging)``: ``staging`` is a context manager to trace the loop
     in (nested staged loops then use the room made here). With ``exact`` (the loop
     runs exactly ``trip_count`` iterations) a list whose every append and pop the
     body makes unconditionally has a length known after the loop:
     ``staging.as_lists(state)`` turns it back into the Python list Python would
-    have (``as_lists``).
+    have (``as_lists``). ``staging.outputs`` holds the types one iteration gives
+    each variable, where this probe ran (``ListProbe.outputs``).
     """
-    candidates = {}
-    for k, (name, value) in enumerate(zip(names, state, strict=True)):
-        if isinstance(value, TensorList) or (_is_list(value) and _element_of(value) is not False):
-            candidates[k] = name
-    staging = _Staging()
-    if not candidates:
-        return state, staging
-    probes = {}
-    for k, name in candidates.items():
-        element = _element_of(state[k])
-        probes[k] = _Probe(name, where,
-                           element if isinstance(element, jax.ShapeDtypeStruct) else None,
-                           depth=paths.depth())
-    outer_counts = {}
-    probe_state = list(state)
-    for k, probe in probes.items():
-        value = state[k]
-        if isinstance(value, TensorList) and value._probe is not None:
-            # Inside an outer probe: count into the outer record.
-            outer_counts[k] = (value._probe.appends, value._probe.pops)
-            probes[k] = value._probe
-            continue
-        if isinstance(value, TensorList):
-            probe_state[k] = TensorList(value.buffer, jnp.asarray(value.length, jnp.int32),
-                                        probe)
-        else:  # the length is traced, so that staged branches may differ in appends
-            probe_state[k] = TensorList(None, jnp.asarray(len(value), jnp.int32), probe)
-    try:
-        _run_probe(step, probe_state, item)
-    except ConversionError:
-        raise
-    except Exception:  # the body cannot be traced abstractly: staging will say why
-        return state, staging
-    new_state = list(state)
-    for k, probe in probes.items():
-        value = state[k]
-        if k in outer_counts:
-            appends, pops = outer_counts[k]
-            if probe.appends - appends and trip_count is None:
+    listed = probed if probed is not None else ListProbe(state, names, where)
+    if not listed.probes:
+        return state, _Staging()
+    if probed is None and not listed.run(step, item):
+        return state, _Staging()   # the body cannot be traced abstractly: staging says why
+    new_state, staging = listed.staged(state, trip_count, construct, exact)
+    if probed is None:
+        staging.outputs = listed.outputs
+    return new_state, staging
+
+
+class ListProbe:
+    """The lists of a loop's ``state`` that may become buffers, as one abstract run of
+    the body sees them: ``state``, the loop state with each such list a
+    ``TensorList`` that records what the body does to it (``_Probe``: appends, pops,
+    item writes), and ``probes``, those records by position. ``run`` runs the
+    probe (or a caller runs its own abstract iteration on ``state`` within
+    ``recording()``: the hole probe, ``loop_probe.py``), ``staged`` turns the records
+    into the staged state."""
+
+    def __init__(self, state, names, where):
+        self.probes = {}
+        self.outer_counts = {}  # inside an outer probe: its counts before this one
+        self.outputs = None
+        probe_state = list(state)
+        for k, (name, value) in enumerate(zip(names, state, strict=True)):
+            if not (isinstance(value, TensorList) or (
+                    _is_list(value) and _element_of(value) is not False)):
+                continue
+            if isinstance(value, TensorList) and value._probe is not None:
+                # Inside an outer probe: count into the outer record.
+                self.outer_counts[k] = (value._probe.appends, value._probe.pops)
+                self.probes[k] = value._probe
+                continue
+            element = _element_of(value)
+            probe = self.probes[k] = _Probe(
+                name, where, element if isinstance(element, jax.ShapeDtypeStruct) else None,
+                depth=paths.depth())
+            if isinstance(value, TensorList):
+                probe_state[k] = TensorList(value.buffer, jnp.asarray(value.length, jnp.int32),
+                                            probe)
+            else:  # the length is traced, so that staged branches may differ in appends
+                probe_state[k] = TensorList(None, jnp.asarray(len(value), jnp.int32), probe)
+        self.state = tuple(probe_state)
+
+    @property
+    def inside_outer_probe(self) -> bool:
+        return bool(self.outer_counts)
+
+    def recording(self):
+        """The context to run the probe in: nested staged loops in the body then count
+        into these records rather than make room of their own."""
+        return _Staging()
+
+    def run(self, step, item) -> bool:
+        """Run ``step(state, item)`` abstractly once, recording; False where the body
+        cannot be traced abstractly. A ``ConversionError`` passes through."""
+        try:
+            self.outputs = _run_probe(step, self.state, item)
+        except ConversionError:
+            raise
+        except Exception:  # noqa: BLE001 - the body cannot be traced abstractly
+            return False
+        return True
+
+    def keeps_python_list(self, state) -> bool:
+        """Whether some list of ``state`` the probe saw as a buffer stays a Python list
+        (the body neither changes its length nor writes it): the probe then saw it
+        otherwise than the real trace will."""
+        return any(not (probe.appends or probe.used or isinstance(state[k], TensorList))
+                   for k, probe in self.probes.items() if k not in self.outer_counts)
+
+    def staged(self, state, trip_count, construct, exact):
+        """``(state, staging)`` from the records (see ``stage_lists``)."""
+        staging = _Staging()
+        new_state = list(state)
+        for k, probe in self.probes.items():
+            value = state[k]
+            if k in self.outer_counts:
+                appends, pops = self.outer_counts[k]
+                if probe.appends - appends and trip_count is None:
+                    raise _unbounded(probe, construct)
+                # Staging traces the body again; afterwards the outer probe counts
+                # this loop's appends and pops once per iteration.
+                staging.counts.append((probe, appends + (probe.appends - appends) * (
+                    trip_count or 0), pops + (probe.pops - pops) * (trip_count or 0)))
+                continue
+            if not (probe.appends or probe.used or isinstance(value, TensorList)):
+                continue  # the body keeps its length: a plain Python pytree carry
+            if probe.appends and trip_count is None:
                 raise _unbounded(probe, construct)
-            # Staging traces the body again; afterwards the outer probe counts
-            # this loop's appends and pops once per iteration.
-            staging.counts.append((probe, appends + (probe.appends - appends) * (trip_count or 0),
-                                   pops + (probe.pops - pops) * (trip_count or 0)))
-            continue
-        if not (probe.appends or probe.used or isinstance(value, TensorList)):
-            continue  # the body keeps its length: a plain Python pytree carry
-        if probe.appends and trip_count is None:
-            raise _unbounded(probe, construct)
-        room = probe.appends * (trip_count or 0)
-        new_state[k] = _to_tensor_list(value, probe, room)
-        if _is_list(value) and not (probe.appends or probe.pops):
-            staging.lists[k] = (len(value), value)   # items written only: same length
-        elif exact and _is_list(value) and not probe.conditional:
-            staging.lists[k] = (len(value) + (probe.appends - probe.pops) * trip_count,
-                                value)
-    return tuple(new_state), staging
+            room = probe.appends * (trip_count or 0)
+            new_state[k] = _to_tensor_list(value, probe, room)
+            if _is_list(value) and not (probe.appends or probe.pops):
+                staging.lists[k] = (len(value), value)   # items written only: same length
+            elif exact and _is_list(value) and not probe.conditional:
+                staging.lists[k] = (len(value) + (probe.appends - probe.pops) * trip_count,
+                                    value)
+        return tuple(new_state), staging
 
 
 class _Staging:
@@ -515,6 +561,7 @@ class _Staging:
     def __init__(self):
         self.counts = []
         self.lists = {}
+        self.outputs = None
 
     def __enter__(self):
         FRAMES.staged_lists += 1
@@ -634,18 +681,24 @@ def grows_traced(step, state, item) -> bool:
     return any(grown)
 
 
-def _run_probe(step, probe_state, item):
+def _run_probe(step, probe_state, item) -> tuple:
+    """Run ``step`` once abstractly on ``probe_state``; the types it gives each
+    variable (``tracing.types_of``)."""
     flat = FlatTree(tuple(probe_state), _traceable)
+    outputs = []
 
     def probe(item, *traced):
-        step(flat.rebuild(traced), item)
+        outputs.extend(types_of(v) for v in step(flat.rebuild(traced), item))
 
-    avals = [jax.ShapeDtypeStruct(jnp.shape(leaf), jnp.result_type(leaf))
-             for leaf in flat.selected]
+    # Weak types kept: a Python scalar that starts the loop is weakly typed in the
+    # real trace too, and the types the body gives (an element's dtype, what a start
+    # promotes to: ``p + jnp.int8(1)`` is int8 from ``p = 0``) follow from them.
+    avals = [abstract(leaf) for leaf in flat.selected]
     with _Staging():
         # The loop's one probe: a carry must have its buffers' size and element type
         # before the real trace.
         jax.eval_shape(probe, item if item is not None else 0, *avals)
+    return tuple(outputs)
 
 
 def _traceable(leaf) -> bool:
@@ -664,6 +717,7 @@ def _unbounded(probe, construct):
 
 
 __all__ = [
+    "ListProbe",
     "TensorList",
     "TypedList",
     "caller_location",

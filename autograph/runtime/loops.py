@@ -60,6 +60,7 @@ from autograph.runtime import (
     bounded_loops,
     intervals,
     lists,
+    loop_probe,
     paths,
     returns,
     side_effects,  # (issue 26.6)
@@ -74,7 +75,6 @@ from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import NO_OBSTACLES, StagingObstacles, check_carriable
 from autograph.runtime.staged_region import StagedRegion
 from autograph.runtime.state import (
-    HoleProbe,
     as_tuple,
     fill_undefined,
     from_tuple,
@@ -536,12 +536,13 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     def iteration(values, item):
         return as_tuple(loop_body(item, *values), count)
 
-    probe = None   # one abstract iteration, for the variables unbound before the loop
+    body = loop_probe.NOTHING   # the one abstract iteration (loop_probe.py)
 
     def prepared_and_run(state):
+        probe = body.holes
         if probe is not None and probe.error is None:
             state = probe.filled(state, first_item is not _NO_ITEM, placeholder)
-        elif probe is not None:   # the body cannot be traced on an abstract item
+        elif probe is not None:   # the body cannot be traced abstractly
             returns.check_failed_probe(probe.error, state)
             if first_item is not _NO_ITEM:   # (a first item known as a value)
                 state = fill_undefined(iteration, state, first_item)
@@ -551,7 +552,11 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
             state, staging = lists.stage_lists(state, spec.names, lowering.step,
                                                lowering.trip_count, spec.where, item=item,
                                                construct=spec.construct,
-                                               exact=lowering.exact)
+                                               exact=lowering.exact, probed=body.lists)
+        start = state
+        outputs = body.outputs if staging is None or staging.outputs is None \
+            else staging.outputs
+        state = loop_probe.promoted_start(state, outputs)
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
@@ -560,11 +565,11 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
         except TypeError:
             # JAX's error names an output position: one abstract iteration names the
             # variable (traced only on this error path).
-            once = _IterationOutputs.of(lowering.step, state, item)
+            once = _IterationOutputs.of(lowering.step, start, item)
             if lowering.unrolled is not None:
-                changed.extend(_carry_mismatch(once, state, spec))
+                changed.extend(_carry_mismatch(once, start, spec))
                 raise
-            _raise_for_carry_change(once, state, spec)
+            _raise_for_carry_change(once, start, spec)
             _raise_for_uncarriable(once, spec)
             raise
 
@@ -577,8 +582,10 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with region.opened():
-                probe = HoleProbe.run(iteration, state, item)
-                out = through_unbound(prepared_and_run, iteration, state, item, probe)
+                body = loop_probe.probe_body(
+                    iteration, state, item, spec.names, spec.where,
+                    with_lists=lowering.stage_lists and spec.extra_test is None)
+                out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
             failure = error
         else:

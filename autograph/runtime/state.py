@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 from jax import tree_util
 
+from autograph.runtime.tracing import types_of
 from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
 
 
@@ -110,12 +111,16 @@ class HoleProbe:
     the fill of return values and ``fill_undefined`` would each trace the
     body to find out; a failed one answers them too (the body would fail again on
     the same abstract values), except ``fill_undefined``, whose first item is a
-    value where the probe's is abstract."""
+    value where the probe's is abstract. ``outputs``: the types the iteration gives
+    every variable (``tracing.types_of``; None for one left unbound or holding what
+    is no JAX type)."""
 
-    def __init__(self, shapes: dict | None, unbound: set, error: Exception | None = None):
+    def __init__(self, shapes: dict | None, unbound: set, error: Exception | None = None,
+                 outputs: tuple | None = None):
         self.shapes = shapes
         self.unbound = unbound
         self.error = error
+        self.outputs = outputs
 
     @classmethod
     def run(cls, iteration, state, item):
@@ -125,17 +130,19 @@ class HoleProbe:
         if not holes:
             return None
         unbound = set()
+        outputs = []
 
         def one(defined, item):
             out = iteration(rebuild(defined), item)
             unbound.update(i for i in holes if is_undefined(out[i]))
+            outputs.extend(types_of(v) for v in out)
             return {i: None if is_undefined(out[i]) else out[i] for i in holes}
 
         try:
             shapes = jax.eval_shape(one, defined, item)
         except Exception as error:  # noqa: BLE001 - the staging path decides
             return cls(None, set(), error)
-        return cls(shapes, unbound)
+        return cls(shapes, unbound, outputs=tuple(outputs))
 
     def filled(self, state, known_to_run: bool, placeholder):
         """``state`` with each hole the probe binds filled, as the two fills would:

@@ -99,3 +99,12 @@ def param_names(fn, skip: int = 0) -> tuple:
         return names
     code = fn.__code__
     return code.co_varnames[skip:code.co_argcount]
+
+
+def types_of(tree):
+    """The JAX types (``jax.typeof``: shape, dtype, weak type) of a pytree's leaves, in
+    its structure; None where a leaf is no JAX type (a string, a function)."""
+    try:
+        return tree_util.tree_map(jax.typeof, tree)
+    except TypeError:
+        return None

@@ -8,8 +8,9 @@ for each program:
 
 - one trace of the converted function runs each branch of an ``if`` exactly once
   (JAX's order: traced once to a jaxpr, reconciled, one ``cond``), and a loop body
-  at most twice (one abstract probe, one trace; ``_known_extra_runs`` lists the runs
-  known past that);
+  at most twice (one abstract probe, one trace: a loop that binds a variable
+  first and grows a list probes both at once, and a weakly typed start that
+  promotes is promoted from the probe, so JAX's loop does not trace it again);
 - compiled (``to_graph``) gives the original's Python values where both branches
   are taken, or refuses with a ``ConversionError``.
 
@@ -70,6 +71,12 @@ class Program:
 _VALUES = ("1", "2.5", "x + {k}", "x * 1.5", "jnp.float32({k})", "x - {k}")
 
 
+# The weakly typed starts a loop may promote, and the steps that promote them.
+_STARTS = ("0", "1.5", "x * 0 + 1")
+_STEPS = ("0.5", "1", "jnp.float16(1)", "jnp.int8(1)", "x")
+_TYPED = ("jnp.int8(1)", "jnp.float16(i)", "i", "0.5")
+
+
 def _value(rng) -> str:
     return rng.choice(_VALUES).format(k=rng.randint(1, 4))
 
@@ -127,7 +134,11 @@ def _loop_program(rng, name) -> str:
         out.append("u")
     if "append" in features and "range(3)" in header:
         pre.append("lst = []")
-        inside.append("lst.append(x * i)")
+        if rng.random() < 0.5:
+            inside.append("lst.append(x * i)")
+        else:   # an element made from a Python scalar start (int8 under jit)
+            pre.append("q = 0")
+            inside += [f"lst.append(q + {rng.choice(_TYPED)})", "q = q + 1"]
         out.append("lst[-1]")
     if "cell" in features:
         pre += ["c = x", "g = lambda: c"]
@@ -138,8 +149,8 @@ def _loop_program(rng, name) -> str:
         inside.append("box.v = box.v + 1")
         out.append("box.v")
     if "promote" in features:
-        pre.append("p = 0")
-        inside.append("p = p + 0.5")
+        pre.append(f"p = {rng.choice(_STARTS)}")
+        inside.append(f"p = p + {rng.choice(_STEPS)}")
         out.append("p")
     body = ["    " + line for line in pre]
     body += ["    " + header, '        tick("body")']
@@ -170,17 +181,6 @@ def load(programs: list[Program], directory) -> None:
         p.fn = getattr(module, p.name)
 
 
-def _known_extra_runs(source: str) -> int:
-    """The runs past two a loop body is known to take (not yet brought down, see
-    docs/architecture.md): JAX's own loop traces a body again when a weakly typed
-    start promotes (``p = 0``, then ``p + 0.5``), a third run after a probe; and a
-    loop that both binds a variable first (``state.HoleProbe``) and grows a list
-    (``lists.stage_lists``) takes two probes."""
-    holes, grows = "u = x * i" in source, "lst.append" in source
-    promotes = "p = p + 0.5" in source
-    return int((holes or grows) and promotes) + int(holes and grows)
-
-
 def check(p: Program) -> None:
     """Fill ``p.problems`` (counts past the bound, values unlike Python's, other
     errors) and ``p.refused``."""
@@ -188,7 +188,7 @@ def check(p: Program) -> None:
         RUNS.clear()
         jax.make_jaxpr(autograph.convert(p.fn))(jnp.int32(2))
         counts = dict(RUNS)
-        most = IF_MOST if p.kind == "if" else LOOP_MOST + _known_extra_runs(p.source)
+        most = IF_MOST if p.kind == "if" else LOOP_MOST
         if not counts or max(counts.values()) > most:
             p.problems.append(f"runs {counts}, at most {most} each")
         compiled = autograph.to_graph(p.fn)
@@ -198,10 +198,25 @@ def check(p: Program) -> None:
                 if not np.allclose(np.asarray(g), np.asarray(e)):
                     p.problems.append(f"x={x}: {got} for Python's {expected}")
                     return
+        if "for i in range(3):" in p.source:   # jax.jit of the original runs it too
+            p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2)),
+                                            compiled(jnp.int32(2)))
     except ConversionError as error:
         p.refused = str(error).splitlines()[0]
     except Exception as error:  # noqa: BLE001 - reported with the program
         p.problems.append(f"{type(error).__name__}: {str(error)[:300]}")
+
+
+def _type_differences(expected, got) -> list:
+    """The results whose dtype differs from ``jax.jit`` of the original's, or that are
+    weakly typed where its are not. (A staged loop's carry is strongly typed where
+    Python's unrolled value is weak, as in a hand-written ``lax`` loop.)"""
+    problems = []
+    for k, (e, g) in enumerate(zip(expected, got, strict=True)):
+        e, g = jax.typeof(e), jax.typeof(g)
+        if e.dtype != g.dtype or (g.weak_type and not e.weak_type):
+            problems.append(f"result {k}: {g.str_short()} for jit's {e.str_short()}")
+    return problems
 
 
 def run(seed: int, count: int) -> list[Program]:

@@ -257,6 +257,57 @@ def for_first_binding(x):
     return t
 
 
+def for_first_binding_and_list(x):
+    out = []
+    for i in range(3):
+        tick("body")
+        t = x * i
+        out.append(t + 1)
+    return t + out[-1]
+
+
+def for_first_binding_promotes(x):
+    p = 0
+    for i in range(3):
+        tick("body")
+        t = x * i
+        p = p + 0.5
+    return t + p
+
+
+def for_list_append_promotes(x):
+    out = []
+    p = 0
+    for i in range(4):
+        tick("body")
+        out.append(x * i)
+        p = p + 0.5
+    return out[-1] + p
+
+
+def for_first_binding_list_promotes(x):
+    out = []
+    p = 0
+    for i in range(3):
+        tick("body")
+        t = x * i
+        out.append(t)
+        p = p + 1.5
+    return t + out[-1] + p
+
+
+def while_early_return_promotes(x):
+    i = 0
+    p = 0
+    while i < x:
+        tick("body")
+        p = p + 0.5
+        if i > 1:
+            return i * 2.0 + p
+        i += 1
+    return -1.0
+
+
 CASES = {
     "if_plain": (if_plain, 3),
     "if_python_scalars_that_promote": (if_python_scalars_that_promote, 3),
@@ -281,6 +332,11 @@ CASES = {
     "for_closure_cell": (for_closure_cell, 3),
     "for_mutated_object": (for_mutated_object, 3),
     "for_first_binding": (for_first_binding, 3),
+    "for_first_binding_and_list": (for_first_binding_and_list, 3),
+    "for_first_binding_promotes": (for_first_binding_promotes, 3),
+    "for_list_append_promotes": (for_list_append_promotes, 3),
+    "for_first_binding_list_promotes": (for_first_binding_list_promotes, 3),
+    "while_early_return_promotes": (while_early_return_promotes, 3),
 }
 
 # Cases not brought down to MOST yet (the count today, for the record).
@@ -292,9 +348,14 @@ NOT_YET: dict[str, int] = {
 # it grows, or whether a weakly typed start promotes) before the real trace. Every
 # other case traces each branch and body exactly once, as a hand-written lax.cond,
 # while_loop or scan does; an `if` always does (each branch traced once to a jaxpr,
-# the two reconciled, one cond bound).
+# the two reconciled, one cond bound). A loop that binds a variable first and grows a
+# list takes one probe for both (was two: 3 runs), and a probed loop whose weakly
+# typed start promotes is given the promoted start from the probe, so JAX's loop does
+# not trace the body a second time (was 3 runs).
 PROBED = {"while_list", "while_promotes", "while_early_return", "for_list_append",
-          "for_first_binding"}
+          "for_first_binding", "for_first_binding_and_list", "for_first_binding_promotes",
+          "for_list_append_promotes", "for_first_binding_list_promotes",
+          "while_early_return_promotes"}
 
 
 def runs_while_traced(fn, arg) -> dict:

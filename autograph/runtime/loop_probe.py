@@ -1,0 +1,114 @@
+"""A staged loop's one abstract probe of its body, and the start it gives the carry.
+
+A loop's carry must have its final type on entry: JAX traces the body on the
+start's types, and a body that changes them is an error. So before the real trace,
+one abstract iteration of the body (``probe_body``) tells at once
+
+- the type the body gives each variable unbound before the loop (``state.HoleProbe``:
+  return values and first bindings get zeros of that type);
+- what it does to each list it may grow (``lists.ListProbe``: the lists become
+  buffers with room for the appends), the probe seeing each list as the buffer the
+  real trace will see;
+- the type it gives every variable, so that a weakly typed start that promotes
+  (``p = 0`` then ``p = p + 0.5``) is promoted here, by the rule JAX's own loops
+  apply (``promoted_start``), and JAX traces the body once instead of twice.
+
+Before: the hole probe, then a second probe for the lists, then JAX's trace and its
+retrace of a promoting start (4 runs of the body). After: one probe, one trace.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax, tree_util
+
+from autograph.runtime.lists import ListProbe, TensorList
+from autograph.runtime.state import HoleProbe, split_unbound
+
+
+class BodyProbe(NamedTuple):
+    """What the one probe of a loop body found: ``holes``, the ``HoleProbe`` (None
+    without unbound variables); ``lists``, the ``ListProbe`` it ran with it, for
+    ``lists.stage_lists`` (None where that probes the lists itself); ``outputs``,
+    the types one iteration gives each variable, where the probe saw the state as
+    the real trace will (else None)."""
+
+    holes: HoleProbe | None
+    lists: ListProbe | None
+    outputs: tuple | None
+
+
+NOTHING = BodyProbe(None, None, None)
+
+
+def probe_body(iteration, state, item, names, where, *, with_lists: bool) -> BodyProbe:
+    """Probe ``iteration(state, item)`` (one iteration of the loop, on an abstract
+    ``item``) where ``state`` has unbound variables; with ``with_lists`` (the loop
+    stages its lists) the lists it may grow are probed in the same run.
+
+    The lists are seen as buffers in that run; where one then stays a Python list
+    (the body neither grows nor writes it), the types the probe found for the
+    unbound variables may differ from what a Python list gives, so they are probed
+    again without buffers. A body that the run with buffers fails on (it iterates a
+    list in Python, say) is probed as before: unbound variables first, the lists
+    after, in ``stage_lists``."""
+    _, holes, _ = split_unbound(state)
+    if not holes:
+        return NOTHING
+    if with_lists:
+        listed = ListProbe(state, names, where)
+        if listed.probes and not listed.inside_outer_probe:
+            with listed.recording():
+                found = HoleProbe.run(iteration, listed.state, item)
+            if found.error is None and not _holds_buffer(found.shapes):
+                if not listed.keeps_python_list(state):
+                    return BodyProbe(found, listed, found.outputs)
+                return BodyProbe(HoleProbe.run(iteration, state, item), listed, None)
+    found = HoleProbe.run(iteration, state, item)
+    return BodyProbe(found, None, found.outputs if found.error is None else None)
+
+
+def _holds_buffer(tree) -> bool:
+    leaves = tree_util.tree_leaves(tree, is_leaf=lambda v: isinstance(v, TensorList))
+    return any(isinstance(leaf, TensorList) for leaf in leaves)
+
+
+def promoted_start(state, outputs):
+    """``state`` with each weakly typed leaf (a Python scalar, a weak array) that one
+    iteration (``outputs``: the types it gives each variable) turns into another
+    dtype of the same shape cast to ``jnp.result_type(start, output)``, as
+    ``lax.while_loop`` and ``lax.scan`` promote such a start before tracing their
+    body again. Given the promoted start, JAX traces the body once. A variable whose
+    output type is unknown (None) or whose structure changes is left as it is: JAX
+    decides, as before.
+
+    Before: ``p = 0`` enters the loop as a weak int32 and ``p + 0.5`` gives float32,
+    so JAX traces the body, promotes and traces it again. After: ``p`` enters as
+    ``float32(0)``, the start JAX's retrace would have had."""
+    if outputs is None:
+        return state
+    promoted = list(state)
+    for k, (value, out) in enumerate(zip(state, outputs, strict=True)):
+        if out is None:
+            continue
+        leaves, treedef = tree_util.tree_flatten(value)
+        out_leaves, out_treedef = tree_util.tree_flatten(out)
+        if treedef != out_treedef:
+            continue
+        new = [_promoted_leaf(x, o) for x, o in zip(leaves, out_leaves, strict=True)]
+        if any(n is not x for n, x in zip(new, leaves, strict=True)):
+            promoted[k] = tree_util.tree_unflatten(treedef, new)
+    return tuple(promoted)
+
+
+def _promoted_leaf(value, out):
+    try:
+        aval = jax.typeof(value)
+    except TypeError:
+        return value
+    if aval.weak_type and aval.shape == out.shape and aval.dtype != out.dtype:
+        return lax.convert_element_type(value, jnp.result_type(value, out))
+    return value
