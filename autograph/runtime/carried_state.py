@@ -31,8 +31,9 @@ index that a nested function in the body reads, say): they are not carried, and
 after staging get back what they held before, so a variable bound only inside a
 staged loop does not have to exist before it.
 
-Each such value has a tracker (``trackers.py``) answering one protocol; ``Carry``
-asks them in one order: lift at ``start``, snapshot before the first traced run,
+Each such value has a tracker (``trackers.py``) answering one protocol, grouped by
+kind in ``carried_trackers.CarriedTrackers``; ``Carry`` keeps the bookkeeping of
+the runs and asks them in one order: lift at ``start``, snapshot before the first traced run,
 enter / read / note around each run, finish (or restore, on ``abandon`` and after
 an abstract probe's ``side_trip``) at the end.
 """
@@ -43,18 +44,10 @@ import contextlib
 
 from autograph.errors import ConversionError
 from autograph.runtime import objects
+from autograph.runtime.carried_trackers import CarriedTrackers
 from autograph.runtime.state import as_tuple, from_tuple
-from autograph.runtime.tracing import caller_location, param_names
-from autograph.runtime.trackers import (
-    CONTAINER_TYPES,
-    MutatedParameter,
-    ScopedCell,
-    View,
-    cell_tracker,
-    containers,
-    same,
-    same_value,
-)
+from autograph.runtime.tracing import caller_location
+from autograph.runtime.trackers import CONTAINER_TYPES, same, same_value
 from autograph.runtime.undefined import Undefined
 
 
@@ -89,7 +82,7 @@ def holds_containers(state) -> bool:
 
 class Carry:
     """The extra state of one branch or loop statement, one tracker per carried value
-    (``trackers.py``): ``start(state)`` gives the state the staging machinery
+    (``CarriedTrackers``): ``start(state)`` gives the state the staging machinery
     carries, ``body(fn)`` and ``test(fn)`` wrap the block's functions to take and
     give it, ``finish(result)`` puts the results where they belong, ``abandon()``
     undoes what tracing left after a failure.
@@ -103,111 +96,51 @@ class Carry:
         self.where = None       # the statement's line and kind, for messages
         self.construct = None
         self.may_skip = True    # a loop that may run zero times
+        self.trackers = CarriedTrackers(fn, skip, state, cells, scoped, mutated, hidden,
+                                        shared)
         self.count = len(state)
-        self.names = param_names(fn, skip)
-        mutated = frozenset(mutated)
-        # The parameters that are objects mutated in place; plain ones are views.
-        self.mutated = [MutatedParameter(i, state[i]) for i, name in enumerate(self.names)
-                        if name in mutated and not objects.is_immutable(state[i])]
-        self.param_views = {p.index: View(self.names[p.index], p.original)
-                            for p in self.mutated if objects.is_plain_object(p.original)}
-        self.view_order = sorted(self.param_views)
-        held = {i for i, name in enumerate(self.names) if name in shared}
-        self.containers = containers(state, {p.index for p in self.mutated}, held)
-        # The parameters whose objects tell a traced run from Python's own iteration.
-        self.watched = self.view_order + [c.index for c in self.containers]
-        pairs = []
-        if cells is not None:
-            pairs = list(zip(cells.__code__.co_freevars, cells.__closure__, strict=True))
-        known = {id(cell) for _, cell in pairs}
-        pairs += [(name, cell) for name, cell in hidden if id(cell) not in known]
-        in_place = mutated | {name for name, _ in hidden}
-        scoped = frozenset(scoped)
-        self.cells = [cell_tracker(n, c, in_place=n in in_place)
-                      for n, c in pairs if n not in scoped]
-        self.scoped = [ScopedCell(n, c) for n, c in pairs if n in scoped]
-        # Every plain object carried as its attributes: the parameters', the cells'.
-        self.views = [self.param_views[i] for i in self.view_order]
-        self.views += [t.view for t in self.cells if t.view is not None]
+        self.names = self.trackers.names
         self.last = None        # the extra values as the block functions last left them
         self.saved = None       # True once cells and viewed objects are snapshot
 
     @property
     def wraps(self) -> bool:
         """Whether the block functions need wrapping (else only ``finish`` works)."""
-        return (bool(self.cells or self.views or self.containers)
-                or bool(self.scoped) and self.construct == "if")
+        return self.trackers.any or bool(self.trackers.scoped) and self.construct == "if"
 
-    # -- the carried values ------------------------------------------------------------
-
-    def _read(self, entered) -> tuple:
-        """The cells' values after a run that ``entered`` them."""
-        return tuple(t.read(e) for t, e in zip(self.cells, entered, strict=True))
-
-    def _watched(self, params) -> tuple:
-        return tuple(params[i] for i in self.watched)
+    # -- one run of a block function ---------------------------------------------------
 
     def start(self, state) -> tuple:
-        state = tuple(self.param_views[i].lift() if i in self.param_views else v
-                      for i, v in enumerate(state))
-        values = tuple(t.lift() for t in self.cells)
-        # The attributes each viewed object carries (a Python-mode iteration reads
-        # just those back; staging checks the rest).
-        for i in self.view_order:
-            self.param_views[i].remember(self.param_views[i].obj, state[i])
-        for tracker, value in zip(self.cells, values, strict=True):
-            if tracker.view is not None:
-                tracker.view.remember(tracker.view.obj, value)
-        self.last = self.first = (self._watched(state), values)
+        state, values = self.trackers.lift(state)
+        self.last = self.first = (self.trackers.watched_of(state), values)
         return (*state, *values)
 
     def _save(self):
         if self.saved is None:
-            for tracker in (*self.cells, *self.scoped, *self.views):
-                tracker.snapshot()
+            self.trackers.snapshot()
             self.saved = True
 
     def _enter(self, params, values, traced=False) -> bool:
         """Store the incoming carried values where the block's code reads them;
         whether they were new (a traced call, not Python's own iteration; ``traced``:
         known to be one)."""
-        watched = self._watched(params)
+        watched = self.trackers.watched_of(params)
         last = self.last
         if (not traced and last is not None and same(watched, last[0])
                 and same(values, last[1])):
             return False
         self._save()
-        # Each traced run (a branch, a loop body, a probe of one) starts from what the
-        # scoped cells held before the statement, not from what another run left.
-        for tracker in self.scoped:
-            tracker.restore()
-        for i in self.view_order:
-            self.param_views[i].enter(params[i])
-        for tracker, value in zip(self.cells, values, strict=True):
-            tracker.enter(value)
+        self.trackers.enter(params, values)
         self.last = (watched, values)
         return True
 
-    def _entered_views(self, entered) -> list:
-        """The attributes each viewed object entered the last run with."""
-        return [*self.last[0][:len(self.view_order)],
-                *(v for t, v in zip(self.cells, entered, strict=True) if t.view is not None)]
-
     def _leave(self, entered, out):
         """The block's results: its own, each viewed object's attributes, the cells."""
-        out = list(out)
-        entered_views = self._entered_views(entered)
-        if self.saved is not None:   # while staging: which attributes really change
-            for view, carried in zip(self.views, entered_views, strict=True):
-                view.check(carried, self.where, self.construct)
-            for view, carried in zip(self.views, entered_views, strict=True):
-                view.note(carried)
-        for i in self.view_order:
-            out[i] = objects.attributes(self.param_views[i].obj)
-        values = self._read(entered)
-        for tracker, before, after in zip(self.cells, entered, values, strict=True):
-            tracker.note(before, after)
-        self.last = (self._watched(out), values)
+        views = len(self.trackers.view_order)
+        out, values = self.trackers.leave(entered, self.last[0][:views], out,
+                                          self.saved is not None, self.where,
+                                          self.construct)
+        self.last = (self.trackers.watched_of(out), values)
         return (*out, *values)
 
     def _unchanged(self, params, values) -> bool:
@@ -216,87 +149,26 @@ class Carry:
         for a, b in zip(values, last_values, strict=True):
             if a is not b and not (isinstance(a, Undefined) and isinstance(b, Undefined)):
                 return False
-        return all(params[i] is v for i, v in zip(self.watched, last_watched, strict=True))
+        return all(params[i] is v
+                   for i, v in zip(self.trackers.watched, last_watched, strict=True))
 
     def _quick_leave(self, out):
         """``_leave`` for a Python-mode call: the results as the body left them."""
-        out = list(out)
-        for i in self.view_order:
-            view = self.param_views[i]
-            out[i] = view.quick_read(view.obj)
-        values = tuple(t.quick_read() for t in self.cells)
-        self.last = (self._watched(out), values)
+        out, values = self.trackers.quick_leave(out)
+        self.last = (self.trackers.watched_of(out), values)
         return (*out, *values)
-
-    def _params(self, args):
-        if not self.param_views:
-            return args
-        return tuple(self.param_views[i].obj if i in self.param_views else a
-                     for i, a in enumerate(args))
 
     # -- the wrapped functions ---------------------------------------------------------
 
     def body(self, fn, skip: int = 0):
         """``fn`` (a branch, or a loop body taking ``skip`` items first) taking and
         giving the carried values after its own state."""
-        if not self.wraps:
-            return fn
-        count = self.count
-        start = skip + count
-        branch = self.construct == "if"   # a branch is only carried when staged
-
-        def with_state(*args):
-            entered = args[start:]
-            params = args[skip:start]
-            if not branch and self.saved is None and self._unchanged(params, entered):
-                # Python mode: cells and objects hold what the body left; read them
-                # back without the bookkeeping that staging needs.
-                out = as_tuple(fn(*args[:skip], *self._params(params)), count)
-                return from_tuple(self._quick_leave(out))
-            traced = self._enter(params, entered, traced=branch)
-            leaves = [objects.leaves(params[c.index]) for c in self.containers] if traced \
-                else None
-            out = as_tuple(fn(*args[:skip], *self._params(params)), count)
-            if traced:
-                for container, before in zip(self.containers, leaves, strict=True):
-                    container.note(params[container.index], before, out[container.index])
-            return from_tuple(self._leave(entered, out))
-
-        with_state.state_names = self.names + tuple(t.name for t in self.cells)
-        with_state.__wrapped__ = fn
-        with_state.on_unroll = self.on_unroll
-        with_state.side_trip = self.side_trip
-        return with_state
+        return _body_with_state(self, fn, skip) if self.wraps else fn
 
     def test(self, fn):
         """A loop condition ``fn`` taking the carried values after its own state. A
         staged condition cannot change them: that raises at the user's line."""
-        if fn is None or not self.wraps:
-            return fn
-        count = self.count
-
-        def with_state(*args):
-            params, entered = args[:count], args[count:]
-            if self.saved is None and self._unchanged(params, entered):
-                return fn(*self._params(params))    # Python mode
-            traced = self._enter(params, entered)
-            result = fn(*self._params(params))
-            if traced:
-                for tracker, before, after in zip(self.cells, entered, self._read(entered),
-                                                  strict=True):
-                    if not same_value(before, after):
-                        where = self.where
-                        raise ConversionError(
-                            f"this loop's condition assigns '{tracker.name}' (through a "
-                            "nested function), and the loop is staged: a staged condition "
-                            f"can only compute a value. Assign '{tracker.name}' in the "
-                            "loop body instead.", where.filename, where.lineno)
-            return result
-
-        with_state.state_names = self.names
-        with_state.__wrapped__ = fn
-        with_state.side_trip = self.side_trip
-        return with_state
+        return fn if fn is None or not self.wraps else _test_with_state(self, fn)
 
     # -- the end -----------------------------------------------------------------------
 
@@ -305,29 +177,9 @@ class Carry:
         mutated objects written back into in place, the cells given their values
         (where no traced call changed one, what it held before: a Python value stays
         one), the scoped cells what they held before."""
-        values = as_tuple(result, self.count + len(self.cells))
-        out = list(values[:self.count])
-        staged = self.saved is not None
-        finals = [out[i] for i in self.view_order]
-        finals += [v for t, v in zip(self.cells, values[self.count:], strict=True)
-                   if t.view is not None]
-        for view, final in zip(self.views, finals, strict=True):
-            view.finish(final, staged)
-        for parameter in self.mutated:
-            i = parameter.index
-            out[i] = parameter.original if i in self.param_views else parameter.finish(
-                out[i], staged)
-        for container in self.containers:
-            if staged:
-                container.check(self.names[container.index], self.where, self.construct,
-                                self.may_skip)
-            out[container.index] = container.finish(out[container.index], staged)
-        for tracker, value in zip(self.cells, values[self.count:], strict=True):
-            tracker.finish(value, staged)
-        if staged:
-            for tracker in self.scoped:
-                tracker.restore()
-        return from_tuple(tuple(out))
+        values = as_tuple(result, self.count + len(self.trackers.cells))
+        return from_tuple(tuple(self.trackers.finish(
+            values, self.saved is not None, self.where, self.construct, self.may_skip)))
 
     @contextlib.contextmanager
     def side_trip(self):
@@ -347,12 +199,7 @@ class Carry:
             self.abandon()
             self.saved = None
             self.last = last
-            for view in self.views:
-                view.changes.clear()
-            for tracker in self.cells:
-                tracker.changed = False
-            for container in self.containers:
-                container.reset()
+            self.trackers.forget_changes(cells=True)
 
     def on_unroll(self):
         """The loop's staging failed and it runs unrolled instead, as Python from the
@@ -361,17 +208,70 @@ class Carry:
         self.abandon()
         self.saved = None
         self.last = self.first
-        for view in self.views:
-            view.changes.clear()
-        for container in self.containers:
-            container.reset()
+        self.trackers.forget_changes(cells=False)
 
     def abandon(self):
         """After an error while staging: cells and objects as they were before."""
-        if self.saved is None:
-            return
-        for tracker in (*self.cells, *self.scoped, *self.views):
-            tracker.restore()
+        if self.saved is not None:
+            self.trackers.restore()
+
+
+def _body_with_state(plan: Carry, fn, skip):
+    """``plan.body(fn, skip)``: ``fn`` taking and giving the carried values."""
+    trackers, count = plan.trackers, plan.count
+    start = skip + count
+    branch = plan.construct == "if"   # a branch is only carried when staged
+
+    def with_state(*args):
+        entered = args[start:]
+        params = args[skip:start]
+        if not branch and plan.saved is None and plan._unchanged(params, entered):
+            # Python mode: cells and objects hold what the body left; read them
+            # back without the bookkeeping that staging needs.
+            out = as_tuple(fn(*args[:skip], *trackers.params(params)), count)
+            return from_tuple(plan._quick_leave(out))
+        traced = plan._enter(params, entered, traced=branch)
+        leaves = [objects.leaves(params[c.index]) for c in trackers.containers] if traced \
+            else None
+        out = as_tuple(fn(*args[:skip], *trackers.params(params)), count)
+        if traced:
+            for container, before in zip(trackers.containers, leaves, strict=True):
+                container.note(params[container.index], before, out[container.index])
+        return from_tuple(plan._leave(entered, out))
+
+    with_state.state_names = plan.names + tuple(t.name for t in trackers.cells)
+    with_state.__wrapped__ = fn
+    with_state.on_unroll = plan.on_unroll
+    with_state.side_trip = plan.side_trip
+    return with_state
+
+
+def _test_with_state(plan: Carry, fn):
+    """``plan.test(fn)``: the loop condition ``fn`` taking the carried values."""
+    trackers, count = plan.trackers, plan.count
+
+    def with_state(*args):
+        params, entered = args[:count], args[count:]
+        if plan.saved is None and plan._unchanged(params, entered):
+            return fn(*trackers.params(params))    # Python mode
+        traced = plan._enter(params, entered)
+        result = fn(*trackers.params(params))
+        if traced:
+            for tracker, before, after in zip(trackers.cells, entered,
+                                              trackers.read(entered), strict=True):
+                if not same_value(before, after):
+                    where = plan.where
+                    raise ConversionError(
+                        f"this loop's condition assigns '{tracker.name}' (through a "
+                        "nested function), and the loop is staged: a staged condition "
+                        f"can only compute a value. Assign '{tracker.name}' in the "
+                        "loop body instead.", where.filename, where.lineno)
+        return result
+
+    with_state.state_names = plan.names
+    with_state.__wrapped__ = fn
+    with_state.side_trip = plan.side_trip
+    return with_state
 
 
 def locals_(names) -> dict:
