@@ -32,10 +32,13 @@ import importlib
 import sys
 import types
 import weakref
+from collections.abc import Callable
+from typing import NamedTuple
 
 from autograph.call_policy import AS_IS, is_marked_do_not_convert
 from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
+from autograph.mutating_methods import CHANGING_METHODS
 from autograph.runtime import recursion, side_effects
 
 
@@ -72,31 +75,50 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
     """
     if argument_options is None:
         argument_options = options
-    known_callee = transpiler.known_callees(options)
-    known_kind = transpiler.known_callable_kinds()
-    higher_order = _higher_order_ids()
-    converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
+    decisions = _Decisions.of(transpiler, options, argument_options)
+    if argument_options is options:
+        operator = _traced_operator(transpiler, decisions)
+    else:
+        operator = _twin_operator(transpiler, decisions, twin_options)
+    operator.__qualname__ = "converted_call"
+    recursion.ENTRY_CODES.add(operator.__code__)
+    return operator
+
+
+class _Decisions(NamedTuple):
+    """The parts both operators share, as closures over one transpiler and options:
+    ``known_callee(id(code))`` and ``known_kind(id(type))``, the decisions already
+    taken; ``known_method(f)``, a bound method's target where its function's is
+    taken; ``slow_path(f)``, the target found by taking the decision;
+    ``call_higher_order(f, *args, **kwargs)``, a JAX higher-order function called
+    with its function arguments converted; ``higher_order``, those functions' ids."""
+
+    known_callee: Callable
+    known_kind: Callable
+    known_method: Callable
+    slow_path: Callable
+    call_higher_order: Callable
+    higher_order: frozenset
+
+    @classmethod
+    def of(cls, transpiler, options, argument_options) -> _Decisions:
+        known_callee = transpiler.known_callees(options)
+        higher_order = _higher_order_ids()
+        resolve = _resolver(transpiler)
+        call_higher_order = _higher_order_caller(resolve, argument_options)
+        return cls(known_callee, transpiler.known_callable_kinds(),
+                   _method_finder(transpiler, known_callee),
+                   _slow_path(resolve, options, higher_order, call_higher_order),
+                   call_higher_order, higher_order)
+
+
+def _resolver(transpiler):
+    """``resolve(f, options)``: what to call in place of ``f`` (its converted form, or
+    ``f`` itself), taking the transpiler's decision."""
     instantiate = transpiler.instantiate
-    is_converted_code = transpiler.is_converted_code
-    near_limit_probe = recursion.NESTED
-    function_type = types.FunctionType
-    method_type = types.MethodType
-    # A Python twin's calls (see ``transpiler.PythonTwin``) are made where no trace
-    # is active, often in tight recursion: the twin function made for a callee
-    # without closure cells is kept, by ``id``, while that callee's code and
-    # defaults stay the same (it holds no cell that could hold the callee itself).
-    twins = {} if argument_options is not options else None
-    weak_ref = weakref.ref
-    builtin_type = types.BuiltinFunctionType
-    replaced, changing_methods = side_effects.REPLACED, side_effects.CHANGING_METHODS
+    function_type, method_type = types.FunctionType, types.MethodType
 
-    def remember_twin(f, twin):
-        if len(twins) >= _MAX_TWINS:
-            twins.clear()
-        twins[id(f)] = (weak_ref(f), f.__code__, f.__defaults__, f.__kwdefaults__, twin)
-
-    def resolve(f, options=options):
-        """What to call in place of ``f``: its converted form, or ``f`` itself."""
+    def resolve(f, options):
         if type(f) is function_type:
             if f.__dict__ and is_marked_do_not_convert(f):
                 return f
@@ -119,6 +141,15 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
         target = resolve(call, options)
         return f if target is call else method_type(target, f)
 
+    return resolve
+
+
+def _higher_order_caller(resolve, argument_options):
+    """``call_higher_order(f, *args, **kwargs)``: ``f`` (``jax.jit``, ``lax.scan``...)
+    called with its function arguments converted with ``argument_options``."""
+    converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
+    function_type, method_type = types.FunctionType, types.MethodType
+
     def convert_argument(value):
         """A function argument of a higher-order JAX function, converted; the same
         converted object each time, so ``jax.jit(f)`` keeps hitting its cache."""
@@ -136,6 +167,62 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
     def call_higher_order(f, /, *args, **kwargs):
         return f(*[convert_argument(a) for a in args],
                  **{k: convert_argument(v) for k, v in kwargs.items()})
+
+    return call_higher_order
+
+
+def _method_finder(transpiler, known_callee):
+    """``known_method(f)``: what to call for the bound method ``f`` if its function's
+    decision is taken, else None."""
+    instantiate = transpiler.instantiate
+    function_type, method_type = types.FunctionType, types.MethodType
+
+    def known_method(f):
+        func = f.__func__
+        if type(func) is function_type:
+            program = known_callee(id(func.__code__))
+            if program is not None:
+                if program is AS_IS:
+                    return f
+                if not func.__dict__ or not is_marked_do_not_convert(func):
+                    return method_type(instantiate(program, func), f.__self__)
+                return f
+        return None
+
+    return known_method
+
+
+def _slow_path(resolve, options, higher_order, call_higher_order):
+    """``slow_path(f)``: the target of ``f`` by taking the decision; a
+    ``ConversionError`` without a place gets the converted caller's line."""
+
+    def slow_path(f):
+        try:
+            target = resolve(f, options)
+        except ConversionError as e:
+            if e.filename is not None:
+                raise
+            caller = sys._getframe(2)
+            raise ConversionError(
+                f"{e.raw_message} (called from converted code here)",
+                caller.f_code.co_filename, caller.f_lineno) from None
+        if target is f and id(f) in higher_order:
+            return functools.partial(call_higher_order, f)
+        return target
+
+    return slow_path
+
+
+def _traced_operator(transpiler, decisions: _Decisions):
+    """The operator of converted code (not a Python twin's)."""
+    known_callee, known_kind, known_method, slow_path, call_higher_order, higher_order = \
+        decisions
+    instantiate = transpiler.instantiate
+    is_converted_code = transpiler.is_converted_code
+    near_limit_probe = recursion.NESTED
+    function_type, method_type = types.FunctionType, types.MethodType
+    builtin_type = types.BuiltinFunctionType
+    replaced, changing_methods = side_effects.REPLACED, CHANGING_METHODS
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -168,43 +255,47 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
                 return f
         return slow_path(f)
 
-    def known_method(f):
-        """What to call for the bound method ``f`` if its function's decision is
-        taken, else None."""
-        func = f.__func__
-        if type(func) is function_type:
-            program = known_callee(id(func.__code__))
-            if program is not None:
-                if program is AS_IS:
-                    return f
-                if not func.__dict__ or not is_marked_do_not_convert(func):
-                    return method_type(instantiate(program, func), f.__self__)
-                return f
-        return None
+    return converted_call
 
-    def slow_path(f):
-        try:
-            target = resolve(f)
-        except ConversionError as e:
-            if e.filename is not None:
-                raise
-            caller = sys._getframe(2)
-            raise ConversionError(
-                f"{e.raw_message} (called from converted code here)",
-                caller.f_code.co_filename, caller.f_lineno) from None
-        if target is f and id(f) in higher_order:
-            return functools.partial(call_higher_order, f)
-        return target
+
+def _twin_operator(transpiler, decisions: _Decisions, twin_options):
+    """The operator of a Python twin (no trace active: see the module docstring of
+    ``transpiler.PythonTwin``): the same decisions, without the recursion probe (a
+    twin adds no frame to the user's, so the user's limit holds as it stands) and
+    with builtins and the twins of plain functions found first.
+
+    A twin's calls are often in tight recursion: the twin function made for a
+    callee without closure cells is kept, by ``id``, while that callee's code and
+    defaults stay the same (it holds no cell that could hold the callee itself)."""
+    known_callee, known_kind, known_method, slow_path, call_higher_order, higher_order = \
+        decisions
+    instantiate = transpiler.instantiate
+    function_type, method_type = types.FunctionType, types.MethodType
+    builtin_type = types.BuiltinFunctionType
+    twins = {}
+    weak_ref = weakref.ref
+
+    def remember_twin(f, twin):
+        if len(twins) >= _MAX_TWINS:
+            twins.clear()
+        twins[id(f)] = (weak_ref(f), f.__code__, f.__defaults__, f.__kwdefaults__, twin)
+
+    def convert_wrapper_twin(f):
+        """A function ``autograph.convert`` made is called as the twin of the function
+        it converts: its wrapper would choose that twin anyway (no trace is active),
+        and the user's recursion through it keeps one frame a level, as the
+        original's does."""
+        hit = twins.get(id(f))
+        original = f.__dict__[_ORIGINAL]
+        if (hit is None or hit[0]() is not f or hit[2] is not original.__defaults__
+                or hit[3] is not original.__kwdefaults__):
+            hit = twins[id(f)] = (weak_ref(f), transpiler.convert(
+                original, twin_options(f.__dict__[_OPTIONS])),
+                original.__defaults__, original.__kwdefaults__)
+        return hit[1]
 
     def python_call(f, /):
-        """``converted_call`` of a Python twin (no trace active: see the module
-        docstring of ``transpiler.PythonTwin``): the same decisions, without the
-        recursion probe (a twin adds no frame to the user's, so the user's limit
-        holds as it stands) and with builtins and the twins of plain functions
-        found first. A function ``autograph.convert`` made is called as the twin of
-        the function it converts: its wrapper would choose that twin anyway (no trace
-        is active), and the user's recursion through it keeps one frame a level, as
-        the original's does."""
+        """``converted_call`` of a Python twin."""
         try:
             t = type(f)
             if t is builtin_type:
@@ -218,14 +309,7 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
                             and hit[2] is f.__defaults__ and hit[3] is f.__kwdefaults__):
                         return hit[4]
                 elif f.__code__ in recursion.ENTRY_CODES and _ORIGINAL in f.__dict__:
-                    hit = twins.get(id(f))
-                    original = f.__dict__[_ORIGINAL]
-                    if (hit is None or hit[0]() is not f or hit[2] is not original.__defaults__
-                            or hit[3] is not original.__kwdefaults__):
-                        hit = twins[id(f)] = (weak_ref(f), transpiler.convert(
-                            original, twin_options(f.__dict__[_OPTIONS])),
-                            original.__defaults__, original.__kwdefaults__)
-                    return hit[1]
+                    return convert_wrapper_twin(f)
                 program = known_callee(id(f.__code__))
                 if program is not None:
                     if program is AS_IS:
@@ -257,7 +341,4 @@ def make_converted_call(transpiler, options, argument_options=None, twin_options
             error.args = recursion.PYTHON_MESSAGE_ARGS
             raise
 
-    operator = converted_call if twins is None else python_call
-    operator.__qualname__ = "converted_call"
-    recursion.ENTRY_CODES.add(operator.__code__)
-    return operator
+    return python_call
