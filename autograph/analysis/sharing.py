@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gast
 
+from autograph.mutating_methods import CHANGING_METHODS
 from autograph.walk import child_nodes
 
 # Calls that read their arguments and keep none of them.
@@ -48,12 +49,6 @@ _NAME, _RETURN, _TUPLE, _ASSIGN = gast.Name, gast.Return, gast.Tuple, gast.Assig
 _STATEMENTS = frozenset(gast.stmt.__subclasses__())
 _DECLARATIONS = frozenset({gast.Global, gast.Nonlocal})
 _MAY_CHANGE = frozenset({gast.Call, gast.Attribute, gast.Delete, gast.Assign, gast.AugAssign})
-
-
-_MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
-    "setdefault", "popitem", "add", "discard", "__setitem__", "__delitem__",
-})
 
 
 class Sharing:
@@ -145,7 +140,7 @@ def _changes_in_place(node, runtime_name) -> bool:
     if isinstance(node, gast.Call):
         return _operator(node.func, runtime_name) in _IN_PLACE_OPERATORS
     if isinstance(node, gast.Attribute):
-        return node.attr in _MUTATING_METHODS and isinstance(node.ctx, gast.Load)
+        return node.attr in CHANGING_METHODS and isinstance(node.ctx, gast.Load)
     if isinstance(node, gast.Delete):
         return any(isinstance(t, gast.Subscript) for t in node.targets)
     if isinstance(node, gast.Assign):

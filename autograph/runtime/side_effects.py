@@ -381,13 +381,6 @@ def either_object(value, original, name, where, construct):
     return value
 
 
-# The methods of a list or dict that change it in place.
-CHANGING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
-    "setdefault", "popitem", "__setitem__", "__delitem__", "__iadd__", "__imul__",
-    "__ior__"})
-
-
 def refuse_if_replaced(target):
     """Raise at the user's line if changes in place to ``target`` are refused
     (``REPLACED``)."""

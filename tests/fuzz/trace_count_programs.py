@@ -72,7 +72,7 @@ _VALUES = ("1", "2.5", "x + {k}", "x * 1.5", "jnp.float32({k})", "x - {k}")
 
 
 # The weakly typed starts a loop may promote, and the steps that promote them.
-_STARTS = ("0", "1.5", "x * 0 + 1")
+_STARTS = ("0", "1.5", "3")
 _STEPS = ("0.5", "1", "jnp.float16(1)", "jnp.int8(1)", "x")
 _TYPED = ("jnp.int8(1)", "jnp.float16(i)", "i", "0.5")
 

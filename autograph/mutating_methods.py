@@ -1,0 +1,28 @@
+"""The methods of Python's mutable containers that change the object in place.
+
+One set for the two places that ask: the analysis that finds where a function may
+change an object in place (``analysis/sharing.py``: ``a.append(v)`` is such a
+change to ``a``) and the runtime that refuses such a change to a list or dict a
+staged region replaced (``runtime/side_effects.py``, through ``converted_call``).
+Converters and analysis do not import the runtime, so it lives here, outside both.
+
+Every method of ``list``, ``dict``, ``set``, ``bytearray`` and
+``collections.deque`` that changes its object, the in-place operators included
+(``a += b`` on a list calls ``__iadd__``); ``tests/autograph/test_mutating_methods.py``
+checks the set against the types themselves.
+"""
+
+from __future__ import annotations
+
+CHANGING_METHODS = frozenset({
+    # list, bytearray, deque
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+    "__setitem__", "__delitem__", "__iadd__", "__imul__",
+    # deque
+    "appendleft", "extendleft", "popleft", "rotate",
+    # dict
+    "update", "setdefault", "popitem", "__ior__",
+    # set
+    "add", "discard", "difference_update", "intersection_update",
+    "symmetric_difference_update", "__iand__", "__isub__", "__ixor__",
+})
