@@ -25,8 +25,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax, tree_util
 
+from autograph.runtime import returns
+from autograph.runtime.abstract import placeholder
 from autograph.runtime.lists import ListProbe, TensorList
-from autograph.runtime.state import HoleProbe, split_unbound
+from autograph.runtime.state import HoleProbe, fill_undefined, split_unbound
 
 
 class BodyProbe(NamedTuple):
@@ -39,6 +41,22 @@ class BodyProbe(NamedTuple):
     holes: HoleProbe | None
     lists: ListProbe | None
     outputs: tuple | None
+
+
+    def filled(self, state, iteration, first):
+        """``state`` with its unbound variables given the values the staged loop
+        carries for them: from the probe (``HoleProbe.filled``: a return value's
+        placeholder; zeros of its type for another, where the loop is known to run,
+        ``first`` holding its first item); where the probe failed, its error raised
+        unless a return value's read explains it, and a first item known as a value
+        probed (``state.fill_undefined``)."""
+        probe = self.holes
+        if probe is None:
+            return state
+        if probe.error is None:
+            return probe.filled(state, first is not None, placeholder)
+        returns.check_failed_probe(probe.error, state)
+        return state if first is None else fill_undefined(iteration, state, first[0])
 
 
 NOTHING = BodyProbe(None, None, None)

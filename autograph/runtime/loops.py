@@ -62,12 +62,11 @@ from autograph.runtime import (
     lists,
     loop_probe,
     paths,
-    returns,
     side_effects,  # (issue 26.6)
     unrolling,
 )
 from autograph.runtime import carried_state as carried
-from autograph.runtime.abstract import abstract, mismatch_error, mismatches, placeholder
+from autograph.runtime.abstract import abstract, mismatch_error, mismatches
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
@@ -76,7 +75,6 @@ from autograph.runtime.stageable import NO_OBSTACLES, StagingObstacles, check_ca
 from autograph.runtime.staged_region import StagedRegion
 from autograph.runtime.state import (
     as_tuple,
-    fill_undefined,
     from_tuple,
     through_unbound,
 )
@@ -539,13 +537,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     body = loop_probe.NOTHING   # the one abstract iteration (loop_probe.py)
 
     def prepared_and_run(state):
-        probe = body.holes
-        if probe is not None and probe.error is None:
-            state = probe.filled(state, first_item is not _NO_ITEM, placeholder)
-        elif probe is not None:   # the body cannot be traced abstractly
-            returns.check_failed_probe(probe.error, state)
-            if first_item is not _NO_ITEM:   # (a first item known as a value)
-                state = fill_undefined(iteration, state, first_item)
+        state = body.filled(state, iteration,
+                            None if first_item is _NO_ITEM else (first_item,))
         region.check(state, defined=True)
         staging = None
         if lowering.stage_lists:

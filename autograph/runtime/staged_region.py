@@ -11,9 +11,10 @@ what each kind of carried value needs is asked of that kind's own code:
 3. **Lift**: the state becomes what ``lax`` carries. Unbound variables
    (``Holes``) are left out of an ``if``; a loop carries them as ``None`` where an
    iteration leaves them unbound, or as zeros of the type it gives them (one
-   abstract probe, ``state.HoleProbe``). Return values (``returns.py``) and lists
-   (``lists.py``) are filled or made buffers before a loop's trace, since its
-   carry must have its final type on entry; an ``if``'s outputs are not carried
+   abstract probe, ``loop_probe.py``). Return values (``returns.py``) and lists
+   (``lists.py``) are filled or made buffers, and weakly typed starts promoted,
+   before a loop's trace, since its carry must have its final type on entry (the
+   same probe tells all three); an ``if``'s outputs are not carried
    in, so they are reconciled after each branch's one trace (step 5).
 4. **Check** (``check``): what cannot be carried or staged raises a
    ``ConversionError`` at the user's line.
