@@ -113,7 +113,7 @@ def _same(got, expected) -> bool:
     if not isinstance(got, list) or not isinstance(expected, list):
         return got == expected
     return len(got) == len(expected) and all(
-        (g_dtype, g_value) == (e_dtype, e_value) and (g_weak == e_weak or e_weak)
+        (g_dtype, g_value) == (e_dtype, e_value) and (e_weak or not g_weak)
         for (g_dtype, g_weak, g_value), (e_dtype, e_weak, e_value)
         in zip(got, expected, strict=True))
 
