@@ -43,6 +43,7 @@ from autograph.call_policy import AS_IS, CallPolicy, is_marked_do_not_convert
 from autograph.context import UNKNOWN, ConversionContext, ConversionOptions, all_identifiers
 from autograph.converters import (
     asserts,
+    augmented_assignments,
     break_statements,
     builtin_functions,
     call_trees,
@@ -79,6 +80,7 @@ DEFAULT_CONVERTERS = (
     slices,
     call_trees,
     locals_calls,
+    augmented_assignments,
     control_flow,
     conditional_expressions,
     logical_expressions,

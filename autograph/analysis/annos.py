@@ -23,6 +23,10 @@ KEEPS_ERRORS = "keeps_errors"      # Try the try converter adds: keeps errors fo
 OPERAND = "operand"                # Lambda: an and_/or_ operand (walked by assigning tests)
 CONSUMED = "consumed"              # GeneratorExp: a call's argument, consumed on the spot
 
+# Runtime operators earlier converters write that change their first argument in
+# place and give it back (``x = ag__.list_append(x, v)``): the same object after.
+IN_PLACE_OPERATORS = frozenset({"list_append", "list_pop", "setitem", "augmented_assign"})
+
 _PREFIX = "_ag_"
 
 

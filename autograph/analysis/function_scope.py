@@ -171,10 +171,6 @@ class FunctionScope:
         return {key: value for key, value in facts.items() if value is not None}
 
 
-# Runtime operators that change their first argument in place (a Python list).
-_IN_PLACE = frozenset({"list_append", "list_pop", "setitem"})
-
-
 def may_change_in_place(stmts) -> set:
     """The names whose objects ``stmts`` may change in place: bases of attribute and
     item assignments, targets of augmented assignments, first arguments of the
@@ -189,7 +185,8 @@ def may_change_in_place(stmts) -> set:
         if not isinstance(sub, gast.Call):
             continue
         operator = annos.runtime_operator(sub)
-        if operator in _IN_PLACE and sub.args and isinstance(sub.args[0], gast.Name):
+        if (operator in annos.IN_PLACE_OPERATORS and sub.args
+                and isinstance(sub.args[0], gast.Name)):
             names.add(sub.args[0].id)
         if annos.runtime_operator(sub.func) == "converted_call":
             given = [*sub.func.args, *sub.args, *(k.value for k in sub.keywords)]

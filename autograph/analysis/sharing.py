@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gast
 
+from autograph.analysis.annos import IN_PLACE_OPERATORS
 from autograph.mutating_methods import CHANGING_METHODS
 from autograph.walk import child_nodes
 
@@ -36,10 +37,10 @@ _READING_BUILTINS = frozenset({
     "round", "divmod", "pow", "format", "ord", "chr", "hex", "bin", "oct",
 })
 _READING_MODULES = frozenset({"jnp", "np", "numpy", "jax", "lax", "math", "operator"})
-# The runtime's operators that earlier converters wrote: the ones that take an
-# object to change in place as their first argument (it stays the same object), and
-# the ones that only read their arguments.
-_IN_PLACE_OPERATORS = frozenset({"list_append", "list_pop", "setitem"})
+# Of the runtime's operators that change their first argument in place
+# (``annos.IN_PLACE_OPERATORS``), those whose other arguments are read, not kept
+# (``a += b`` keeps b's items, not b).
+_READING_IN_PLACE = frozenset({"augmented_assign"})
 _NEW_VALUE = (gast.List, gast.Dict, gast.Set, gast.ListComp, gast.DictComp, gast.SetComp,
               gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.JoinedStr,
               gast.GeneratorExp)
@@ -138,15 +139,15 @@ def end_position(node):
 
 def _changes_in_place(node, runtime_name) -> bool:
     if isinstance(node, gast.Call):
-        return _operator(node.func, runtime_name) in _IN_PLACE_OPERATORS
+        return _operator(node.func, runtime_name) in IN_PLACE_OPERATORS
     if isinstance(node, gast.Attribute):
         return node.attr in CHANGING_METHODS and isinstance(node.ctx, gast.Load)
     if isinstance(node, gast.Delete):
         return any(isinstance(t, gast.Subscript) for t in node.targets)
     if isinstance(node, gast.Assign):
         return any(isinstance(t, (gast.Subscript, gast.Attribute)) for t in node.targets)
-    # ``a += b`` on a name rebinds it, but for a list extends it in place, which
-    # nothing here sees: a known gap, left for the rare list extended that way.
+    # ``a += b`` on a name that may hold a shared list is ``ag__.augmented_assign``
+    # by now (converters/augmented_assignments.py): the others rebind the name.
     return isinstance(node, gast.AugAssign) and not isinstance(node.target, gast.Name)
 
 
@@ -193,7 +194,7 @@ def _is_new(value) -> bool:
 def _keeps_identity(value, name, runtime_name) -> bool:
     """``x = ag__.list_append(x, v)``: an earlier converter's in-place change."""
     return (isinstance(value, gast.Call) and _operator(value.func, runtime_name)
-            in _IN_PLACE_OPERATORS and bool(value.args)
+            in IN_PLACE_OPERATORS and bool(value.args)
             and isinstance(value.args[0], gast.Name) and value.args[0].id == name)
 
 
@@ -213,7 +214,8 @@ def _leaves(name, parent, runtime_name) -> bool:
             return func.id not in _READING_BUILTINS
         operator = _operator(func, runtime_name)
         if operator is not None:
-            return operator in _IN_PLACE_OPERATORS and parent.args[0] is not name
+            return (operator in IN_PLACE_OPERATORS and operator not in _READING_IN_PLACE
+                    and parent.args[0] is not name)
         return _module_of(func) not in _READING_MODULES
     # Reads that give a new value, tests, iteration, a statement's own value.
     return not isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.If,

@@ -43,7 +43,7 @@ from autograph.runtime.reductions import (
     sort_,
     sorted_,
 )
-from autograph.runtime.slices import getitem, index, setitem
+from autograph.runtime.slices import augmented_assign, getitem, index, setitem
 from autograph.runtime.undefined import (
     Undefined,
     UndefinedReturn,
@@ -83,6 +83,7 @@ __all__ = [
     "UndefinedReturn",
     "Unset",
     "and_",
+    "augmented_assign",
     "enumerate_",
     "for_stmt",
     "if_exp",

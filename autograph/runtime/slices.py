@@ -43,6 +43,17 @@ _PYTHON_CONTAINERS = frozenset({list, dict})
 _AT_METHODS = {"+": "add", "*": "multiply", "/": "divide", "**": "power"}
 
 
+def augmented_assign(target, value, op):
+    """``target <op>= value`` (``op`` one of ``+``, ``*``, ``|``), returning what
+    Python's statement binds. A list or dict it would extend in place is checked
+    first: a change refused since a staged region made its identity depend on a
+    traced condition (``side_effects.refuse_if_replaced``) is a ``ConversionError``
+    at the user's line."""
+    if side_effects.REPLACED and type(target) in _PYTHON_CONTAINERS:
+        side_effects.refuse_if_replaced(target)
+    return _INPLACE[op](target, value)
+
+
 def setitem(target, key, value, op=None, widths=None, shared=None, alias=None):
     """``target[key] = value``, or ``target[key] <op>= value``; returns the target
     (a new array for a JAX array, the same object otherwise). ``widths`` are

@@ -261,8 +261,12 @@ class SilentFeatures:
         after = f"{holder}[{key}] = ({holder}[{key}] + {r.randint(1, 5)}) % 97"
         after = [after]
         if start.startswith("[") and r.random() < 0.4:
-            after = [f"{holder}.append({v} % 5)"]
+            after = [r.choice((f"{holder}.append({v} % 5)",
+                               f"{holder} += [{v} % 5]", f"{holder} *= 2"))]
             if r.random() < 0.5:   # appended in a loop (staged where its range is traced)
                 after = [f"for sv_ib{k} in range({r.choice(('2', 'n % 3'))}):", after]
+            read = f"{read} + len({b})"
+        elif start.startswith("{") and r.random() < 0.3:   # a dict merged in place
+            after = [f"{holder} |= {{'r': {v} % 5}}"]
             read = f"{read} + len({b})"
         return [f"{a} = {start}", f"{b} = {a}", *region, *after, f"{v} = ({read}) % 97"]

@@ -412,6 +412,32 @@ def split_param_through_helper(n):
     return xs[0]
 
 
+def split_extended_by_augmented_assignment(n):
+    a = [1, 2]
+    b = a
+    if n > 2:
+        a = [5, 5]
+    b += [3]
+    return len(a)
+
+
+def split_rebound_name_extended_by_augmented_assignment(n):
+    a = [1, 2]
+    b = a
+    while n > 2:
+        a = [5, 5]
+        n = n - 1
+    a *= 2
+    return len(b)
+
+
+def split_dict_merged_by_augmented_assignment(n):
+    d = {"p": 1}
+    e = d if n > 2 else {"p": 2}
+    e |= {"q": 3}
+    return len(d)
+
+
 SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name, 5),
          (split_append_after_while, 6), (split_dict_after_for, 5),
          (split_param_through_helper, 3), (split_extend_through_other_name, 5),
@@ -419,7 +445,10 @@ SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name,
          (old_list_picked_by_a_conditional_expression, 3),
          (dict_picked_by_a_conditional_expression, 3),
          (split_then_appended_in_a_staged_loop, 5),
-         (copy_of_a_conditional_expression_changed, 4)]
+         (copy_of_a_conditional_expression_changed, 4),
+         (split_extended_by_augmented_assignment, 5),
+         (split_rebound_name_extended_by_augmented_assignment, 6),
+         (split_dict_merged_by_augmented_assignment, 3)]
 
 
 @pytest.mark.parametrize("fn, line", SPLIT, ids=[f.__name__ for f, _ in SPLIT])
@@ -478,7 +507,18 @@ def split_changed_only_before(n):
     return a[0] + b[0]
 
 
+def augmented_after_a_split_on_numbers_and_fresh_lists(xs, n):
+    total = xs[0]
+    if n > 2:
+        xs = [x * 2 for x in xs]
+    total += xs[1]
+    fresh = [total]
+    fresh += [n]
+    return total, fresh
+
+
 @pytest.mark.parametrize("fn, args", [
+    (augmented_after_a_split_on_numbers_and_fresh_lists, ([1.0, 2.0],)),
     (split_without_another_holder, ()), (split_read_only_afterwards, ([1, 2],)),
     (split_changed_only_before, ()), (split_list_stays_a_list, ([1.0, 2.0],))])
 @pytest.mark.parametrize("n", [0, 3])
