@@ -197,13 +197,14 @@ class TensorList:
                 "appending one would change what the list holds")
         if self.buffer is None:
             probe = self._probe
-            value = jnp.asarray(value) if probe.element is None else jnp.asarray(
-                value, probe.element.dtype)
             if probe.element is None:
+                value = jnp.asarray(value)
                 probe.element = jax.ShapeDtypeStruct(value.shape, value.dtype)
+            else:
+                value = _as_element(value, probe.element.dtype)
             shape = probe.element.shape
         else:
-            value = jnp.asarray(value, self.buffer.dtype)
+            value = _as_element(value, self.buffer.dtype)
             shape = self.buffer.shape[1:]
         if value.shape != shape:
             raise TypeError(
@@ -258,6 +259,31 @@ _DATA_DEPENDENT = (
     "runs (a staged buffer, a TensorList).")
 
 
+class ElementTypeError(TypeError):
+    """An append whose value a staged list's buffer cannot hold unchanged; ``where``:
+    the user's line of the append."""
+
+    where = None
+
+
+def _as_element(value, dtype):
+    """``value`` as an element of a buffer of ``dtype``. Python's list would hold it
+    as it is: a value of another dtype (``1.5`` after ``1``) cannot share the buffer
+    without changing it, but a weakly typed one that JAX's own promotion gives
+    ``dtype`` (a Python ``0`` in a float32 list) keeps its value."""
+    got = jnp.result_type(value)
+    if got != dtype and not (_is_weak(value) and jnp.promote_types(got, dtype) == dtype):
+        raise ElementTypeError(
+            f"a staged list holds {jnp.dtype(dtype).name} elements; got one of dtype "
+            f"{jnp.dtype(got).name}. Every element of a list grown in a staged loop must "
+            "have the same shape and dtype.")
+    return jnp.asarray(value, dtype)
+
+
+def _is_weak(value) -> bool:
+    return type(value) in (int, float, bool, complex) or getattr(value, "weak_type", False)
+
+
 def _is_list(value) -> bool:
     return type(value) is list or type(value) is TypedList
 
@@ -290,7 +316,11 @@ def list_append(lst, item):
     if isinstance(lst, TensorList):
         if lst._probe is not None and lst._probe.appended_at is None:
             lst._probe.appended_at = caller_location()
-        return lst._append(item)
+        try:
+            return lst._append(item)
+        except ElementTypeError as e:
+            e.where = caller_location()
+            raise
     lst.append(item)
     return lst
 

@@ -555,13 +555,19 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
                 out = lowering.run(state)
             traced[:] = inner
             return out if staging is None else staging.as_lists(out)
-        except TypeError:
+        except TypeError as e:
             # JAX's error names an output position: one abstract iteration names the
             # variable (traced only on this error path).
             once = _IterationOutputs.of(lowering.step, start, item)
             if lowering.unrolled is not None:
                 changed.extend(_carry_mismatch(once, start, spec))
                 raise
+            if isinstance(e, lists.ElementTypeError) and e.where is not None:
+                raise ConversionError(
+                    f"{e} Python's list would hold each value as it is; this loop "
+                    "cannot run as Python (its trip count is traced): append values "
+                    "of one dtype (e.g. convert them with jnp.asarray(v, dtype)).",
+                    e.where.filename, e.where.lineno) from None
             _raise_for_carry_change(once, start, spec)
             _raise_for_uncarriable(once, spec)
             raise

@@ -141,3 +141,57 @@ def test_a_list_with_item_writes_only_keeps_its_length(fn, args):
     check(fn, *args)
     out = autograph.to_graph(fn)(*args)
     assert type(out) is list and len(out) == 2
+
+
+def powers_listed(xs):
+    out = []
+    p = 1
+    for x in xs:
+        out.append(p)
+        p = p * x
+    return out
+
+
+def powers_listed_traced_count(n):
+    out = []
+    p = 1
+    for _ in range(n):
+        autograph.set_loop_options(maximum_iterations=5)
+        out.append(p)
+        p = p * 1.5
+    return out
+
+
+def zeros_between(xs):
+    out = [jnp.float32(0)]
+    for x in xs:
+        out.append(x)
+        out.append(0)
+    return out
+
+
+def test_elements_of_another_dtype_are_not_cast_into_the_first_ones_buffer():
+    """Python's list holds 1, then 1.5 and 2.25: a staged buffer of the first
+    element's dtype would truncate the others (was: [1, 1, 2], silently). The loop
+    runs as Python, as jax.jit of the original does, with its types."""
+    xs = jnp.array([1.5, 1.5, 1.5])
+    expected = jax.jit(powers_listed)(xs)
+    assert powers_listed([1.5, 1.5, 1.5]) == [1, 1.5, 2.25]
+    for compiled in (autograph.to_graph(powers_listed), jax.jit(autograph.convert(powers_listed))):
+        got = compiled(xs)
+        assert [float(g) for g in got] == [1, 1.5, 2.25]
+        assert [g.dtype for g in got] == [e.dtype for e in expected]
+
+
+def test_elements_of_another_dtype_in_a_loop_that_cannot_unroll_are_refused():
+    with pytest.raises(autograph.ConversionError, match="holds int32 elements") as raised:
+        autograph.to_graph(powers_listed_traced_count)(jnp.int32(3))
+    assert raised.value.filename == __file__
+    assert raised.value.lineno == powers_listed_traced_count.__code__.co_firstlineno + 5
+
+
+def test_a_weak_python_scalar_that_keeps_its_value_shares_the_buffer():
+    xs = jnp.ones(2)
+    assert zeros_between([1.0, 1.0]) == [0.0, 1.0, 0, 1.0, 0]
+    got = autograph.to_graph(zeros_between)(xs)
+    assert [float(g) for g in got] == [0.0, 1.0, 0.0, 1.0, 0.0]
