@@ -14,6 +14,9 @@ checks the set against the types themselves.
 
 from __future__ import annotations
 
+import functools
+import importlib
+
 CHANGING_METHODS = frozenset({
     # list, bytearray, deque
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -26,3 +29,24 @@ CHANGING_METHODS = frozenset({
     "add", "discard", "difference_update", "intersection_update",
     "symmetric_difference_update", "__iand__", "__isub__", "__ixor__",
 })
+
+# Functions of the standard library that change their first argument (a list) in
+# place: ``heapq.heappush(b, v)`` is ``b.append(v)`` for what it does to ``b``.
+CHANGING_FUNCTIONS = (
+    ("heapq", ("heappush", "heappop", "heapify", "heapreplace", "heappushpop")),
+    ("bisect", ("insort", "insort_left", "insort_right")),
+    ("random", ("shuffle",)),
+    ("operator", ("setitem", "delitem", "iadd", "iconcat", "imul", "ior")),
+)
+
+
+@functools.cache
+def changing_functions() -> dict:
+    """``id`` -> function, for ``CHANGING_FUNCTIONS``."""
+    found = {}
+    for module, names in CHANGING_FUNCTIONS:
+        module = importlib.import_module(module)
+        for name in names:
+            f = getattr(module, name)
+            found[id(f)] = f
+    return found

@@ -18,7 +18,10 @@ cannot reach user code stay as written: builtins (``len``, ``range``, ``print``:
 other converters handle those they stage), attributes of library modules bound at
 module level (``jnp.sum``, ``np.``, ``jax.``, ``lax.``, ``math.``), library
 functions imported by name (``from math import sqrt``), the runtime itself and
-lambdas written in place.
+lambdas written in place; but for the standard library's functions that change a list
+in place (``heapq.heappush``, ``bisect.insort``: ``mutating_methods.py``), which go
+through ``converted_call`` so that a change to a list a staged region made doubtful
+is refused, as ``b.append(v)`` is.
 
 A zero-argument ``super()`` becomes ``super(__class__, self)``: the body may end
 up inside generated helper functions whose first parameter is not ``self``.
@@ -41,6 +44,7 @@ from autograph import templates
 from autograph.analysis import annos
 from autograph.converters.base import Transformer
 from autograph.higher_order import HIGHER_ORDER_NAMES
+from autograph.mutating_methods import changing_functions
 
 NODE_TYPES = (gast.Call,)
 
@@ -78,12 +82,22 @@ class _CallTrees(Transformer):
         if isinstance(func, gast.Name):
             if func.id in self.ctx.library_names and func.id in HIGHER_ORDER_NAMES:
                 return False         # `grad(loss)`: the runtime converts `loss`
-            return self.ctx.is_builtin(func.id) or func.id in self.ctx.library_names
+            if func.id in self.ctx.library_names:
+                return not self._changes_in_place(func)
+            return self.ctx.is_builtin(func.id)
         root = _root_name(func)
         if root in self.ctx.library_names and func.attr in HIGHER_ORDER_NAMES:
             return False             # `jax.grad(loss)`, `lax.scan(body, ...)`
         # The runtime's own operators, which earlier converters made, stay as they are.
-        return annos.get(func, annos.RUNTIME) is not None or root in self.ctx.library_names
+        if annos.get(func, annos.RUNTIME) is not None:
+            return True
+        return root in self.ctx.library_names and not self._changes_in_place(func)
+
+    def _changes_in_place(self, func) -> bool:
+        """``heapq.heappush``, ``bisect.insort``...: a library function that changes
+        its first argument in place goes through ``converted_call``, which refuses
+        the change where a staged region made that list doubtful."""
+        return id(self.ctx.value_of(func)) in changing_functions()
 
     def visit_Call(self, node):
         node = self.generic_visit(node)

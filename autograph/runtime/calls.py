@@ -39,6 +39,7 @@ from autograph.call_policy import AS_IS, is_marked_do_not_convert
 from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
 from autograph.mutating_methods import CHANGING_METHODS
+from autograph.mutating_methods import changing_functions as changing_functions_by_id
 from autograph.runtime import recursion, side_effects
 
 
@@ -213,6 +214,14 @@ def _slow_path(resolve, options, higher_order, call_higher_order):
     return slow_path
 
 
+def _refusing_replaced_target(f, target, /, *args, **kwargs):
+    """``f(target, ...)``, for ``f`` a function that changes ``target`` in place:
+    refused (at the user's line) where ``target`` is a list or dict a staged region
+    made doubtful (``side_effects.refuse_if_replaced``)."""
+    side_effects.refuse_if_replaced(target)
+    return f(target, *args, **kwargs)
+
+
 def _traced_operator(transpiler, decisions: _Decisions):
     """The operator of converted code (not a Python twin's)."""
     known_callee, known_kind, known_method, slow_path, call_higher_order, higher_order = \
@@ -223,6 +232,7 @@ def _traced_operator(transpiler, decisions: _Decisions):
     function_type, method_type = types.FunctionType, types.MethodType
     builtin_type = types.BuiltinFunctionType
     replaced, changing_methods = side_effects.REPLACED, CHANGING_METHODS
+    changing_functions = changing_functions_by_id()
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -233,6 +243,8 @@ def _traced_operator(transpiler, decisions: _Decisions):
             isinstance(0, near_limit_probe)    # raises near the recursion limit
         except RecursionError:  # lend from the caller's frame: ours is gone by the call
             recursion.lend(sys._getframe(1), is_converted_code)
+        if replaced and id(f) in changing_functions:   # heapq.heappush(b, v) on an old list
+            return functools.partial(_refusing_replaced_target, f)
         t = type(f)
         if t is function_type:
             program = known_callee(id(f.__code__))

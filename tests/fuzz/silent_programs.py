@@ -259,10 +259,13 @@ class SilentFeatures:
                       [f"sv_ka{k} -= 1", f"{a} = {fresh}"]]
         holder = r.choice((a, b))
         after = f"{holder}[{key}] = ({holder}[{key}] + {r.randint(1, 5)}) % 97"
+        if r.random() < 0.2:   # a library function that changes its argument in place
+            after = f"operator.setitem({holder}, {key}, {v} % 7)"
         after = [after]
         if start.startswith("[") and r.random() < 0.4:
             after = [r.choice((f"{holder}.append({v} % 5)",
-                               f"{holder} += [{v} % 5]", f"{holder} *= 2"))]
+                               f"{holder} += [{v} % 5]", f"{holder} *= 2",
+                               f"operator.iadd({holder}, [{v} % 5])"))]
             if r.random() < 0.5:   # appended in a loop (staged where its range is traced)
                 after = [f"for sv_ib{k} in range({r.choice(('2', 'n % 3'))}):", after]
             read = f"{read} + len({b})"

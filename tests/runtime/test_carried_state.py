@@ -7,6 +7,9 @@ after an abstract probe of its first iteration."""
 # ruff: noqa: B023, E731 - closures made in loops are what is tested
 from __future__ import annotations
 
+import bisect
+import operator
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -438,6 +441,24 @@ def split_dict_merged_by_augmented_assignment(n):
     return len(d)
 
 
+def split_insorted_by_a_library_function(n):
+    a = [1, 3]
+    b = a
+    if n > 2:
+        a = [5, 5]
+    bisect.insort(b, 2)
+    return len(a)
+
+
+def split_dict_set_by_a_library_function(n):
+    d = {"p": 1}
+    e = d
+    if n > 2:
+        d = {"p": 2}
+    operator.setitem(e, "p", 7)
+    return d["p"]
+
+
 SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name, 5),
          (split_append_after_while, 6), (split_dict_after_for, 5),
          (split_param_through_helper, 3), (split_extend_through_other_name, 5),
@@ -448,7 +469,9 @@ SPLIT = [(split_write_through_rebound_name, 5), (split_write_through_other_name,
          (copy_of_a_conditional_expression_changed, 4),
          (split_extended_by_augmented_assignment, 5),
          (split_rebound_name_extended_by_augmented_assignment, 6),
-         (split_dict_merged_by_augmented_assignment, 3)]
+         (split_dict_merged_by_augmented_assignment, 3),
+         (split_insorted_by_a_library_function, 5),
+         (split_dict_set_by_a_library_function, 5)]
 
 
 @pytest.mark.parametrize("fn, line", SPLIT, ids=[f.__name__ for f, _ in SPLIT])
