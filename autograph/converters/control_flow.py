@@ -121,7 +121,13 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     annotate_definedness(node)
     annotate_enclosing_try(node)
     order, has_delete = name_order(node)
-    return _ControlFlow(ctx, order, has_delete).visit(node)
+    converter = _ControlFlow(ctx, order, has_delete)
+    # Only a read that may find its name unbound (``visit_Name``) is rewritten
+    # inside an expression: where definedness found none, the statements suffice.
+    converter.statements_only = not any(
+        annos.get(sub, annos.READ_UNBOUND, None) for sub in walk(node)
+        if isinstance(sub, gast.FunctionDef))
+    return converter.visit(node)
 
 
 @dataclass
