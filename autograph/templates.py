@@ -54,9 +54,8 @@ def _parse(template: str):
 
 def replace(template: str, **replacements) -> list:
     """The statements of ``template`` with its placeholders replaced."""
-    stmts = copy_tree(_parse(template))
     replacer = _Replacer(replacements)
-    result = replacer.statements(stmts)
+    result = replacer.statements(_parse(template))   # (copies as it replaces)
     unused = set(replacements) - replacer.used
     if unused:
         raise ValueError(f"placeholders not in the template: {sorted(unused)}")
@@ -142,6 +141,10 @@ def _as_expr(value, ctx):
 
 
 class _Replacer:
+    """Builds the statements of a parsed template (``_parse``'s, which stay as they
+    are: shared by every use) with the placeholders replaced: each template node is
+    copied once, as it is reached."""
+
     def __init__(self, replacements):
         self.replacements = replacements
         self.used = set()
@@ -179,31 +182,35 @@ class _Replacer:
         return self.node(stmt)
 
     def node(self, node):
-        """Replace placeholders in a template node; inserted values are not revisited."""
-        if isinstance(node, gast.Name):
+        """A copy of the template node ``node`` with its placeholders replaced;
+        inserted values are not revisited."""
+        cls = node.__class__
+        if cls is gast.Name:
             return self.name(node)
-        if (isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name)
-                and node.value.id == RUNTIME_PLACEHOLDER):
-            annos.set(node, annos.RUNTIME, node.attr)
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        new = cls.__new__(cls)
+        fields = new.__dict__
+        for field, old in node.__dict__.items():
+            if old.__class__ is list:
+                if old and isinstance(old[0], gast.stmt):
+                    old = self.statements(old)
+                elif (cls, field) in _SEQUENCES:
+                    old = self.sequence(old)
+                else:
+                    old = [self.node(x) if isinstance(x, _AST) else x for x in old]
+            elif isinstance(old, _AST):
+                old = self.node(old)
+            fields[field] = old
+        if cls is gast.Attribute and node.value.__class__ is gast.Name and (
+                node.value.id == RUNTIME_PLACEHOLDER):
+            annos.set(new, annos.RUNTIME, new.attr)
+        elif cls is gast.FunctionDef or cls is gast.AsyncFunctionDef:
             found, value = self.lookup(node.name)
             if found:
-                node.name = value
+                new.name = value
             # A generated helper is no generator: the statements it is given are of
             # a function that is none (converters leave a generator as it is).
-            annos.set(node, annos.STAYS_PYTHON, False)
-        for field, old in gast.iter_fields(node):
-            if isinstance(old, list):
-                if old and isinstance(old[0], gast.stmt):
-                    setattr(node, field, self.statements(old))
-                elif (type(node), field) in _SEQUENCES:
-                    setattr(node, field, self.sequence(old))
-                else:
-                    setattr(node, field, [self.node(x) if isinstance(x, gast.AST) else x
-                                          for x in old])
-            elif isinstance(old, gast.AST):
-                setattr(node, field, self.node(old))
-        return node
+            annos.set(new, annos.STAYS_PYTHON, False)
+        return new
 
     def sequence(self, elts):
         """A list of expressions, where a placeholder may stand for several."""
@@ -212,10 +219,10 @@ class _Replacer:
             if isinstance(elt, gast.Name):
                 found, value = self.lookup(elt.id)
                 if found and isinstance(value, (list, tuple)):
-                    out.extend(_as_expr(v, elt.ctx) for v in value)
+                    out.extend(_as_expr(v, elt.ctx.__class__()) for v in value)
                 else:
                     out.append(self.name(elt))
-            elif isinstance(elt, gast.AST):
+            elif isinstance(elt, _AST):
                 out.append(self.node(elt))
             else:
                 out.append(elt)
@@ -223,11 +230,18 @@ class _Replacer:
 
     def name(self, node):
         found, value = self.lookup(node.id)
+        ctx = node.ctx.__class__()
         if not found:
-            return node
+            new = gast.Name.__new__(gast.Name)
+            new.__dict__.update(node.__dict__)
+            new.ctx = ctx
+            return new
         if isinstance(value, (list, tuple)):
             if len(value) == 1:
-                return _as_expr(value[0], node.ctx)
-            elts = [_as_expr(v, node.ctx) for v in value]
-            return gast.Tuple(elts=elts, ctx=node.ctx)
-        return _as_expr(value, node.ctx)
+                return _as_expr(value[0], ctx)
+            elts = [_as_expr(v, ctx) for v in value]
+            return gast.Tuple(elts=elts, ctx=ctx)
+        return _as_expr(value, ctx)
+
+
+_AST = gast.AST
