@@ -402,15 +402,16 @@ class Transpiler:
                                      options, fn.__code__.co_name == "<lambda>")
         parsed = parsing.parse_function(fn, lines)
         node = parsed.node
-        _reject_unsupported_function(node, parsed.filename)
+        _reject_unsupported_function(node, parsed.filename, fn.__code__)
         twin = isinstance(options, PythonTwin)
+        nodes = list(walk(node))
         ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
-                            twin)
+                            twin, nodes)
         if twin and _defines_functions(node, ctx):
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
             return self.program(fn, options.options)
-        present = {sub.__class__ for sub in walk(node)}
+        present = {sub.__class__ for sub in nodes}
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
             if _applies(converter, present, ctx.user_names):
                 node = converter.transform(node, ctx)
@@ -442,9 +443,11 @@ class Transpiler:
                        runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
                        is_lambda=is_lambda)
 
-    def _context(self, fn, node, filename, options, twin=False) -> ConversionContext:
-        """What the converters know about ``fn``, parsed as ``node``: the names it
-        uses and binds, and what the others are bound to now. For a Python twin, a
+    def _context(self, fn, node, filename, options, twin=False,
+                 nodes=None) -> ConversionContext:
+        """What the converters know about ``fn``, parsed as ``node`` (``nodes``:
+        ``list(walk(node))`` if the caller has it): the names it uses and binds, and
+        what the others are bound to now. For a Python twin, a
         name bound to a function ``autograph.convert`` made is not library code: its
         calls go through ``converted_call``, which runs the twin of the function it
         converts (without the wrapper's frame, so a recursion keeps the original's
@@ -455,7 +458,7 @@ class Transpiler:
                 call_trees.self_call_names(runtime_name)):
             runtime_name += "_"
         local = set(local_names(node))
-        for sub in walk(node):
+        for sub in walk(node) if nodes is None else nodes:
             if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                     gast.Lambda)):
                 local |= local_names(sub)
@@ -606,13 +609,17 @@ def _unparse(node, is_lambda: bool) -> str:
     return ast.unparse(ast_bridge.to_ast(node)) + "\n"
 
 
-def _reject_unsupported_function(node, filename):
+def _reject_unsupported_function(node, filename, code):
+    """Raise for an ``async def`` or a generator, whose source is ``node`` and code
+    ``code`` (the stale-source check has matched them: the compiler's flag says
+    whether there is a ``yield`` to look for)."""
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(
             "async functions cannot be converted: JAX traces ordinary functions. Call "
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
-    found = first_yield(node)   # (a nested generator does not make this function one)
+    # (a nested generator does not make this function one)
+    found = first_yield(node) if code.co_flags & inspect.CO_GENERATOR else None
     annos.set(node, annos.STAYS_PYTHON, found is not None)
     if found is not None:
         raise ConversionError(

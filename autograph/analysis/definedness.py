@@ -43,9 +43,11 @@ _UNREACHABLE = None
 _NEVER = "never"
 
 
-def annotate_definedness(fn: gast.FunctionDef) -> None:
-    """Annotate ``fn`` and every function nested in it."""
-    nodes = list(walk(fn))
+def annotate_definedness(fn: gast.FunctionDef, nodes=None) -> None:
+    """Annotate ``fn`` and every function nested in it (``nodes``: ``list(walk(fn))``
+    if the caller has it)."""
+    if nodes is None:
+        nodes = list(walk(fn))
     for node in nodes:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _Definedness(local_names(node)).function(node, nodes if node is fn else None)

@@ -32,10 +32,11 @@ class _JumpTargets:
     head: frozenset    # live where `continue` jumps
 
 
-def annotate_liveness(fn: gast.FunctionDef) -> None:
+def annotate_liveness(fn: gast.FunctionDef, nodes=None) -> None:
     """Annotate every control-flow statement of ``fn`` (nested functions included);
-    lambdas are expressions read where they stand."""
-    for node in walk(fn):
+    lambdas are expressions read where they stand. ``nodes``: ``list(walk(fn))`` if
+    the caller has it."""
+    for node in walk(fn) if nodes is None else nodes:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _Liveness().block(node.body, frozenset(), None)
 

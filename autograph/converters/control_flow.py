@@ -115,18 +115,20 @@ NODE_TYPES = (gast.If, gast.While, gast.For)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
     reject_leftover_jumps(node, ctx)
-    if any(isinstance(sub, gast.NamedExpr) for sub in walk(node)):
+    nodes = list(walk(node))
+    if any(sub.__class__ is gast.NamedExpr for sub in nodes):
         lower_assigning_tests(node, ctx)   # (a whole pass: only where it can act)
-    annotate_liveness(node)
-    annotate_definedness(node)
+        nodes = list(walk(node))
+    annotate_liveness(node, nodes)
+    annotate_definedness(node, nodes)
     annotate_enclosing_try(node)
     order, has_delete = name_order(node)
     converter = _ControlFlow(ctx, order, has_delete)
     # Only a read that may find its name unbound (``visit_Name``) is rewritten
     # inside an expression: where definedness found none, the statements suffice.
     converter.statements_only = not any(
-        annos.get(sub, annos.READ_UNBOUND, None) for sub in walk(node)
-        if isinstance(sub, gast.FunctionDef))
+        annos.get(sub, annos.READ_UNBOUND, None) for sub in nodes
+        if sub.__class__ is gast.FunctionDef)
     return converter.visit(node)
 
 
