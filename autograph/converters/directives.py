@@ -29,6 +29,7 @@ from autograph.analysis import annos
 from autograph.converters.base import Transformer
 from autograph.directives import LOOP_OPTIONS, directive_name, loop_option_error
 from autograph.errors import ConversionError
+from autograph.walk import walk
 
 NODE_TYPES = (gast.Call,)
 
@@ -36,7 +37,10 @@ NODE_TYPES = (gast.Call,)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Take the loop options of the loops in ``node`` (nested functions included)
     onto their loops, and mark the other directive calls."""
-    return _Directives(ctx).visit(node)
+    directives = _Directives(ctx)
+    if not any(directives._directive(sub) for sub in walk(node) if sub.__class__ is gast.Call):
+        return node     # (one walk, cheaper than the transformer's visit of each node)
+    return directives.visit(node)
 
 
 class _Directives(Transformer):

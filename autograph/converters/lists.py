@@ -30,13 +30,28 @@ import gast
 from autograph import templates
 from autograph.analysis import annos
 from autograph.converters.scoped import ScopedTransformer
+from autograph.walk import walk
 
 NODE_TYPES = (gast.Call,)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite the list statements in ``node``."""
+    if not _has_list_operations(node):
+        return node     # (one walk, cheaper than the transformer's visit of each node)
     return _Lists(ctx).visit(node)
+
+
+def _has_list_operations(node) -> bool:
+    """Whether ``node`` holds something this converter may rewrite: a ``.append`` or
+    ``.pop`` attribute, or a call the directives converter marked
+    ``set_element_type`` (whatever name it was called by)."""
+    for sub in walk(node):
+        cls = sub.__class__
+        if (cls is gast.Attribute and sub.attr in ("append", "pop")) or (
+                cls is gast.Call and annos.get(sub, annos.DIRECTIVE) == "set_element_type"):
+            return True
+    return False
 
 
 def _method_call(value, method):
