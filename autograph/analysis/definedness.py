@@ -377,6 +377,8 @@ def _flag_names(fn, nodes) -> frozenset:
                 and isinstance(sub.targets[0], gast.Name)
                 and isinstance(sub.value, gast.Constant) and isinstance(sub.value.value, bool)):
             constants[sub.targets[0].id] += 1
+    if not constants:
+        return frozenset()
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
     for sub in nodes:
         if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:
