@@ -53,6 +53,10 @@ NODE_TYPES = (gast.Subscript,)
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite ``name[key] = value`` and ``name[key] op= value`` in ``node``."""
+    if not any(sub.__class__ is gast.Slice or (sub.__class__ is gast.Subscript
+                                               and sub.ctx.__class__ is not gast.Load)
+               for sub in walk(node)):
+        return node   # no item assignment, no slice: nothing to rewrite (one walk)
     return _Slices(ctx).visit(node)
 
 
