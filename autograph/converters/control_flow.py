@@ -110,6 +110,7 @@ from autograph.converters.loop_bounds import derived_bound, range_args
 from autograph.walk import walk
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
+_TRIES = (gast.Try, gast.TryStar)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -121,7 +122,9 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
         nodes = list(walk(node))
     annotate_liveness(node, nodes)
     annotate_definedness(node, nodes)
-    annotate_enclosing_try(node)
+    if any(sub.__class__ in _TRIES and annos.get(sub, annos.CATCHES_VALUE_ERRORS, False)
+           for sub in nodes):
+        annotate_enclosing_try(node)   # (else every block's IN_TRY is None, the default)
     order, has_delete = name_order(node)
     converter = _ControlFlow(ctx, order, has_delete)
     # Only a read that may find its name unbound (``visit_Name``) is rewritten
