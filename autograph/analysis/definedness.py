@@ -104,6 +104,11 @@ def _static_trip_count(iterable):
         return None
 
 
+# Statement class -> its method of _Definedness (None: the generic one), found once.
+_STATEMENT_METHODS: dict = {}
+_UNKNOWN = object()
+
+
 class _Definedness:
     """The pass over one function. ``self.flags`` is the flag state of the path being
     analysed: ``{flag: (names bound whenever it is True, names bound whenever it is
@@ -143,9 +148,12 @@ class _Definedness:
         return defined, maybe
 
     def stmt(self, node, defined, maybe):
-        method = getattr(self, "stmt_" + type(node).__name__, None)
+        method = _STATEMENT_METHODS.get(node.__class__, _UNKNOWN)
+        if method is _UNKNOWN:
+            method = _STATEMENT_METHODS[node.__class__] = getattr(
+                _Definedness, "stmt_" + node.__class__.__name__, None)
         if method is not None:
-            return method(node, defined, maybe)
+            return method(self, node, defined, maybe)
         self.mark_reads(node, defined)
         if defined is _UNREACHABLE:
             return defined, maybe
