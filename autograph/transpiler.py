@@ -668,36 +668,55 @@ def _compile(node, filename, runtime_name, original_code,
 
 def _fill_locations(tree):
     """``ast.fix_missing_locations(tree)``, without a generator and a recursive call
-    per node: each node missing a location takes its parent's."""
+    per node: each node missing a location takes its parent's. (Per class, found
+    once: whether it has a location, and its fields; operator and context leaves,
+    which have neither, are not visited.)"""
     stack = [(tree, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    plans, leaves, node_type = _LOCATION_PLANS, _AST_LEAVES, ast.AST
     while stack:
-        node, lineno, col, end_lineno, end_col = stack.pop()
+        node, lineno, col, end_lineno, end_col = pop()
+        cls = node.__class__
+        plan = plans.get(cls)
+        if plan is None:
+            plan = plans[cls] = ("lineno" in cls._attributes, cls._fields)
+        located, fields = plan
         d = node.__dict__
-        if "lineno" in node._attributes:
-            if "lineno" not in d:
+        if located:
+            value = d.get("lineno")
+            if value is None and "lineno" not in d:
                 node.lineno = lineno
             else:
-                lineno = node.lineno
-            if d.get("end_lineno") is None:
+                lineno = value
+            value = d.get("end_lineno")
+            if value is None:
                 node.end_lineno = end_lineno
             else:
-                end_lineno = node.end_lineno
+                end_lineno = value
             if "col_offset" not in d:
                 node.col_offset = col
             else:
-                col = node.col_offset
-            if d.get("end_col_offset") is None:
+                col = d["col_offset"]
+            value = d.get("end_col_offset")
+            if value is None:
                 node.end_col_offset = end_col
             else:
-                end_col = node.end_col_offset
-        for name in node._fields:
+                end_col = value
+        for name in fields:
             value = d.get(name)
             if value.__class__ is list:
-                stack.extend((item, lineno, col, end_lineno, end_col) for item in value
-                             if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append((value, lineno, col, end_lineno, end_col))
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, lineno, col, end_lineno, end_col))
+            elif isinstance(value, node_type) and value.__class__ not in leaves:
+                push((value, lineno, col, end_lineno, end_col))
     return tree
+
+
+_LOCATION_PLANS: dict = {}
+_AST_LEAVES = frozenset(
+    leaf for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    for leaf in base.__subclasses__() if not leaf._fields and not leaf._attributes)
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks
