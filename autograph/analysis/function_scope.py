@@ -152,16 +152,19 @@ class FunctionScope:
         maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
         return {n for n in self.carried(names) if n in defined or n not in maybe}
 
-    def obstacles(self, node, stmts, state, cells, carried=None) -> dict:
+    def obstacles(self, node, stmts, state, cells, carried=None, declarations=True) -> dict:
         """What staging the block ``stmts`` of ``node`` cannot honour
         (``stageability.py``), only what holds: ``assigns_global`` or
         ``assigns_nonlocal`` (``stmts`` become a function taking ``state``; names
         kept in ``cells`` are carried), ``deletes`` (a loop body deleting one of the
-        ``carried`` names), ``in_try``."""
+        ``carried`` names), ``in_try``. ``declarations``: whether the function's
+        tree may hold a ``global`` or ``nonlocal`` declaration, its own or one the
+        helpers of a block will make (False where it has none and no nested scope
+        that could share a cell: then nothing is written outside)."""
         nonlocals = {n: d for n, d in self.nonlocals.items() if not self.owns(n)}
         facts = {}
         written = outer_write(stmts, set(state) | set(cells) | (self.cells - set(nonlocals)),
-                              self.globals_, nonlocals)
+                              self.globals_, nonlocals) if declarations else None
         if written is not None:
             kind, name = written
             facts[f"assigns_{kind}"] = name

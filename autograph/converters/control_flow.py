@@ -111,6 +111,8 @@ from autograph.walk import walk
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 _TRIES = (gast.Try, gast.TryStar)
+_DECLARING = frozenset((gast.Global, gast.Nonlocal, gast.FunctionDef, gast.AsyncFunctionDef,
+                        gast.Lambda, gast.GeneratorExp, gast.ClassDef))
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -127,6 +129,10 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
         annotate_enclosing_try(node)   # (else every block's IN_TRY is None, the default)
     order, has_delete = name_order(node)
     converter = _ControlFlow(ctx, order, has_delete)
+    # No declaration, and no nested scope that could share a cell (whose helpers
+    # would declare it nonlocal): no block writes a name outside its function.
+    converter.declarations = any(sub.__class__ in _DECLARING for sub in nodes
+                                 if sub is not node)
     # Only a read that may find its name unbound (``visit_Name``) is rewritten
     # inside an expression: where definedness found none, the statements suffice.
     converter.statements_only = not any(
@@ -159,6 +165,7 @@ class _ControlFlow(Transformer):
         self.scopes = []              # per function: its FunctionScope
         self.range_indices = [[]]     # per function: targets of the enclosing range loops
         self.loops = [[]]             # per function: the enclosing loops
+        self.declarations = True      # see transform
 
     # -- statements --------------------------------------------------------------------
 
@@ -312,7 +319,7 @@ class _ControlFlow(Transformer):
         if not isinstance(node, gast.If):
             carried = state
         facts = scope.obstacles(node, node.body if isinstance(node, gast.While) else stmts,
-                                state, cells, carried)
+                                state, cells, carried, self.declarations)
         obstacles = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
                      for key, value in facts.items()]
         return _Block(state, self._state_inputs(node, state, needed),
