@@ -67,6 +67,10 @@ class Closures:
             *(c.reads | c.writes for c in self.captures if id(c.node) not in inside))
 
 
+# What ``closure_uses`` finds in a function with no nested scope.
+NO_CLOSURES = Closures(())
+
+
 def closure_uses(fn) -> Closures:
     """The nested scopes of ``fn`` (a function node) that run later, with the names
     each shares with ``fn`` (or with a scope around it). Nested scopes inside those

@@ -14,7 +14,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import is_setitem, local_names, mutated_objects
-from autograph.analysis.closures import closure_uses
+from autograph.analysis.closures import NO_CLOSURES, closure_uses
 from autograph.analysis.scopes import walk_same_scope
 from autograph.analysis.stageability import deleted_name, outer_write
 from autograph.walk import child_nodes, walk
@@ -47,7 +47,7 @@ class FunctionScope:
     converted, which staging may carry), the names nested functions assign through
     ``nonlocal`` that its code can see (``written``), and its ``closures``."""
 
-    def __init__(self, node, parent):
+    def __init__(self, node, parent, nested_scopes=True):
         globals_, nonlocals = {}, {}
         shows_locals = False    # (one walk finds the declarations and locals() calls)
         for sub in walk_same_scope(node.body):
@@ -63,7 +63,9 @@ class FunctionScope:
                                                *args.kwonlyargs, args.vararg, args.kwarg]
                                 if a is not None)
         self.parent = parent
-        self.closures = closure_uses(node)
+        # (``nested_scopes``: whether ``node`` may hold a nested function, lambda,
+        # generator expression or class; without, no closure shares a name.)
+        self.closures = closure_uses(node) if nested_scopes else NO_CLOSURES
         # Names a read may find unbound; locals() sees every name as it is.
         self.read_unbound = None if shows_locals else annos.get(node, annos.READ_UNBOUND,
                                                                  None)

@@ -170,7 +170,8 @@ class _ControlFlow(Transformer):
     # -- statements --------------------------------------------------------------------
 
     def visit_FunctionDef(self, node):
-        scope = FunctionScope(node, self.scopes[-1] if self.scopes else None)
+        scope = FunctionScope(node, self.scopes[-1] if self.scopes else None,
+                              nested_scopes=self.declarations)
         scope.sharing = Sharing(node, self.ag)
         self.scopes.append(scope)
         self.range_indices.append([])
