@@ -43,14 +43,18 @@ _UNREACHABLE = None
 _NEVER = "never"
 
 
-def annotate_definedness(fn: gast.FunctionDef, nodes=None) -> None:
+def annotate_definedness(fn: gast.FunctionDef, nodes=None, locals_of=None) -> None:
     """Annotate ``fn`` and every function nested in it (``nodes``: ``list(walk(fn))``
-    if the caller has it)."""
+    if the caller has it; ``locals_of``: a dict this fills with each function's
+    ``local_names``, by ``id``)."""
     if nodes is None:
         nodes = list(walk(fn))
     for node in nodes:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            _Definedness(local_names(node)).function(node, nodes if node is fn else None)
+            names = local_names(node)
+            if locals_of is not None:
+                locals_of[id(node)] = names
+            _Definedness(names).function(node, nodes if node is fn else None)
 
 
 def _meet(a, b):
@@ -371,6 +375,9 @@ def _flag_names(fn, nodes) -> frozenset:
     """Names ``fn`` only ever assigns ``True`` or ``False`` (single assignments in its
     own scope), that it does not declare ``global``/``nonlocal`` and that no nested
     function or lambda mentions. ``nodes``: ``list(walk(fn))``."""
+    if not any(sub.__class__ is gast.Constant and sub.value.__class__ is bool
+               for sub in nodes):
+        return frozenset()    # no `flag = True` or `flag = False` anywhere
     stores, constants, others = Counter(), Counter(), set()
     for sub in walk_same_scope(fn.body):
         if isinstance(sub, (gast.Global, gast.Nonlocal)):

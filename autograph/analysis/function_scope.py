@@ -47,7 +47,7 @@ class FunctionScope:
     converted, which staging may carry), the names nested functions assign through
     ``nonlocal`` that its code can see (``written``), and its ``closures``."""
 
-    def __init__(self, node, parent, nested_scopes=True):
+    def __init__(self, node, parent, nested_scopes=True, locals_=None):
         globals_, nonlocals = {}, {}
         shows_locals = False    # (one walk finds the declarations and locals() calls)
         for sub in walk_same_scope(node.body):
@@ -57,7 +57,8 @@ class FunctionScope:
             elif not shows_locals and annos.runtime_operator(sub) in ("locals_", "dir_"):
                 shows_locals = True
         self.globals_, self.nonlocals = globals_, nonlocals
-        self.locals = frozenset(local_names(node))
+        # (``locals_``: ``local_names(node)`` if the caller has it)
+        self.locals = frozenset(local_names(node) if locals_ is None else locals_)
         args = node.args
         self.params = frozenset(a.id for a in [*args.posonlyargs, *args.args,
                                                *args.kwonlyargs, args.vararg, args.kwarg]

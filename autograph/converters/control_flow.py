@@ -123,12 +123,13 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
         lower_assigning_tests(node, ctx)   # (a whole pass: only where it can act)
         nodes = list(walk(node))
     annotate_liveness(node, nodes)
-    annotate_definedness(node, nodes)
+    locals_of = {}     # FunctionDef id -> its local names (the tree is not changed yet)
+    annotate_definedness(node, nodes, locals_of)
     if any(sub.__class__ in _TRIES and annos.get(sub, annos.CATCHES_VALUE_ERRORS, False)
            for sub in nodes):
         annotate_enclosing_try(node)   # (else every block's IN_TRY is None, the default)
     order, has_delete = name_order(node)
-    converter = _ControlFlow(ctx, order, has_delete)
+    converter = _ControlFlow(ctx, order, has_delete, locals_of)
     # No declaration, and no nested scope that could share a cell (whose helpers
     # would declare it nonlocal): no block writes a name outside its function.
     converter.declarations = any(sub.__class__ in _DECLARING for sub in nodes
@@ -157,8 +158,11 @@ class _Block:
 
 
 class _ControlFlow(Transformer):
-    def __init__(self, ctx, order, has_delete):
+    def __init__(self, ctx, order, has_delete, locals_of=None):
         self.ctx = ctx
+        # FunctionDef id -> its local names, found before the conversion: a
+        # function's body is not yet converted when visit_FunctionDef reaches it.
+        self.locals_of = locals_of or {}
         self.order = order
         self.has_delete = has_delete
         self.ag = ctx.runtime_name
@@ -171,7 +175,8 @@ class _ControlFlow(Transformer):
 
     def visit_FunctionDef(self, node):
         scope = FunctionScope(node, self.scopes[-1] if self.scopes else None,
-                              nested_scopes=self.declarations)
+                              nested_scopes=self.declarations,
+                              locals_=self.locals_of.get(id(node)))
         scope.sharing = Sharing(node, self.ag)
         self.scopes.append(scope)
         self.range_indices.append([])
