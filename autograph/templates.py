@@ -36,7 +36,7 @@ import textwrap
 import gast
 
 from autograph.analysis import annos
-from autograph.walk import child_nodes, walk
+from autograph.walk import LEAVES, NODE_FIELDS, walk
 
 RUNTIME_PLACEHOLDER = "ag__"
 _LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -107,14 +107,29 @@ def set_location(nodes, origin) -> None:
         # an enclosing line and reject the range once ifs nest four deep.)
         loc["end_lineno"], loc["end_col_offset"] = loc["lineno"], loc["col_offset"]
     stack = list(nodes) if isinstance(nodes, list) else [nodes]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    located, fields_of, leaves = _LOCATED, NODE_FIELDS, LEAVES
     while stack:
-        node = stack.pop()
-        if "lineno" in node._attributes:
+        node = pop()
+        cls = node.__class__
+        has_location = located.get(cls)
+        if has_location is None:
+            has_location = located[cls] = "lineno" in cls._attributes
+        if has_location:
             if getattr(node, "lineno", None) is not None:
                 continue
-            for field, value in loc.items():
-                setattr(node, field, value)
-        stack.extend(child_nodes(node))
+            node.__dict__.update(loc)
+        # (walk.child_nodes, inlined)
+        for field in fields_of[cls]:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                extend([item for item in value
+                        if isinstance(item, _AST) and item.__class__ not in leaves])
+            elif isinstance(value, _AST) and value.__class__ not in leaves:
+                push(value)
+
+
+_LOCATED: dict = {}    # node class -> whether it has a location
 
 
 # Where a placeholder given a list stands for several items rather than a tuple.
