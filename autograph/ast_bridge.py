@@ -100,6 +100,9 @@ def _generic_of(cls, target, direction):
     copied."""
     fields, attributes = cls._fields, cls._attributes
     handlers, make_handler = direction.handlers, direction.handler
+    # ``getattr(node, attr)`` of each attribute, without raising where a node lacks
+    # one: the instance's value, else the class's (a default), else none.
+    class_values = tuple((attr, getattr(cls, attr, _MISSING)) for attr in attributes)
 
     def convert(node):
         new = target.__new__(target)
@@ -115,14 +118,16 @@ def _generic_of(cls, target, direction):
                     value = (handlers.get(value.__class__) or make_handler(value.__class__))(
                         value)
                 values[field] = value
-        for attr in attributes:
-            try:
-                values[attr] = getattr(node, attr)
-            except AttributeError:
-                pass
+        for attr, default in class_values:
+            value = own.get(attr, default)
+            if value is not _MISSING:
+                values[attr] = value
         return new
 
     return convert
+
+
+_MISSING = object()
 
 
 def _value(value, direction):
