@@ -94,6 +94,8 @@ class FunctionScope:
         ``obj.total = t``), and parameters assigned items (``stats[k] += v``, which
         the slices converter made ``stats = ag__.setitem(stats, k, v, op='+')``)."""
         mutated, rebound = mutated_objects(stmts)
+        if not mutated:
+            return set()     # (what follows only ever narrows ``mutated``)
         setitems, _ = mutated_objects([s for s in walk_same_scope(stmts) if is_setitem(s)])
         others = mutated - setitems | {n for n in setitems & mutated if n in self.params}
         return {n for n in others - rebound if n in self.locals}
