@@ -452,7 +452,7 @@ class Transpiler:
         calls go through ``converted_call``, which runs the twin of the function it
         converts (without the wrapper's frame, so a recursion keeps the original's
         depth)."""
-        user_names = all_identifiers(node)
+        user_names = all_identifiers(node, nodes)
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names or not user_names.isdisjoint(
                 call_trees.self_call_names(runtime_name)):
