@@ -66,7 +66,11 @@ from autograph.walk import walk
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare what it rewrites (NODE_TYPES, NAMES: ``_applies``);
-# it is skipped for functions that contain none of it.
+# it is skipped for functions that contain none of it. It may also define
+# ``needed(nodes, ctx)`` (whether the walk ``nodes`` of the tree holds something it
+# rewrites) and ``rewrite(node, ctx, nodes)`` (its ``transform``, given that walk):
+# then it is skipped where it is not needed, and the walk, still current, serves
+# the next such converter (one walk of the tree less for each).
 DEFAULT_CONVERTERS = (
     directives,
     raises,
@@ -412,9 +416,20 @@ class Transpiler:
             # and traced: it must be converted code, so this function has no twin.
             return self.program(fn, options.options)
         present = {sub.__class__ for sub in nodes}
+        current = nodes     # list(walk(node)) while no converter has run since
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
-            if _applies(converter, present, ctx.user_names):
+            if not _applies(converter, present, ctx.user_names):
+                continue
+            rewrite = getattr(converter, "rewrite", None)
+            if rewrite is None:
                 node = converter.transform(node, ctx)
+            else:
+                if current is None:
+                    current = list(walk(node))
+                if not converter.needed(current, ctx):
+                    continue      # the tree is unchanged: ``current`` still walks it
+                node = rewrite(node, ctx, current)
+            current = None
         filename = parsed.filename
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)

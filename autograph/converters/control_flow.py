@@ -117,8 +117,17 @@ _DECLARING = frozenset((gast.Global, gast.Nonlocal, gast.FunctionDef, gast.Async
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
+    return rewrite(node, ctx, list(walk(node)))
+
+
+def needed(nodes, ctx=None) -> bool:
+    """Always (``NODE_TYPES`` decides): ``rewrite`` takes the transpiler's walk."""
+    return True
+
+
+def rewrite(node: gast.FunctionDef, ctx, nodes) -> gast.FunctionDef:
+    """``transform``, given ``nodes``: ``list(walk(node))``."""
     reject_leftover_jumps(node, ctx)
-    nodes = list(walk(node))
     if any(sub.__class__ is gast.NamedExpr for sub in nodes):
         lower_assigning_tests(node, ctx)   # (a whole pass: only where it can act)
         nodes = list(walk(node))

@@ -37,10 +37,20 @@ NODE_TYPES = (gast.Call,)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Take the loop options of the loops in ``node`` (nested functions included)
     onto their loops, and mark the other directive calls."""
-    directives = _Directives(ctx)
-    if not any(directives._directive(sub) for sub in walk(node) if sub.__class__ is gast.Call):
-        return node     # (one walk, cheaper than the transformer's visit of each node)
-    return directives.visit(node)
+    nodes = list(walk(node))
+    return rewrite(node, ctx, nodes) if needed(nodes, ctx) else node
+
+
+def needed(nodes, ctx) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold a call of a directive (one
+    walk, cheaper than the transformer's visit of each node)."""
+    directive = _Directives(ctx)._directive
+    return any(directive(sub) for sub in nodes if sub.__class__ is gast.Call)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return _Directives(ctx).visit(node)
 
 
 class _Directives(Transformer):
