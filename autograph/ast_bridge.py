@@ -100,6 +100,9 @@ def _generic_of(cls, target, direction):
     copied."""
     fields, attributes = cls._fields, cls._attributes
     handlers, make_handler = direction.handlers, direction.handler
+    # ``getattr(node, attr)`` of each attribute, without raising where a node lacks
+    # one: the instance's value, else the class's (a default), else none.
+    class_values = tuple((attr, getattr(cls, attr, _MISSING)) for attr in attributes)
 
     def convert(node):
         new = target.__new__(target)
@@ -115,14 +118,16 @@ def _generic_of(cls, target, direction):
                     value = (handlers.get(value.__class__) or make_handler(value.__class__))(
                         value)
                 values[field] = value
-        for attr in attributes:
-            try:
-                values[attr] = getattr(node, attr)
-            except AttributeError:
-                pass
+        for attr, default in class_values:
+            value = own.get(attr, default)
+            if value is not _MISSING:
+                values[attr] = value
         return new
 
     return convert
+
+
+_MISSING = object()
 
 
 def _value(value, direction):
@@ -158,7 +163,33 @@ def _g(value):
 
 
 def _gast_name(node):
-    return _copy_location(gast.Name(node.id, _g(node.ctx), None, None), node)
+    # gast.Name(node.id, _g(node.ctx), None, None) with the location copied, written
+    # out: names are the most frequent nodes.
+    new = _GAST_NAME.__new__(_GAST_NAME)
+    values = new.__dict__
+    values["id"] = node.id
+    values["ctx"] = _convert(node.ctx, _TO_GAST)
+    values["annotation"] = values["type_comment"] = None
+    _copy_name_location(values, node)
+    return new
+
+
+def _copy_name_location(values, old):
+    """``_copy_location`` into a name's ``__dict__`` ``values`` (both kinds of name
+    have every location attribute)."""
+    for attr in _START:
+        value = getattr(old, attr, None)
+        if value is not None:
+            values[attr] = value
+    for attr in _END:
+        try:
+            values[attr] = getattr(old, attr)
+        except AttributeError:
+            pass
+
+
+_GAST_NAME, _AST_NAME = gast.Name, ast.Name
+_START, _END = ("lineno", "col_offset"), ("end_lineno", "end_col_offset")
 
 
 def _gast_arg(node):
@@ -194,7 +225,13 @@ def _a(value):
 
 
 def _ast_name(node):
-    return _copy_location(ast.Name(_a(node.id), _a(node.ctx)), node)
+    # ast.Name(node.id, _a(node.ctx)) with the location copied, written out.
+    new = _AST_NAME.__new__(_AST_NAME)
+    values = new.__dict__
+    values["id"] = node.id
+    values["ctx"] = _convert(node.ctx, _TO_AST)
+    _copy_name_location(values, node)
+    return new
 
 
 def _ast_except_handler(node):

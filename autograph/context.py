@@ -88,21 +88,33 @@ class ConversionContext:
         return UNKNOWN
 
 
-def all_identifiers(node) -> frozenset:
-    """Every identifier in ``node``: names, parameters, function and class names,
-    imports, ``global``/``nonlocal`` declarations and ``case`` pattern captures."""
+def all_identifiers(node, nodes=None) -> frozenset:
+    """Every identifier in ``node`` (``nodes``: ``list(walk(node))`` if the caller
+    has it): names, parameters, function and class names, imports,
+    ``global``/``nonlocal`` declarations and ``case`` pattern captures."""
     names = set()
-    for sub in walk(node):
-        if isinstance(sub, gast.Name):
-            names.add(sub.id)
-        elif isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(sub.name)
-        elif isinstance(sub, gast.alias):
-            names.add((sub.asname or sub.name).split(".")[0])
-        elif isinstance(sub, (gast.Global, gast.Nonlocal)):
-            names.update(sub.names)
-        elif isinstance(sub, (gast.MatchAs, gast.MatchStar, gast.MatchMapping)):
-            captured = getattr(sub, "rest" if isinstance(sub, gast.MatchMapping) else "name")
-            if captured:
-                names.add(captured)     # a case pattern's capture (not a Name node)
+    add = names.add
+    name_class, other = gast.Name, _IDENTIFIER_CLASSES
+    for sub in walk(node) if nodes is None else nodes:
+        cls = sub.__class__
+        if cls is name_class:
+            add(sub.id)
+        elif cls in other:
+            if cls is gast.alias:
+                add((sub.asname or sub.name).split(".")[0])
+            elif cls is gast.Global or cls is gast.Nonlocal:
+                names.update(sub.names)
+            elif cls is gast.MatchMapping:
+                if sub.rest:
+                    add(sub.rest)     # a case pattern's capture (not a Name node)
+            elif cls is gast.MatchAs or cls is gast.MatchStar:
+                if sub.name:
+                    add(sub.name)
+            else:
+                add(sub.name)         # a function or class
     return frozenset(names)
+
+
+_IDENTIFIER_CLASSES = frozenset((
+    gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.alias, gast.Global,
+    gast.Nonlocal, gast.MatchAs, gast.MatchStar, gast.MatchMapping))

@@ -124,6 +124,24 @@ _KINDS = frozenset({
     ast.MatchMapping, ast.JoinedStr, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef})
 
 
+# Node class -> (whether it has a location, its fields): found once (``_walk``).
+_WALK_PLANS: dict = {}
+
+
+def _leaf_classes(cls=ast.AST):
+    """The node classes without fields and attributes under ``cls`` (``Load``,
+    ``Add``, ``Eq``...): nothing in them for ``_walk`` to learn."""
+    found = set()
+    for sub in cls.__subclasses__():
+        if not sub._fields and not sub._attributes and not sub.__subclasses__():
+            found.add(sub)
+        found |= _leaf_classes(sub)
+    return found
+
+
+_LEAVES = frozenset(_leaf_classes())
+
+
 class _SourceFacts:
     """What the definition holds: node positions, identifiers, constants."""
 
@@ -142,38 +160,47 @@ class _SourceFacts:
 
     def _walk(self, top):
         """Every node under ``top`` (``ast.walk``'s order), with the names its fields
-        hold (identifiers, not string constants): one pass, no generators."""
-        todo, index = [top], 0
+        hold (identifiers, not string constants): one pass, no generators. (Per
+        class, found once: whether it has a location, and its fields.)"""
+        todo = [top]
         starts, ends, spans, name_at = self.starts, self.ends, self.spans, self.name_at
-        add_name, kinds = self._add_name, _KINDS
-        while index < len(todo):
-            sub = todo[index]
-            index += 1
+        add_name, kinds, plans, node_type = self._add_name, _KINDS, _WALK_PLANS, ast.AST
+        leaves = _LEAVES
+        name_class, attribute_class = ast.Name, ast.Attribute
+        for sub in todo:        # (the list grows as the walk goes: breadth first)
             cls = sub.__class__
-            end_col = getattr(sub, "end_col_offset", None)
+            plan = plans.get(cls)
+            if plan is None:
+                plan = plans[cls] = ("end_col_offset" in cls._attributes, cls._fields)
+            located, fields = plan
+            d = sub.__dict__
             span = None
-            if end_col is not None:
-                start, end = (sub.lineno, sub.col_offset), (sub.end_lineno, end_col)
-                starts.add(start)
-                ends.add(end)
-                span = start + end
-                spans.add(span)
-                if cls is ast.Name:
-                    name_at[span] = sub.id
-                elif cls is ast.Attribute:
-                    name_at[span] = sub.attr
+            if located:
+                end_col = d.get("end_col_offset")
+                if end_col is not None:
+                    start, end = (d["lineno"], d["col_offset"]), (d["end_lineno"], end_col)
+                    starts.add(start)
+                    ends.add(end)
+                    span = start + end
+                    spans.add(span)
+                    if cls is name_class:
+                        name_at[span] = d["id"]
+                    elif cls is attribute_class:
+                        name_at[span] = d["attr"]
             if cls in kinds:
                 self._add(sub, span)
-            for field in cls._fields:
-                value = getattr(sub, field, None)
+            for field in fields:
+                value = d.get(field)
                 if value.__class__ is list:
                     if value and isinstance(value[0], str):
                         for name in value:
                             add_name(name)
                     else:
-                        todo.extend(v for v in value if isinstance(v, ast.AST))
-                elif isinstance(value, ast.AST):
-                    todo.append(value)
+                        todo += [v for v in value if isinstance(v, node_type)
+                                 and v.__class__ not in leaves]
+                elif isinstance(value, node_type):
+                    if value.__class__ not in leaves:
+                        todo.append(value)
                 elif isinstance(value, str) and field not in _NOT_NAMES:
                     add_name(value)
 

@@ -36,7 +36,7 @@ import textwrap
 import gast
 
 from autograph.analysis import annos
-from autograph.walk import child_nodes, walk
+from autograph.walk import LEAVES, NODE_FIELDS, walk
 
 RUNTIME_PLACEHOLDER = "ag__"
 _LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -54,9 +54,8 @@ def _parse(template: str):
 
 def replace(template: str, **replacements) -> list:
     """The statements of ``template`` with its placeholders replaced."""
-    stmts = copy_tree(_parse(template))
     replacer = _Replacer(replacements)
-    result = replacer.statements(stmts)
+    result = replacer.statements(_parse(template))   # (copies as it replaces)
     unused = set(replacements) - replacer.used
     if unused:
         raise ValueError(f"placeholders not in the template: {sorted(unused)}")
@@ -108,14 +107,29 @@ def set_location(nodes, origin) -> None:
         # an enclosing line and reject the range once ifs nest four deep.)
         loc["end_lineno"], loc["end_col_offset"] = loc["lineno"], loc["col_offset"]
     stack = list(nodes) if isinstance(nodes, list) else [nodes]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    located, fields_of, leaves = _LOCATED, NODE_FIELDS, LEAVES
     while stack:
-        node = stack.pop()
-        if "lineno" in node._attributes:
+        node = pop()
+        cls = node.__class__
+        has_location = located.get(cls)
+        if has_location is None:
+            has_location = located[cls] = "lineno" in cls._attributes
+        if has_location:
             if getattr(node, "lineno", None) is not None:
                 continue
-            for field, value in loc.items():
-                setattr(node, field, value)
-        stack.extend(child_nodes(node))
+            node.__dict__.update(loc)
+        # (walk.child_nodes, inlined)
+        for field in fields_of[cls]:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                extend([item for item in value
+                        if isinstance(item, _AST) and item.__class__ not in leaves])
+            elif isinstance(value, _AST) and value.__class__ not in leaves:
+                push(value)
+
+
+_LOCATED: dict = {}    # node class -> whether it has a location
 
 
 # Where a placeholder given a list stands for several items rather than a tuple.
@@ -142,6 +156,10 @@ def _as_expr(value, ctx):
 
 
 class _Replacer:
+    """Builds the statements of a parsed template (``_parse``'s, which stay as they
+    are: shared by every use) with the placeholders replaced: each template node is
+    copied once, as it is reached."""
+
     def __init__(self, replacements):
         self.replacements = replacements
         self.used = set()
@@ -179,31 +197,35 @@ class _Replacer:
         return self.node(stmt)
 
     def node(self, node):
-        """Replace placeholders in a template node; inserted values are not revisited."""
-        if isinstance(node, gast.Name):
+        """A copy of the template node ``node`` with its placeholders replaced;
+        inserted values are not revisited."""
+        cls = node.__class__
+        if cls is gast.Name:
             return self.name(node)
-        if (isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name)
-                and node.value.id == RUNTIME_PLACEHOLDER):
-            annos.set(node, annos.RUNTIME, node.attr)
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        new = cls.__new__(cls)
+        fields = new.__dict__
+        for field, old in node.__dict__.items():
+            if old.__class__ is list:
+                if old and isinstance(old[0], gast.stmt):
+                    old = self.statements(old)
+                elif (cls, field) in _SEQUENCES:
+                    old = self.sequence(old)
+                else:
+                    old = [self.node(x) if isinstance(x, _AST) else x for x in old]
+            elif isinstance(old, _AST):
+                old = self.node(old)
+            fields[field] = old
+        if cls is gast.Attribute and node.value.__class__ is gast.Name and (
+                node.value.id == RUNTIME_PLACEHOLDER):
+            annos.set(new, annos.RUNTIME, new.attr)
+        elif cls is gast.FunctionDef or cls is gast.AsyncFunctionDef:
             found, value = self.lookup(node.name)
             if found:
-                node.name = value
+                new.name = value
             # A generated helper is no generator: the statements it is given are of
             # a function that is none (converters leave a generator as it is).
-            annos.set(node, annos.STAYS_PYTHON, False)
-        for field, old in gast.iter_fields(node):
-            if isinstance(old, list):
-                if old and isinstance(old[0], gast.stmt):
-                    setattr(node, field, self.statements(old))
-                elif (type(node), field) in _SEQUENCES:
-                    setattr(node, field, self.sequence(old))
-                else:
-                    setattr(node, field, [self.node(x) if isinstance(x, gast.AST) else x
-                                          for x in old])
-            elif isinstance(old, gast.AST):
-                setattr(node, field, self.node(old))
-        return node
+            annos.set(new, annos.STAYS_PYTHON, False)
+        return new
 
     def sequence(self, elts):
         """A list of expressions, where a placeholder may stand for several."""
@@ -212,10 +234,10 @@ class _Replacer:
             if isinstance(elt, gast.Name):
                 found, value = self.lookup(elt.id)
                 if found and isinstance(value, (list, tuple)):
-                    out.extend(_as_expr(v, elt.ctx) for v in value)
+                    out.extend(_as_expr(v, elt.ctx.__class__()) for v in value)
                 else:
                     out.append(self.name(elt))
-            elif isinstance(elt, gast.AST):
+            elif isinstance(elt, _AST):
                 out.append(self.node(elt))
             else:
                 out.append(elt)
@@ -223,11 +245,18 @@ class _Replacer:
 
     def name(self, node):
         found, value = self.lookup(node.id)
+        ctx = node.ctx.__class__()
         if not found:
-            return node
+            new = gast.Name.__new__(gast.Name)
+            new.__dict__.update(node.__dict__)
+            new.ctx = ctx
+            return new
         if isinstance(value, (list, tuple)):
             if len(value) == 1:
-                return _as_expr(value[0], node.ctx)
-            elts = [_as_expr(v, node.ctx) for v in value]
-            return gast.Tuple(elts=elts, ctx=node.ctx)
-        return _as_expr(value, node.ctx)
+                return _as_expr(value[0], ctx)
+            elts = [_as_expr(v, ctx) for v in value]
+            return gast.Tuple(elts=elts, ctx=ctx)
+        return _as_expr(value, ctx)
+
+
+_AST = gast.AST

@@ -67,7 +67,11 @@ from autograph.walk import walk
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
 # A converter module may declare what it rewrites (NODE_TYPES, NAMES: ``_applies``);
-# it is skipped for functions that contain none of it.
+# it is skipped for functions that contain none of it. It may also define
+# ``needed(nodes, ctx)`` (whether the walk ``nodes`` of the tree holds something it
+# rewrites) and ``rewrite(node, ctx, nodes)`` (its ``transform``, given that walk):
+# then it is skipped where it is not needed, and the walk, still current, serves
+# the next such converter (one walk of the tree less for each).
 DEFAULT_CONVERTERS = (
     directives,
     raises,
@@ -404,18 +408,30 @@ class Transpiler:
                                      options, fn.__code__.co_name == "<lambda>")
         parsed = parsing.parse_function(fn, lines)
         node = parsed.node
-        _reject_unsupported_function(node, parsed.filename)
+        _reject_unsupported_function(node, parsed.filename, fn.__code__)
         twin = isinstance(options, PythonTwin)
+        nodes = list(walk(node))
         ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
-                            twin)
+                            twin, nodes)
         if twin and _defines_functions(node, ctx):
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
             return self.program(fn, options.options)
-        present = {sub.__class__ for sub in walk(node)}
+        present = {sub.__class__ for sub in nodes}
+        current = nodes     # list(walk(node)) while no converter has run since
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
-            if _applies(converter, present, ctx.user_names):
+            if not _applies(converter, present, ctx.user_names):
+                continue
+            rewrite = getattr(converter, "rewrite", None)
+            if rewrite is None:
                 node = converter.transform(node, ctx)
+            else:
+                if current is None:
+                    current = list(walk(node))
+                if not converter.needed(current, ctx):
+                    continue      # the tree is unchanged: ``current`` still walks it
+                node = rewrite(node, ctx, current)
+            current = None
         filename = parsed.filename
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
@@ -444,20 +460,22 @@ class Transpiler:
                        runtime_cell=runtime_cell, closure=closure, closure_of=closure_of,
                        is_lambda=is_lambda)
 
-    def _context(self, fn, node, filename, options, twin=False) -> ConversionContext:
-        """What the converters know about ``fn``, parsed as ``node``: the names it
-        uses and binds, and what the others are bound to now. For a Python twin, a
+    def _context(self, fn, node, filename, options, twin=False,
+                 nodes=None) -> ConversionContext:
+        """What the converters know about ``fn``, parsed as ``node`` (``nodes``:
+        ``list(walk(node))`` if the caller has it): the names it uses and binds, and
+        what the others are bound to now. For a Python twin, a
         name bound to a function ``autograph.convert`` made is not library code: its
         calls go through ``converted_call``, which runs the twin of the function it
         converts (without the wrapper's frame, so a recursion keeps the original's
         depth)."""
-        user_names = all_identifiers(node)
+        user_names = all_identifiers(node, nodes)
         runtime_name = _RUNTIME_NAME
         while runtime_name in user_names or not user_names.isdisjoint(
                 call_trees.self_call_names(runtime_name)):
             runtime_name += "_"
         local = set(local_names(node))
-        for sub in walk(node):
+        for sub in walk(node) if nodes is None else nodes:
             if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                     gast.Lambda)):
                 local |= local_names(sub)
@@ -579,7 +597,22 @@ def _namespace(fn):
             cells[name] = cell.cell_contents
         except ValueError:       # an empty cell: the variable is not bound yet
             cells[name] = UNKNOWN
+    if type(fn.__globals__) is dict:
+        return _Namespace(cells, fn.__globals__, vars(builtins))
     return collections.ChainMap(cells, fn.__globals__, vars(builtins))
+
+
+class _Namespace(collections.ChainMap):
+    """A ``ChainMap`` of plain dicts whose ``get`` (what ``ConversionContext.value_of``
+    asks, for every name a converter looks up) is a loop of ``in`` tests rather than
+    ``Mapping.get`` over ``ChainMap.__getitem__``, which raises and catches a
+    ``KeyError`` for each map a name is not in (several microseconds a name)."""
+
+    def get(self, key, default=None):
+        for mapping in self.maps:
+            if key in mapping:
+                return mapping[key]
+        return default
 
 
 def _class_attr(cls, name):
@@ -608,13 +641,17 @@ def _unparse(node, is_lambda: bool) -> str:
     return ast.unparse(ast_bridge.to_ast(node)) + "\n"
 
 
-def _reject_unsupported_function(node, filename):
+def _reject_unsupported_function(node, filename, code):
+    """Raise for an ``async def`` or a generator, whose source is ``node`` and code
+    ``code`` (the stale-source check has matched them: the compiler's flag says
+    whether there is a ``yield`` to look for)."""
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(
             "async functions cannot be converted: JAX traces ordinary functions. Call "
             "converted functions from the coroutine instead.", filename, node.lineno,
             node.col_offset)
-    found = first_yield(node)   # (a nested generator does not make this function one)
+    # (a nested generator does not make this function one)
+    found = first_yield(node) if code.co_flags & inspect.CO_GENERATOR else None
     annos.set(node, annos.STAYS_PYTHON, found is not None)
     if found is not None:
         raise ConversionError(
@@ -663,36 +700,55 @@ def _compile(node, filename, runtime_name, original_code,
 
 def _fill_locations(tree):
     """``ast.fix_missing_locations(tree)``, without a generator and a recursive call
-    per node: each node missing a location takes its parent's."""
+    per node: each node missing a location takes its parent's. (Per class, found
+    once: whether it has a location, and its fields; operator and context leaves,
+    which have neither, are not visited.)"""
     stack = [(tree, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    plans, leaves, node_type = _LOCATION_PLANS, _AST_LEAVES, ast.AST
     while stack:
-        node, lineno, col, end_lineno, end_col = stack.pop()
+        node, lineno, col, end_lineno, end_col = pop()
+        cls = node.__class__
+        plan = plans.get(cls)
+        if plan is None:
+            plan = plans[cls] = ("lineno" in cls._attributes, cls._fields)
+        located, fields = plan
         d = node.__dict__
-        if "lineno" in node._attributes:
-            if "lineno" not in d:
+        if located:
+            value = d.get("lineno")
+            if value is None and "lineno" not in d:
                 node.lineno = lineno
             else:
-                lineno = node.lineno
-            if d.get("end_lineno") is None:
+                lineno = value
+            value = d.get("end_lineno")
+            if value is None:
                 node.end_lineno = end_lineno
             else:
-                end_lineno = node.end_lineno
+                end_lineno = value
             if "col_offset" not in d:
                 node.col_offset = col
             else:
-                col = node.col_offset
-            if d.get("end_col_offset") is None:
+                col = d["col_offset"]
+            value = d.get("end_col_offset")
+            if value is None:
                 node.end_col_offset = end_col
             else:
-                end_col = node.end_col_offset
-        for name in node._fields:
+                end_col = value
+        for name in fields:
             value = d.get(name)
             if value.__class__ is list:
-                stack.extend((item, lineno, col, end_lineno, end_col) for item in value
-                             if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append((value, lineno, col, end_lineno, end_col))
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, lineno, col, end_lineno, end_col))
+            elif isinstance(value, node_type) and value.__class__ not in leaves:
+                push((value, lineno, col, end_lineno, end_col))
     return tree
+
+
+_LOCATION_PLANS: dict = {}
+_AST_LEAVES = frozenset(
+    leaf for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    for leaf in base.__subclasses__() if not leaf._fields and not leaf._attributes)
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks

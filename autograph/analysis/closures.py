@@ -67,12 +67,16 @@ class Closures:
             *(c.reads | c.writes for c in self.captures if id(c.node) not in inside))
 
 
+# What ``closure_uses`` finds in a function with no nested scope.
+NO_CLOSURES = Closures(())
+
+
 def closure_uses(fn) -> Closures:
     """The nested scopes of ``fn`` (a function node) that run later, with the names
     each shares with ``fn`` (or with a scope around it). Nested scopes inside those
     count for the outermost one. Lambdas that generated code passes to the
     runtime's immediate operators (``annos.RUNTIME``) run on the spot."""
-    immediate = immediate_lambdas(fn)
+    immediate = _LazyImmediate(fn)
     found = []
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     _find(body, frozenset(), immediate, found)
@@ -87,6 +91,21 @@ def immediate_lambdas(fn) -> frozenset:
         if annos.runtime_operator(node) in IMMEDIATE_OPERATORS:
             found.update(id(arg) for arg in node.args if isinstance(arg, gast.Lambda))
     return frozenset(found)
+
+
+class _LazyImmediate:
+    """``immediate_lambdas(fn)``, found on the first question (a function without
+    lambdas never asks: no walk of its tree)."""
+
+    __slots__ = ("fn", "ids")
+
+    def __init__(self, fn):
+        self.fn, self.ids = fn, None
+
+    def __contains__(self, ident) -> bool:
+        if self.ids is None:
+            self.ids = immediate_lambdas(self.fn)
+        return ident in self.ids
 
 
 def _find(nodes, shadowed, immediate, found):

@@ -43,12 +43,18 @@ _UNREACHABLE = None
 _NEVER = "never"
 
 
-def annotate_definedness(fn: gast.FunctionDef) -> None:
-    """Annotate ``fn`` and every function nested in it."""
-    nodes = list(walk(fn))
+def annotate_definedness(fn: gast.FunctionDef, nodes=None, locals_of=None) -> None:
+    """Annotate ``fn`` and every function nested in it (``nodes``: ``list(walk(fn))``
+    if the caller has it; ``locals_of``: a dict this fills with each function's
+    ``local_names``, by ``id``)."""
+    if nodes is None:
+        nodes = list(walk(fn))
     for node in nodes:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            _Definedness(local_names(node)).function(node, nodes if node is fn else None)
+            names = local_names(node)
+            if locals_of is not None:
+                locals_of[id(node)] = names
+            _Definedness(names).function(node, nodes if node is fn else None)
 
 
 def _meet(a, b):
@@ -102,6 +108,11 @@ def _static_trip_count(iterable):
         return None
 
 
+# Statement class -> its method of _Definedness (None: the generic one), found once.
+_STATEMENT_METHODS: dict = {}
+_UNKNOWN = object()
+
+
 class _Definedness:
     """The pass over one function. ``self.flags`` is the flag state of the path being
     analysed: ``{flag: (names bound whenever it is True, names bound whenever it is
@@ -141,9 +152,12 @@ class _Definedness:
         return defined, maybe
 
     def stmt(self, node, defined, maybe):
-        method = getattr(self, "stmt_" + type(node).__name__, None)
+        method = _STATEMENT_METHODS.get(node.__class__, _UNKNOWN)
+        if method is _UNKNOWN:
+            method = _STATEMENT_METHODS[node.__class__] = getattr(
+                _Definedness, "stmt_" + node.__class__.__name__, None)
         if method is not None:
-            return method(node, defined, maybe)
+            return method(self, node, defined, maybe)
         self.mark_reads(node, defined)
         if defined is _UNREACHABLE:
             return defined, maybe
@@ -361,6 +375,9 @@ def _flag_names(fn, nodes) -> frozenset:
     """Names ``fn`` only ever assigns ``True`` or ``False`` (single assignments in its
     own scope), that it does not declare ``global``/``nonlocal`` and that no nested
     function or lambda mentions. ``nodes``: ``list(walk(fn))``."""
+    if not any(sub.__class__ is gast.Constant and sub.value.__class__ is bool
+               for sub in nodes):
+        return frozenset()    # no `flag = True` or `flag = False` anywhere
     stores, constants, others = Counter(), Counter(), set()
     for sub in walk_same_scope(fn.body):
         if isinstance(sub, (gast.Global, gast.Nonlocal)):
@@ -375,6 +392,8 @@ def _flag_names(fn, nodes) -> frozenset:
                 and isinstance(sub.targets[0], gast.Name)
                 and isinstance(sub.value, gast.Constant) and isinstance(sub.value.value, bool)):
             constants[sub.targets[0].id] += 1
+    if not constants:
+        return frozenset()
     operands = set()   # `ag__.and_(lambda: ag__.not_(did_break), ...)` runs on the spot
     for sub in nodes:
         if annos.runtime_operator(sub) in IMMEDIATE_OPERATORS:

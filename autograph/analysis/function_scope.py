@@ -14,7 +14,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.activity import is_setitem, local_names, mutated_objects
-from autograph.analysis.closures import closure_uses
+from autograph.analysis.closures import NO_CLOSURES, closure_uses
 from autograph.analysis.scopes import walk_same_scope
 from autograph.analysis.stageability import deleted_name, outer_write
 from autograph.walk import child_nodes, walk
@@ -47,7 +47,7 @@ class FunctionScope:
     converted, which staging may carry), the names nested functions assign through
     ``nonlocal`` that its code can see (``written``), and its ``closures``."""
 
-    def __init__(self, node, parent):
+    def __init__(self, node, parent, nested_scopes=True, locals_=None):
         globals_, nonlocals = {}, {}
         shows_locals = False    # (one walk finds the declarations and locals() calls)
         for sub in walk_same_scope(node.body):
@@ -57,13 +57,16 @@ class FunctionScope:
             elif not shows_locals and annos.runtime_operator(sub) in ("locals_", "dir_"):
                 shows_locals = True
         self.globals_, self.nonlocals = globals_, nonlocals
-        self.locals = frozenset(local_names(node))
+        # (``locals_``: ``local_names(node)`` if the caller has it)
+        self.locals = frozenset(local_names(node) if locals_ is None else locals_)
         args = node.args
         self.params = frozenset(a.id for a in [*args.posonlyargs, *args.args,
                                                *args.kwonlyargs, args.vararg, args.kwarg]
                                 if a is not None)
         self.parent = parent
-        self.closures = closure_uses(node)
+        # (``nested_scopes``: whether ``node`` may hold a nested function, lambda,
+        # generator expression or class; without, no closure shares a name.)
+        self.closures = closure_uses(node) if nested_scopes else NO_CLOSURES
         # Names a read may find unbound; locals() sees every name as it is.
         self.read_unbound = None if shows_locals else annos.get(node, annos.READ_UNBOUND,
                                                                  None)
@@ -91,6 +94,8 @@ class FunctionScope:
         ``obj.total = t``), and parameters assigned items (``stats[k] += v``, which
         the slices converter made ``stats = ag__.setitem(stats, k, v, op='+')``)."""
         mutated, rebound = mutated_objects(stmts)
+        if not mutated:
+            return set()     # (what follows only ever narrows ``mutated``)
         setitems, _ = mutated_objects([s for s in walk_same_scope(stmts) if is_setitem(s)])
         others = mutated - setitems | {n for n in setitems & mutated if n in self.params}
         return {n for n in others - rebound if n in self.locals}
@@ -152,16 +157,19 @@ class FunctionScope:
         maybe = annos.get(node, annos.MAYBE_DEFINED_IN, frozenset())
         return {n for n in self.carried(names) if n in defined or n not in maybe}
 
-    def obstacles(self, node, stmts, state, cells, carried=None) -> dict:
+    def obstacles(self, node, stmts, state, cells, carried=None, declarations=True) -> dict:
         """What staging the block ``stmts`` of ``node`` cannot honour
         (``stageability.py``), only what holds: ``assigns_global`` or
         ``assigns_nonlocal`` (``stmts`` become a function taking ``state``; names
         kept in ``cells`` are carried), ``deletes`` (a loop body deleting one of the
-        ``carried`` names), ``in_try``."""
+        ``carried`` names), ``in_try``. ``declarations``: whether the function's
+        tree may hold a ``global`` or ``nonlocal`` declaration, its own or one the
+        helpers of a block will make (False where it has none and no nested scope
+        that could share a cell: then nothing is written outside)."""
         nonlocals = {n: d for n, d in self.nonlocals.items() if not self.owns(n)}
         facts = {}
         written = outer_write(stmts, set(state) | set(cells) | (self.cells - set(nonlocals)),
-                              self.globals_, nonlocals)
+                              self.globals_, nonlocals) if declarations else None
         if written is not None:
             kind, name = written
             facts[f"assigns_{kind}"] = name

@@ -32,12 +32,18 @@ class _JumpTargets:
     head: frozenset    # live where `continue` jumps
 
 
-def annotate_liveness(fn: gast.FunctionDef) -> None:
+def annotate_liveness(fn: gast.FunctionDef, nodes=None) -> None:
     """Annotate every control-flow statement of ``fn`` (nested functions included);
-    lambdas are expressions read where they stand."""
-    for node in walk(fn):
+    lambdas are expressions read where they stand. ``nodes``: ``list(walk(fn))`` if
+    the caller has it."""
+    for node in walk(fn) if nodes is None else nodes:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _Liveness().block(node.body, frozenset(), None)
+
+
+# Statement class -> its method of _Liveness (None: the generic one), found once.
+_STATEMENT_METHODS: dict = {}
+_UNKNOWN = object()
 
 
 class _Liveness:
@@ -48,9 +54,12 @@ class _Liveness:
         return live
 
     def stmt(self, node, live_out, loop):
-        method = getattr(self, "stmt_" + type(node).__name__, None)
+        method = _STATEMENT_METHODS.get(node.__class__, _UNKNOWN)
+        if method is _UNKNOWN:
+            method = _STATEMENT_METHODS[node.__class__] = getattr(
+                _Liveness, "stmt_" + node.__class__.__name__, None)
         if method is not None:
-            return method(node, live_out, loop)
+            return method(self, node, live_out, loop)
         return self.simple(node, live_out)
 
     def simple(self, node, live_out):

@@ -56,6 +56,21 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Breaks(ctx).visit(node)
 
 
+def needed(nodes, ctx=None) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold a ``break`` or a loop with an
+    ``else``: elsewhere ``transform`` changes nothing."""
+    return any(sub.__class__ is gast.Break
+               or (sub.__class__ in _LOOPS_WITH_ELSE and sub.orelse) for sub in nodes)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return _Breaks(ctx).visit(node)
+
+
+_LOOPS_WITH_ELSE = frozenset((gast.For, gast.While, gast.AsyncFor))
+
+
 class _Breaks(LoopJumps):
     def rewrite_loop(self, node, level):
         if not contains(node.body, gast.Break, into_loops=False):

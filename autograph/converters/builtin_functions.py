@@ -56,8 +56,8 @@ import math
 import gast
 
 from autograph import templates
-from autograph.analysis import walk_same_scope
-from autograph.converters.base import Transformer
+from autograph.analysis import SCOPES
+from autograph.converters.base import STATEMENT_FIELDS, Transformer
 
 # builtin name -> runtime function, wherever it is called
 REPLACED = {
@@ -233,11 +233,21 @@ def _list_names(fn) -> frozenset:
     """The names ``fn`` binds (directly) to a list: a display, a comprehension,
     ``list(...)``, or a sum or product of those (``[1] + [0] * n``)."""
     names = set()
-    for node in walk_same_scope(fn.body):
-        if (isinstance(node, gast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], gast.Name) and _makes_list(node.value)):
-            names.add(node.targets[0].id)
+    stack = list(fn.body)     # (an assignment is a statement: statements suffice)
+    while stack:
+        node = stack.pop()
+        cls = node.__class__
+        if cls is gast.Assign:
+            if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                    and _makes_list(node.value)):
+                names.add(node.targets[0].id)
+        elif cls not in _SCOPE_CLASSES:      # a nested scope's body binds its own names
+            for field in STATEMENT_FIELDS[cls]:
+                stack += getattr(node, field, None) or ()
     return frozenset(names)
+
+
+_SCOPE_CLASSES = frozenset(SCOPES)
 
 
 def _makes_list(expr) -> bool:

@@ -110,18 +110,45 @@ from autograph.converters.loop_bounds import derived_bound, range_args
 from autograph.walk import walk
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
+_TRIES = (gast.Try, gast.TryStar)
+_DECLARING = frozenset((gast.Global, gast.Nonlocal, gast.FunctionDef, gast.AsyncFunctionDef,
+                        gast.Lambda, gast.GeneratorExp, gast.ClassDef))
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
+    return rewrite(node, ctx, list(walk(node)))
+
+
+def needed(nodes, ctx=None) -> bool:
+    """Always (``NODE_TYPES`` decides): ``rewrite`` takes the transpiler's walk."""
+    return True
+
+
+def rewrite(node: gast.FunctionDef, ctx, nodes) -> gast.FunctionDef:
+    """``transform``, given ``nodes``: ``list(walk(node))``."""
     reject_leftover_jumps(node, ctx)
-    if any(isinstance(sub, gast.NamedExpr) for sub in walk(node)):
+    if any(sub.__class__ is gast.NamedExpr for sub in nodes):
         lower_assigning_tests(node, ctx)   # (a whole pass: only where it can act)
-    annotate_liveness(node)
-    annotate_definedness(node)
-    annotate_enclosing_try(node)
+        nodes = list(walk(node))
+    annotate_liveness(node, nodes)
+    locals_of = {}     # FunctionDef id -> its local names (the tree is not changed yet)
+    annotate_definedness(node, nodes, locals_of)
+    if any(sub.__class__ in _TRIES and annos.get(sub, annos.CATCHES_VALUE_ERRORS, False)
+           for sub in nodes):
+        annotate_enclosing_try(node)   # (else every block's IN_TRY is None, the default)
     order, has_delete = name_order(node)
-    return _ControlFlow(ctx, order, has_delete).visit(node)
+    converter = _ControlFlow(ctx, order, has_delete, locals_of)
+    # No declaration, and no nested scope that could share a cell (whose helpers
+    # would declare it nonlocal): no block writes a name outside its function.
+    converter.declarations = any(sub.__class__ in _DECLARING for sub in nodes
+                                 if sub is not node)
+    # Only a read that may find its name unbound (``visit_Name``) is rewritten
+    # inside an expression: where definedness found none, the statements suffice.
+    converter.statements_only = not any(
+        annos.get(sub, annos.READ_UNBOUND, None) for sub in nodes
+        if sub.__class__ is gast.FunctionDef)
+    return converter.visit(node)
 
 
 @dataclass
@@ -140,19 +167,25 @@ class _Block:
 
 
 class _ControlFlow(Transformer):
-    def __init__(self, ctx, order, has_delete):
+    def __init__(self, ctx, order, has_delete, locals_of=None):
         self.ctx = ctx
+        # FunctionDef id -> its local names, found before the conversion: a
+        # function's body is not yet converted when visit_FunctionDef reaches it.
+        self.locals_of = locals_of or {}
         self.order = order
         self.has_delete = has_delete
         self.ag = ctx.runtime_name
         self.scopes = []              # per function: its FunctionScope
         self.range_indices = [[]]     # per function: targets of the enclosing range loops
         self.loops = [[]]             # per function: the enclosing loops
+        self.declarations = True      # see transform
 
     # -- statements --------------------------------------------------------------------
 
     def visit_FunctionDef(self, node):
-        scope = FunctionScope(node, self.scopes[-1] if self.scopes else None)
+        scope = FunctionScope(node, self.scopes[-1] if self.scopes else None,
+                              nested_scopes=self.declarations,
+                              locals_=self.locals_of.get(id(node)))
         scope.sharing = Sharing(node, self.ag)
         self.scopes.append(scope)
         self.range_indices.append([])
@@ -301,7 +334,7 @@ class _ControlFlow(Transformer):
         if not isinstance(node, gast.If):
             carried = state
         facts = scope.obstacles(node, node.body if isinstance(node, gast.While) else stmts,
-                                state, cells, carried)
+                                state, cells, carried, self.declarations)
         obstacles = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
                      for key, value in facts.items()]
         return _Block(state, self._state_inputs(node, state, needed),

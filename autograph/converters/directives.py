@@ -29,6 +29,7 @@ from autograph.analysis import annos
 from autograph.converters.base import Transformer
 from autograph.directives import LOOP_OPTIONS, directive_name, loop_option_error
 from autograph.errors import ConversionError
+from autograph.walk import walk
 
 NODE_TYPES = (gast.Call,)
 
@@ -36,6 +37,19 @@ NODE_TYPES = (gast.Call,)
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Take the loop options of the loops in ``node`` (nested functions included)
     onto their loops, and mark the other directive calls."""
+    nodes = list(walk(node))
+    return rewrite(node, ctx, nodes) if needed(nodes, ctx) else node
+
+
+def needed(nodes, ctx) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold a call of a directive (one
+    walk, cheaper than the transformer's visit of each node)."""
+    directive = _Directives(ctx)._directive
+    return any(directive(sub) for sub in nodes if sub.__class__ is gast.Call)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
     return _Directives(ctx).visit(node)
 
 

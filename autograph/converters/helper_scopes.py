@@ -75,7 +75,7 @@ def keep_cells_local(fn, cells):
     """Declare ``x: 'cell'`` first in ``fn`` for each name of ``cells`` that ``fn``
     no longer assigns itself (all its assignments moved into helpers, which declare
     it ``nonlocal``): the annotation, never evaluated, keeps it a local of ``fn``."""
-    missing = sorted(cells - local_names(fn))
+    missing = sorted(cells - local_names(fn)) if cells else None
     if not missing:
         return
     declarations = [gast.AnnAssign(target=templates.name(name, gast.Store()),

@@ -30,13 +30,33 @@ import gast
 from autograph import templates
 from autograph.analysis import annos
 from autograph.converters.scoped import ScopedTransformer
+from autograph.walk import walk
 
 NODE_TYPES = (gast.Call,)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite the list statements in ``node``."""
+    nodes = walk(node)
+    return rewrite(node, ctx, nodes) if needed(nodes, ctx) else node
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
     return _Lists(ctx).visit(node)
+
+
+def needed(nodes, ctx=None) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold something this converter may
+    rewrite: a ``.append`` or ``.pop`` attribute, or a call the directives converter
+    marked ``set_element_type`` (whatever name it was called by). (One walk, cheaper
+    than the transformer's visit of each node.)"""
+    for sub in nodes:
+        cls = sub.__class__
+        if (cls is gast.Attribute and sub.attr in ("append", "pop")) or (
+                cls is gast.Call and annos.get(sub, annos.DIRECTIVE) == "set_element_type"):
+            return True
+    return False
 
 
 def _method_call(value, method):

@@ -55,6 +55,24 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _Returns(ctx).visit(node)
 
 
+def needed(nodes, ctx=None) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold a ``return`` that is not a
+    statement of its function's body itself: elsewhere ``transform`` changes nothing."""
+    top = set()
+    for sub in nodes:
+        if sub.__class__ in _DEFINITIONS:
+            top.update(id(stmt) for stmt in sub.body if stmt.__class__ is gast.Return)
+    return any(sub.__class__ is gast.Return and id(sub) not in top for sub in nodes)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return _Returns(ctx).visit(node)
+
+
+_DEFINITIONS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef))
+
+
 class _Returns(Transformer):
     statements_only = True
 

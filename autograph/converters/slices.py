@@ -53,6 +53,21 @@ NODE_TYPES = (gast.Subscript,)
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite ``name[key] = value`` and ``name[key] op= value`` in ``node``."""
+    nodes = walk(node)
+    return rewrite(node, ctx, nodes) if needed(nodes, ctx) else node
+
+
+def needed(nodes, ctx=None) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold an item assignment or a slice:
+    elsewhere there is nothing to rewrite (one walk, cheaper than the transformer's
+    visit of each node)."""
+    return any(sub.__class__ is gast.Slice or (sub.__class__ is gast.Subscript
+                                               and sub.ctx.__class__ is not gast.Load)
+               for sub in nodes)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
     return _Slices(ctx).visit(node)
 
 

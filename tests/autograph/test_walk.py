@@ -5,6 +5,8 @@ through every field, node for node, on whole files and on converted functions.""
 from __future__ import annotations
 
 import ast
+import inspect
+import textwrap
 
 import gast
 
@@ -83,3 +85,93 @@ def _subclasses(cls):
     for sub in cls.__subclasses__():
         yield sub
         yield from _subclasses(sub)
+
+
+def test_converters_skipped_by_their_gate_would_change_nothing(monkeypatch):
+    """A converter the transpiler skips where its ``needed(nodes, ctx)`` says so (the
+    walk then stays current for the next one) makes the code it made when it always
+    ran: the gates only leave out passes that change nothing."""
+    from autograph import transpiler
+    from autograph.converters import break_statements, return_statements
+    from autograph.transpiler import Transpiler
+    from benchmarks.suite import conversion_sources
+    from benchmarks.workloads import get_workloads
+    from tests.autograph import test_walk_samples
+    from tests.converters import test_break_statements, test_return_statements
+
+    functions = [*conversion_sources(get_workloads(None)), *test_walk_samples.FUNCTIONS,
+                 *_functions_of(test_break_statements), *_functions_of(test_return_statements)]
+    gated = [c for c in transpiler.DEFAULT_CONVERTERS if hasattr(c, "rewrite")]
+    assert {c.__name__.rsplit(".", 1)[1] for c in gated} >= {
+        "directives", "break_statements", "return_statements", "lists", "slices"}
+    # (the gates do skip passes on these functions)
+    assert sum(not c.needed(list(walk.walk(_parsed(f))), None)
+               for c in (break_statements, return_statements) for f in functions) > 10
+
+    def outputs():
+        out = []
+        for f in functions:
+            try:
+                out.append(Transpiler().source(f))
+            except Exception as e:      # a refusal is output too
+                out.append(f"{type(e).__name__}: {e}")
+        return out
+
+    gate_skips = outputs()
+    for converter in gated:
+        monkeypatch.setattr(converter, "needed", lambda nodes, ctx: True)
+    assert outputs() == gate_skips
+
+
+def test_return_and_break_gates():
+    """``return_statements`` is needed for a return inside a block (of the function
+    or of a nested one), not for returns at the top of function bodies;
+    ``break_statements`` for a ``break`` or a loop ``else``."""
+    from autograph.converters import break_statements, return_statements
+
+    def needed(module, source):
+        return module.needed(list(walk.walk(gast.parse(textwrap.dedent(source)).body[0])))
+
+    assert not needed(return_statements, """
+        def f(x):
+            def g(y):
+                return y
+            for i in range(3):
+                x += g(i)
+            return x
+        """)
+    assert needed(return_statements, """
+        def f(x):
+            if x:
+                return 1
+            return 2
+        """)
+    assert needed(return_statements, """
+        def f(x):
+            def g(y):
+                while y:
+                    return y
+            return g
+        """)
+    assert not needed(break_statements, """
+        def f(x):
+            for i in x:
+                x += i
+            while x:
+                x -= 1
+        """)
+    assert needed(break_statements, "def f(x):\n    for i in x:\n        break\n")
+    assert needed(break_statements, "def f(x):\n    while x:\n        x -= 1\n    else:\n"
+                                    "        x = 2\n")
+
+
+def _parsed(f):
+    from autograph import parsing
+
+    return parsing.parse_function(f).node
+
+
+def _functions_of(module):
+    return [f for name, f in sorted(vars(module).items())
+            if inspect.isfunction(f) and f.__module__ == module.__name__
+            and not name.startswith("test_")]

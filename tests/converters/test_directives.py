@@ -255,3 +255,25 @@ def test_set_element_type_is_recognised_by_identity_too():
     code = autograph.to_code(lookalike)
     assert "z = " not in code and "converted_call(set_element_type)(z, 1)" in code
     assert autograph.convert(lookalike)([5]) == lookalike([5]) == [5]
+
+
+def declared_only_by_alias(xs):
+    z = [x * 2 for x in xs]
+    declare_type(z, jnp.float32)       # no .append or .pop anywhere: still rebinds z
+    return len(z)
+
+
+def declared_only_through_module(xs):
+    z = list(xs)
+    ag.set_element_type(z, jnp.float32)
+    return len(z)
+
+
+@pytest.mark.parametrize("fn, call", [(declared_only_by_alias, "declare_type"),
+                                      (declared_only_through_module,
+                                       "ag.set_element_type")])
+def test_a_declaration_alone_is_rewritten_whatever_its_name(fn, call):
+    # The lists converter skips functions with nothing of its own to rewrite; the
+    # directives converter's mark on the call is what it looks for, not a name.
+    assert f"z = {call}(z, jnp.float32)" in autograph.to_code(fn)
+    check(fn, [1.0, 2.0, 3.0])
