@@ -18,6 +18,13 @@ a few spare steps of the narrowest capacity. Consecutive steps of one capacity
 run as one ``scan``; the others are single steps (unrolled), like a depth-batched
 program written by hand.
 
+Planning is array work over the whole batch, not Python per node: the trees'
+recordings are concatenated per signature with their row offsets (:func:`merge`),
+and a layout whose first batch was placed by levels (each (height, signature) in
+one step of its own) places a later batch whose levels fit by a table lookup
+(:func:`level_map`, :func:`place_by_levels`); list scheduling runs only when a
+level spills.
+
 A padded slot repeats a real node of its step and writes to the class's dump
 row (the last row, never read): its gradient is then exactly zero, never
 ``0 * nan``. A step with no nodes (spare) computes nothing.
