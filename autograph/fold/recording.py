@@ -325,6 +325,8 @@ class Registry:
         self.signatures: dict = {}
         self.by_number: list[Signature] = []
         self.fast_signatures: dict = {}     # see Recorder.call
+        self.class_index: dict = {}         # buffer class -> its column in a batch's merge
+        self.root_keys: dict = {}           # the result structures of recordings, interned
 
     def signature(self, key, callee, treedef, kinds):
         sig = self.signatures.get(key)
@@ -351,15 +353,31 @@ class Recording:
     """One tree's nodes as arrays, per signature; rows are local to the tree.
 
     ``groups[sig] = (heights (n,), inputs (n, values in), outputs (n, values out),
-    [data (n, *shape) per data argument])``; ``counts[cls]`` rows per buffer class;
-    ``roots`` the (class, row) of each leaf of the result, ``root_treedef`` its
-    structure."""
+    [data (n, *shape) per data argument])``, views of ``packed[sig] = (rows, data)``
+    where ``rows`` is ``(n, 1 + values in + values out)``: height, input rows,
+    output rows; ``counts[cls]`` rows per buffer class, ``count_vector`` the same
+    by the registry's class numbers; ``roots`` the (class, row) of each leaf of
+    the result, ``root_treedef`` its structure."""
 
-    def __init__(self, groups, counts, roots, root_treedef):
-        self.groups = groups
+    def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys):
+        self.packed = packed
+        self.groups = {sig: (rows[:, 0], rows[:, 1:1 + len(sig.in_classes)],
+                             rows[:, 1 + len(sig.in_classes):], data)
+                       for sig, (rows, data) in packed.items()}
         self.counts = counts
+        self.class_index = class_index      # the registry's: shared by a batch's recordings
+        for cls in counts:
+            class_index.setdefault(cls, len(class_index))
+        self.count_vector = np.zeros(len(class_index), np.int64)
+        for cls, n in counts.items():
+            self.count_vector[class_index[cls]] = n
         self.roots = roots
+        self.root_classes = tuple(c for c, _ in roots)
+        self.root_rows = tuple(idx for _, idx in roots)
         self.root_treedef = root_treedef
+        # interned: the recordings of a batch must share it (an identity test per tree)
+        self.root_key = root_keys.setdefault((root_treedef, self.root_classes),
+                                             (root_treedef, self.root_classes))
 
 
 class _Fork(BaseException):
@@ -625,19 +643,18 @@ class Recorder:
                 roots.append((leaf.cls, leaf.idx))
         finally:
             _local.recorder = previous
-        return Recording(self._arrays(), dict(self.counts), roots, treedef)
+        return Recording(self._arrays(), dict(self.counts), roots, treedef,
+                         self.registry.class_index, self.registry.root_keys)
 
     def _arrays(self):
-        groups = {}
+        packed = {}
         for sig, nodes in self.nodes.items():
             n = len(nodes.rows)
             rows = np.asarray(nodes.rows, np.int32).reshape(n, -1)
-            n_in = len(sig.in_classes)
-            heights, inputs, outputs = rows[:, 0], rows[:, 1:1 + n_in], rows[:, 1 + n_in:]
             data = [np.asarray([d[j] for d in nodes.data], aval.dtype).reshape(n, *aval.shape)
                     for j, aval in enumerate(sig.data_avals)]
-            groups[sig] = (heights, inputs, outputs, data)
-        return groups
+            packed[sig] = (rows, data)
+        return packed
 
 
 _RUNNING = object()        # the memo's entry for a call still running

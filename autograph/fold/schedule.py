@@ -18,6 +18,13 @@ a few spare steps of the narrowest capacity. Consecutive steps of one capacity
 run as one ``scan``; the others are single steps (unrolled), like a depth-batched
 program written by hand.
 
+Planning is array work over the whole batch, not Python per node: the trees'
+recordings are concatenated per signature with their row offsets (:func:`merge`),
+and a layout whose first batch was placed by levels (each (height, signature) in
+one step of its own) places a later batch whose levels fit by a table lookup
+(:func:`level_map`, :func:`place_by_levels`); list scheduling runs only when a
+level spills.
+
 A padded slot repeats a real node of its step and writes to the class's dump
 row (the last row, never read): its gradient is then exactly zero, never
 ``0 * nan``. A step with no nodes (spare) computes nothing.
@@ -121,44 +128,49 @@ tree_util.register_pytree_node(
     Plan, lambda plan: ((plan.arrays,), plan.layout),
     lambda layout, children: Plan(children[0], layout))
 def merge(recordings):
-    """One batch's nodes: the trees' recordings concatenated, rows offset per class."""
+    """One batch's nodes: the trees' recordings concatenated, rows offset per class.
+
+    Vectorised over the trees: each recording holds its rows per signature packed
+    (height, input rows, output rows) and its row counts by class number, so a
+    signature's rows are one concatenation plus every row's tree's offsets."""
     first = recordings[0]
+    root_treedef, root_classes = first.root_treedef, first.root_classes
     for rec in recordings:
-        if rec.root_treedef != first.root_treedef or [c for c, _ in rec.roots] != [
-                c for c, _ in first.roots]:
+        if rec.root_key is not first.root_key:
             raise ConversionError(
                 "autograph.fold: the trees of a batch return different structures "
                 f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
-    classes = list(dict.fromkeys(c for rec in recordings for c in rec.counts))
-    column = {c: i for i, c in enumerate(classes)}
-    counts = np.zeros((len(recordings), len(classes)), np.int64)
-    for r, rec in enumerate(recordings):
-        for cls, n in rec.counts.items():
-            counts[r, column[cls]] = n
-    # offsets[r, c]: the rows of class c that the trees before tree r take
-    offsets = np.cumsum(counts, axis=0) - counts
-    totals = dict(zip(classes, counts.sum(axis=0).tolist(), strict=True))
+    width = len(first.class_index)
+    counts = np.array([rec.count_vector if len(rec.count_vector) == width else
+                       np.pad(rec.count_vector, (0, width - len(rec.count_vector)))
+                       for rec in recordings])
     parts: dict = {}
     for r, rec in enumerate(recordings):
-        for sig, group in rec.groups.items():
-            parts.setdefault(sig, []).append((r, group))
+        for sig, part in rec.packed.items():
+            entry = parts.get(sig)
+            if entry is None:
+                parts[sig] = ([r], [part])
+            else:
+                entry[0].append(r)
+                entry[1].append(part)
+    # offsets[r, c]: the rows of class c that the trees before tree r take
+    offsets = np.cumsum(counts, axis=0) - counts
+    class_index = first.class_index
     merged = {}
-    for sig, sig_parts in parts.items():
-        which = np.repeat(np.asarray([r for r, _ in sig_parts]),
-                          [len(g[0]) for _, g in sig_parts])
-        in_off = offsets[which][:, [column[c] for c in sig.in_classes]]
-        out_off = offsets[which][:, [column[c] for c in sig.out_classes]]
-        groups = [g for _, g in sig_parts]
-        merged[sig] = (np.concatenate([g[0] for g in groups]),
-                       (np.concatenate([g[1] for g in groups]) + in_off).astype(np.int32),
-                       (np.concatenate([g[2] for g in groups]) + out_off).astype(np.int32),
-                       [np.concatenate([g[3][j] for g in groups])
+    for sig, (which, packed) in parts.items():
+        rows = np.concatenate([part[0] for part in packed])
+        columns = [class_index[c] for c in sig.in_classes + sig.out_classes]
+        rows[:, 1:] += np.repeat(offsets[which][:, columns].astype(np.int32),
+                                 [len(part[0]) for part in packed], axis=0)
+        n_in = len(sig.in_classes)
+        merged[sig] = (rows[:, 0], rows[:, 1:1 + n_in], rows[:, 1 + n_in:],
+                       [np.concatenate([part[1][j] for part in packed])
                         for j in range(len(sig.data_avals))])
-    root_cols = [column[c] for c, _ in first.roots]
-    roots = (np.asarray([[idx for _, idx in rec.roots] for rec in recordings], np.int64)
-             .reshape(len(recordings), len(first.roots)) + offsets[:, root_cols])
-    return (merged, totals, roots.astype(np.int32), first.root_treedef,
-            tuple(c for c, _ in first.roots))
+    total = counts.sum(axis=0).tolist()
+    totals = {c: total[i] for c, i in class_index.items() if i < width and total[i]}
+    root_rows = np.array([rec.root_rows for rec in recordings], np.int64)
+    roots = root_rows + offsets[:, [class_index[c] for c in root_classes]]
+    return merged, totals, roots.astype(np.int32), root_treedef, root_classes
 
 
 def _groups(heights_by_sig):
@@ -190,17 +202,23 @@ def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
     step_sig = [-1] * len(caps)
     step_of = {c: np.full(n, -1, np.int64) for c, n in totals.items()}
     node_step = [np.zeros(len(merged[sig][0]), np.int64) for sig in inner_sigs]
+    columns = [(_columns(sig.in_classes), _columns(sig.out_classes)) for sig in inner_sigs]
     for _, s, nodes in groups:
-        sig = inner_sigs[s]
-        _, inputs, outputs, _ = merged[sig]
-        ready = np.zeros(len(nodes), np.int64)
-        for j, c in enumerate(sig.in_classes):
-            np.maximum(ready, step_of[c][inputs[nodes, j]] + 1, out=ready)
-        if len(ready) > 1 and (ready[1:] < ready[:-1]).any():
+        _, inputs, outputs, _ = merged[inner_sigs[s]]
+        in_columns, out_columns = columns[s]
+        rows = inputs[nodes]
+        ready = None
+        for c, cols in in_columns:
+            latest = step_of[c][rows[:, cols]].max(axis=1)
+            ready = latest if ready is None else np.maximum(ready, latest)
+        ready += 1
+        n = len(nodes)
+        level = ready[0] == ready[-1] and (n < 3 or (ready == ready[0]).all())
+        if not level and (ready[1:] < ready[:-1]).any():
             order = np.argsort(ready, kind="stable")
             nodes, ready = nodes[order], ready[order]
-        mine = node_step[s]
-        n, placed, j = len(nodes), 0, int(ready[0])
+        assigned = np.empty(n, np.int64)
+        placed, j = 0, int(ready[0])
         while placed < n:
             if j == len(caps):
                 if fixed:
@@ -209,16 +227,94 @@ def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
                 free.append(caps[-1])
                 step_sig.append(-1)
             if free[j] and step_sig[j] in (-1, s):
-                take = min(free[j], int(np.searchsorted(ready, j, side="right")) - placed)
+                ready_here = n if level else int(np.searchsorted(ready, j, side="right"))
+                take = min(free[j], ready_here - placed)
                 if take > 0:
-                    mine[nodes[placed:placed + take]] = j
+                    assigned[placed:placed + take] = j
                     step_sig[j] = s
                     free[j] -= take
                     placed += take
             j += 1
-        for j, c in enumerate(sig.out_classes):
-            step_of[c][outputs[nodes, j]] = mine[nodes]
+        node_step[s][nodes] = assigned
+        rows = outputs[nodes]
+        for c, cols in out_columns:
+            step_of[c][rows[:, cols]] = assigned[:, None]
     return tuple(caps), step_sig, node_step
+
+
+def _columns(classes):
+    """``(class, [positions])`` of each distinct class in ``classes``."""
+    where: dict = {}
+    for j, c in enumerate(classes):
+        where.setdefault(c, []).append(j)
+    return list(where.items())
+
+
+def level_map(placement, heights_by_sig):
+    """The step of each (signature, height) in ``placement``, as one int array per
+    signature indexed by height (-1: none), when the placement is one by levels:
+    every (height, signature) in one step of its own, the steps in height order.
+    Any batch whose levels fit those steps can then be placed by a table lookup
+    (:func:`place_by_levels`). None when the placement is not by levels (a level
+    spilled into the next step)."""
+    _, _, node_step = placement
+    if not heights_by_sig:
+        return None
+    maps, entry_heights, entry_steps = [], [], []
+    for heights, steps in zip(heights_by_sig, node_step, strict=True):
+        if not len(heights):
+            return None
+        top = int(heights.max())
+        low = np.full(top + 1, np.iinfo(np.int64).max, np.int64)
+        high = np.full(top + 1, -1, np.int64)
+        np.minimum.at(low, heights, steps)
+        np.maximum.at(high, heights, steps)
+        present = high >= 0
+        if (low[present] != high[present]).any():
+            return None
+        maps.append(np.where(present, high, -1))
+        entry_heights.append(np.flatnonzero(present))
+        entry_steps.append(high[present])
+    entry_heights, entry_steps = np.concatenate(entry_heights), np.concatenate(entry_steps)
+    order = np.argsort(entry_steps, kind="stable")
+    # distinct steps, and a lower height always in an earlier step: every node's
+    # inputs (all of lower heights) are computed before its step
+    if (np.diff(entry_steps[order]) <= 0).any() or (np.diff(entry_heights[order]) < 0).any():
+        return None
+    return maps
+
+
+def place_by_levels(maps, heights_by_sig, caps):
+    """Every inner node's step from a :func:`level_map` of a layout's steps: a
+    node's step is its (signature, height)'s, vectorised over the batch. With one
+    inner signature, heights above the map's take the steps after its last (a
+    taller batch uses the spare steps). None if the batch does not fit: a level
+    wider than its step, a height without a step."""
+    caps_array = np.asarray(caps)
+    used = np.zeros(len(caps), np.int64)
+    step_sig = np.full(len(caps), -1, np.int64)
+    node_step = []
+    for s, (table, heights) in enumerate(zip(maps, heights_by_sig, strict=True)):
+        if not len(heights):
+            node_step.append(np.zeros(0, np.int64))
+            continue
+        top = int(heights.max())
+        if top >= len(table):
+            last = int(table.max())
+            extra = top + 1 - len(table)
+            if len(maps) > 1 or last + extra >= len(caps):
+                return None
+            table = np.concatenate([table, np.arange(last + 1, last + 1 + extra)])
+        steps = table[heights]
+        if (steps < 0).any():
+            return None
+        count = np.bincount(steps, minlength=len(caps))
+        used += count
+        step_sig[count > 0] = s
+        node_step.append(steps)
+    if (used > caps_array).any():
+        return None
+    return tuple(caps), step_sig.tolist(), node_step
 
 
 def _capacity_of(capacities):
@@ -248,19 +344,34 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     sigs = sorted(merged, key=lambda s: s.number)
     leaf_sigs = tuple(s for s in sigs if not s.in_classes)
     inner_sigs = tuple(s for s in sigs if s.in_classes)
-    groups = _groups([merged[s][0] for s in inner_sigs])
+    heights = [merged[s][0] for s in inner_sigs]
     need = (tuple(totals[c] + 1 for c in classes)
             + tuple(len(merged[s][0]) for s in leaf_sigs))
     shape = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                    root_treedef, root_classes, ())
+    shape_key = shape.shape_key()
+    groups = []             # made when list scheduling needs them
+
+    def listed():
+        if not groups:
+            groups.extend(_groups(heights))
+        return groups
 
     def placed(steps):
-        return place(groups, merged, inner_sigs, totals, steps)
+        levels = chooser.levels.get((shape_key, steps))
+        if levels is not None:
+            placement = place_by_levels(levels, heights, steps)
+            if placement is not None:
+                return placement
+        placement = place(listed(), merged, inner_sigs, totals, steps)
+        if placement is not None and levels is None:
+            chooser.levels[(shape_key, steps)] = level_map(placement, heights)
+        return placement
 
     def design():
-        return place(groups, merged, inner_sigs, totals, capacity=_capacity_of(capacities))
+        return place(listed(), merged, inner_sigs, totals, capacity=_capacity_of(capacities))
 
-    sizes, (steps, step_sig, node_step) = chooser(shape.shape_key(), need, placed, design)
+    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                     root_treedef, root_classes, sizes, steps, counter)
     rows = sizes[:len(classes)]
@@ -327,6 +438,7 @@ class SizeChooser:
 
     def __init__(self):
         self.issued: dict = {}
+        self.levels: dict = {}      # (shape key, steps) -> level_map of its first batch
 
     def __call__(self, shape_key, need, placed, design):
         """``(sizes, placement)``: ``placed(steps)`` places the batch into a layout's

@@ -6,7 +6,8 @@ steps, empty and spare steps), each checked against the plain recursion.
 
 A case: step capacities on the grid or from a random list, no spare steps or
 headroom half of the time (so batches must spill into the steps they have), then a
-few batches of random, chain-shaped and single-leaf trees. Each batch's roots
+few batches of random, chain-shaped and single-leaf trees, through one of
+``MODELS`` (one inner signature, or several interleaved). Each batch's roots
 (compiled) are compared with the recursion's, and every few batches the gradient of
 a loss too.
 """
@@ -51,9 +52,23 @@ def _per_node(p, node):
     return _cell(p, _per_node(p, node.left), _per_node(p, node.right))
 
 
-def _stacked(p, trees):
-    outs = [_per_node(p, t) for t in trees]
+def _stacked(p, trees, recursion=_per_node):
+    outs = [recursion(p, t) for t in trees]
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *outs)
+
+
+# name: (the folded recursion, its parameters, the reference recursion, the part of
+# the result the gradient's loss reads, None: roots only, as the reference's branch on
+# a computed value cannot run under jax.grad). The TreeLSTM has one inner signature;
+# branchy's branch on a computed value gives several (mix, the comparison's
+# reductions, both sides' arithmetic, the select), so steps of different
+# signatures interleave (the executor's switch, placement by levels of several).
+MODELS = {
+    "treelstm": (T.encode, lambda key: T.treelstm_params(key, HIDDEN, vocab=50), _per_node,
+                 lambda out: out[1]),
+    "branchy": (T.branchy, lambda key: T.rnn_params(key, HIDDEN, vocab=50), T.branchy,
+                None),
+}
 
 
 def _close(actual, expected, rtol):
@@ -68,24 +83,25 @@ def _close(actual, expected, rtol):
 def check_case(seed, batches=4):
     """One sequence of batches; a list of mismatch descriptions (empty: all agree)."""
     rng = random.Random(seed)
-    p = T.treelstm_params(jax.random.PRNGKey(seed), HIDDEN, vocab=50)
+    fn, make_params, recursion, part = MODELS[rng.choice(sorted(MODELS))]
+    p = make_params(jax.random.PRNGKey(seed))
     tight = rng.random() < 0.5
     saved = schedule.SPARE_ROWS, schedule.HEADROOM
     if tight:
         schedule.SPARE_ROWS, schedule.HEADROOM = 0, 1.0
     try:
-        batched = autograph.fold(T.encode, capacities=rng.choice(CAPACITIES))
+        batched = autograph.fold(fn, capacities=rng.choice(CAPACITIES))
         run = jax.jit(batched)
-        grad = jax.jit(jax.grad(lambda p, plan: jnp.sum(jnp.sin(batched(p, plan)[1]))))
+        grad = jax.jit(jax.grad(lambda p, plan: jnp.sum(jnp.sin(part(batched(p, plan))))))
         mismatches = []
         for b in range(batches):
             trees = _batch(rng)
             plan = batched.plan(trees, params=p)
-            if not _close(run(p, plan), _stacked(p, trees), 1e-5):
+            if not _close(run(p, plan), _stacked(p, trees, recursion), 1e-5):
                 mismatches.append(f"seed {seed} batch {b}: roots differ ({plan})")
-            if b % 2 == 1:
+            if b % 2 == 1 and part is not None:
                 expected = jax.grad(lambda p, trees=trees: jnp.sum(
-                    jnp.sin(_stacked(p, trees)[1])))(p)
+                    jnp.sin(part(_stacked(p, trees, recursion)))))(p)
                 if not _close(grad(p, plan), expected, 1e-4):
                     mismatches.append(f"seed {seed} batch {b}: gradients differ ({plan})")
         return mismatches
