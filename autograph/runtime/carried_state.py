@@ -47,7 +47,7 @@ from autograph.runtime import objects
 from autograph.runtime.carried_trackers import CarriedTrackers
 from autograph.runtime.state import as_tuple, from_tuple
 from autograph.runtime.tracing import caller_location
-from autograph.runtime.trackers import CONTAINER_TYPES, same, same_value
+from autograph.runtime.trackers import CONTAINER_TYPES, same
 from autograph.runtime.undefined import Undefined
 
 
@@ -259,7 +259,7 @@ def _test_with_state(plan: Carry, fn):
         if traced:
             for tracker, before, after in zip(trackers.cells, entered,
                                               trackers.read(entered), strict=True):
-                if not same_value(before, after):
+                if tracker.differs(before, after):
                     where = plan.where
                     raise ConversionError(
                         f"this loop's condition assigns '{tracker.name}' (through a "

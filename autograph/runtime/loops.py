@@ -214,7 +214,7 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     state variables whose objects it changes in place; ``shared``: state variables
     whose object something else may hold too (``carried_state.py``).
     """
-    hidden = stateful_cells(loop_test, loop_body)
+    hidden = stateful_cells(loop_test, loop_body, plain_objects=True)
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
@@ -366,7 +366,7 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     decides on its first iteration from the whole state, and after each later one
     from whether a state variable itself became traced.
     """
-    hidden = stateful_cells(loop_body, extra_test)
+    hidden = stateful_cells(loop_body, extra_test, plain_objects=True)
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,

@@ -142,15 +142,17 @@ def _stateful_types():
                              getattr(nnx, "Variable", None)) if isinstance(t, type))
 
 
-def stateful_cells(*functions, mutable=False):
+def stateful_cells(*functions, mutable=False, plain_objects=False):
     """``[(name, cell)]`` of the closure cells of ``functions`` (a block's helper
     functions, whose closures hold every variable the block reads from the
     function around it) holding objects with hidden mutable state (Flax NNX
     modules, variables, random streams), each cell once. With ``mutable``, also
     those holding any object a function the block calls may change in place: a
-    dict or list of arrays, a plain object with array attributes."""
+    dict or list of arrays, a plain object with array attributes; with
+    ``plain_objects``, those holding such a plain object (a method the block calls,
+    ``counter.bump()``, may set its attributes)."""
     types = _stateful_types()
-    if not types and not mutable:
+    if not types and not mutable and not plain_objects:
         return []
     found, seen = [], set()
     for fn in functions:
@@ -166,14 +168,19 @@ def stateful_cells(*functions, mutable=False):
                 value = cell.cell_contents
             except ValueError:
                 continue
-            if isinstance(value, types) or mutable and _mutable_state(value):
+            if (isinstance(value, types) or mutable and _mutable_state(value)
+                    or plain_objects and _plain_with_arrays(value)):
                 seen.add(id(cell))
                 found.append((name, cell))
     return found
+
+
+def _plain_with_arrays(value) -> bool:
+    return is_plain_object(value) and bool(attributes(value))
 
 
 def _mutable_state(value) -> bool:
     """A container or plain object holding arrays that code may change in place."""
     if isinstance(value, (dict, list)):
         return bool(value) and _carriable(value)
-    return is_plain_object(value) and bool(attributes(value))
+    return _plain_with_arrays(value)

@@ -93,6 +93,10 @@ class CellValue(ScopedCell):
         if not same_value(before, after):
             self.changed = True
 
+    def differs(self, before, after) -> bool:
+        """Whether ``after`` (``read``) is not what was entered (``before``)."""
+        return not same_value(before, after)
+
     def finish(self, value, staged):
         if not staged:
             return   # the cell holds what the Python code left in it
@@ -227,6 +231,10 @@ class CellView(CellValue):
 
     def read(self, entered):
         return objects.attributes(self.contents())
+
+    def differs(self, before, after) -> bool:
+        return before.keys() != after.keys() or not same(list(before.values()),
+                                                         list(after.values()))
 
     def enter(self, value):
         self.view.enter(value)

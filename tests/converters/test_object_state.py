@@ -335,6 +335,40 @@ def test_a_function_mutating_objects_called_from_a_staged_branch():
         check(branch_calls_a_mutating_function, *args)
 
 
+class Tally:
+    def __init__(self):
+        self.n = 0
+        self.total = 0.0
+
+    def add(self, v):
+        self.n += 1
+        self.total += v
+
+
+def tally_positive(xs):
+    t = Tally()
+    for x in xs:
+        if x > 0:
+            t.add(x)
+    return t.n, t.total
+
+
+def tally_until(x, limit):
+    t = Tally()
+    while t.total < limit:
+        t.add(x)
+    return t.n
+
+
+def test_an_object_changed_by_its_own_method_in_a_staged_loop():
+    """``t.add(x)`` sets ``t``'s attributes inside the loop's body: the loop carries
+    the plain object its body reaches through its closure, as a staged ``if`` does
+    (was: the tracer of one traced iteration leaked out, UnexpectedTracerError)."""
+    check(tally_positive, np.array([1.0, -2.0, 3.0], np.float32))
+    check(tally_positive, np.array([-1.0, -2.0], np.float32))
+    check(tally_until, 1.5, 5.0)
+
+
 class Bag:
     pass
 

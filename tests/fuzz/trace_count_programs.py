@@ -52,6 +52,10 @@ class Box:
     def __init__(self, v):
         self.v = v
 
+    def bump(self, k):
+        """A change the region's own code does not show: a method sets the attribute."""
+        self.v = self.v + k
+
 
 RUNS: collections.Counter = collections.Counter()
 
@@ -158,7 +162,7 @@ def _loop_program(rng, name) -> str:
         out.append("g()")
     if "box" in features:
         pre.append("box = Box(x)")
-        inside.append("box.v = box.v + 1")
+        inside.append(rng.choice(("box.v = box.v + 1", "box.bump(1)")))
         out.append("box.v")
     if "promote" in features:
         pre.append(f"p = {rng.choice(_STARTS)}")

@@ -63,14 +63,9 @@ def test_static_range_reading_a_traced_variable_is_staged_whole():
 
 
 def test_static_range_runs_python_until_its_state_is_traced():
-    class Holder:   # an object, not a pytree: its traced attribute is not seen up front
-        pass
-
-    holder = Holder()
-
     def f(x):
-        holder.x = x
-        return for_stmt(range(6), lambda i, s: s + holder.x * i, (0,))
+        get = lambda: x   # noqa: E731 - a function's closure: its tracer is not seen up front
+        return for_stmt(range(6), lambda i, s: s + get() * i, (0,))
 
     assert float(jax.jit(f)(1.0)) == 15.0
     loops = [e for e in jax.make_jaxpr(f)(1.0).jaxpr.eqns if e.primitive.name == "scan"]
