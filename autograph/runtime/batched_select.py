@@ -50,8 +50,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
-from jax._src.interpreters import batching
 from jax.extend.core import jaxpr_as_fun
+
+from autograph.runtime.trace_context import BatchTracer
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -69,7 +70,7 @@ def is_batched(value) -> bool:
     """Whether ``value`` is a tracer that a ``vmap`` running now maps (looking
     through the tracers of ``grad`` and ``jvp`` to their primal values)."""
     while value is not None:
-        if isinstance(value, batching.BatchTracer):
+        if isinstance(value, BatchTracer):
             return value.batch_dim is not None
         value = getattr(value, "primal", None)
     return False

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import sys
 
-from jax._src import core as jax_core  # trace state has no public accessor
-
 from autograph.errors import ConversionError
 from autograph.runtime.regions import regions_of
+from autograph.runtime.trace_context import trace_active
 from autograph.runtime.tracing import caller_location, has_tracer
 
 
@@ -61,7 +60,7 @@ def check_try_inputs(*names):
     ``ConversionError`` at the ``try`` if one of the caller's variables ``names``
     (those its body reads) holds a traced value. Traced operations never raise those
     errors, so the ``except`` would never run where Python's does."""
-    if jax_core.trace_state_clean():
+    if not trace_active():
         return
     variables = sys._getframe(1).f_locals
     for name in names:

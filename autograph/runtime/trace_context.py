@@ -12,7 +12,8 @@ record, and pushes and pops it with ``pushed``/``counted``.
 
 This is also the one runtime module that asks JAX's private trace state
 (``jax._src``), which has no public accessor: ``trace_active``,
-``under_jit``, ``current_trace``.
+``under_jit``, ``current_trace``, and ``vmap``'s tracer type (``BatchTracer``,
+which ``batched_select`` asks about).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import contextlib
 import threading
 
 from jax._src import core as _jax_core  # trace state has no public accessor
+from jax._src.interpreters.batching import BatchTracer  # noqa: F401 - vmap's tracer type, for batched_select
 
 
 class _Frames(threading.local):
