@@ -107,7 +107,10 @@ def is_plain_object(value) -> bool:
         return False
     if not hasattr(value, "__dict__"):
         return False
-    leaves = tree_util.tree_leaves(value)
+    try:
+        leaves = tree_util.tree_leaves(value)
+    except Exception:  # noqa: BLE001 - a pytree whose flattening fails: not carried
+        return False
     return len(leaves) == 1 and leaves[0] is value
 
 
@@ -116,7 +119,10 @@ _CODE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
 
 
 def _carriable(value) -> bool:
-    leaves = tree_util.tree_leaves(value)
+    try:
+        leaves = tree_util.tree_leaves(value)
+    except Exception:  # noqa: BLE001 - no pytree JAX can flatten (dict keys that do not sort)
+        return False
     return all(isinstance(leaf, (jax.Array, Tracer, np.ndarray, np.generic, bool, int, float,
                                  complex)) for leaf in leaves)
 

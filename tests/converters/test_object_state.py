@@ -369,6 +369,26 @@ def test_an_object_changed_by_its_own_method_in_a_staged_loop():
     check(tally_until, 1.5, 5.0)
 
 
+class MixedKeys:
+    def __init__(self):
+        self.table = {1: "one", "two": 2.0}   # keys that do not sort: no pytree JAX flattens
+
+
+def reads_an_object_jax_cannot_flatten(xs):
+    o = MixedKeys()
+    total = 0.0
+    for x in xs:
+        total = total + x * len(o.table)
+    return total
+
+
+def test_a_loop_reaching_an_object_jax_cannot_flatten_leaves_it_alone():
+    """(found by the CPython language tests: the loop's search for plain objects to
+    carry flattened every object its body reaches, and an object holding a dict whose
+    keys do not sort raised ValueError)"""
+    check(reads_an_object_jax_cannot_flatten, np.array([1.0, 2.0], np.float32))
+
+
 class Bag:
     pass
 
