@@ -54,18 +54,5 @@ def test_python_values_and_compiled_give_pythons_result():
     assert [float(v) for v in got] == [0, 1, 2, 0, 1, 2]
 
 
-def doubled_unless_large(n):
-    a = [1, 2]
-    b = a
-    if n > 2:
-        a = [5, 5]
-    b += [3]
-    return len(a)
-
-
-def test_a_change_python_makes_on_one_path_only_is_refused_at_the_users_line():
-    assert autograph.convert(doubled_unless_large)(0) == 3
-    with pytest.raises(autograph.ConversionError) as raised:
-        autograph.to_graph(doubled_unless_large)(jnp.int32(0))
-    assert raised.value.filename == __file__
-    assert raised.value.lineno == doubled_unless_large.__code__.co_firstlineno + 5
+# The refusal where a staged region made the list doubtful, at the user's line:
+# tests/runtime/test_carried_state.py (split_extended_by_augmented_assignment and its kin).
