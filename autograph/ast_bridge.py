@@ -11,12 +11,17 @@ written out here is handed to gast's own translator.
 
     tree = ast_bridge.to_gast(ast.parse(source))      # as gast.ast_to_gast
     code = compile(ast_bridge.to_ast(tree), ...)     # as gast.gast_to_ast
+
+``to_located_ast`` is ``to_ast`` followed by ``ast.fix_missing_locations``, whose
+walk it makes only where the conversion met a node missing part of its location
+(in a converted function, none but where a converter left one unplaced).
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+import threading
 
 import gast
 from gast import ast3
@@ -37,11 +42,95 @@ def to_ast(node):
     return _convert(node, _TO_AST)
 
 
+def to_located_ast(node):
+    """``fill_missing_locations(to_ast(node))``: the fill's walk is made only where
+    a node of the converted tree lacks part of its location (the conversion checks
+    each node it makes, and where every one is located the fill changes nothing)."""
+    state = _LOCATIONS
+    state.missing = False
+    tree = _convert(node, _TO_AST)
+    if state.missing:
+        fill_missing_locations(tree)
+    return tree
+
+
+def fill_missing_locations(tree):
+    """``ast.fix_missing_locations(tree)``, without a generator and a recursive call
+    per node: each node missing a location takes its parent's. (Per class, found
+    once: whether it has a location, and its fields; operator and context leaves,
+    which have neither, are not visited.)"""
+    stack = [(tree, 1, 0, 1, 0)]
+    pop, push = stack.pop, stack.append
+    plans, leaves, node_type = _LOCATION_PLANS, _AST_LEAVES, ast.AST
+    while stack:
+        node, lineno, col, end_lineno, end_col = pop()
+        cls = node.__class__
+        plan = plans.get(cls)
+        if plan is None:
+            plan = plans[cls] = ("lineno" in cls._attributes, cls._fields)
+        located, fields = plan
+        d = node.__dict__
+        if located:
+            value = d.get("lineno")
+            if value is None and "lineno" not in d:
+                node.lineno = lineno
+            else:
+                lineno = value
+            value = d.get("end_lineno")
+            if value is None:
+                node.end_lineno = end_lineno
+            else:
+                end_lineno = value
+            if "col_offset" not in d:
+                node.col_offset = col
+            else:
+                col = d["col_offset"]
+            value = d.get("end_col_offset")
+            if value is None:
+                node.end_col_offset = end_col
+            else:
+                end_col = value
+        for name in fields:
+            value = d.get(name)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, lineno, col, end_lineno, end_col))
+            elif isinstance(value, node_type) and value.__class__ not in leaves:
+                push((value, lineno, col, end_lineno, end_col))
+    return tree
+
+
+_LOCATION_PLANS: dict = {}
+_AST_LEAVES = frozenset(
+    leaf for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    for leaf in base.__subclasses__() if not leaf._fields and not leaf._attributes)
+
+# Per thread: whether ``to_ast`` made a node that ``fill_missing_locations`` would
+# change (one missing its start, or with no end), since ``to_located_ast`` began.
+_LOCATIONS = threading.local()
+
+
+def _unlocated(values) -> bool:
+    """Whether a new ``ast`` node whose ``__dict__`` is ``values`` is one the fill
+    would change."""
+    return (values.get("end_col_offset") is None or values.get("end_lineno") is None
+            or "lineno" not in values or "col_offset" not in values)
+
+
+def _checked(new):
+    """``new`` (a located ``ast`` node), noted if the fill would change it."""
+    if _unlocated(new.__dict__):
+        _LOCATIONS.missing = True
+    return new
+
+
 class _Direction:
     """One direction: the target module, its special cases, gast's translator, and
     per source class the function that converts its nodes."""
 
-    def __init__(self, target, translator, special, shared_leaves=False):
+    def __init__(self, target, translator, special, shared_leaves=False,
+                 checks_locations=False):
         self.target = target
         self.translator = translator
         gast_special = {name[6:] for name in vars(translator) if name.startswith("visit_")}
@@ -52,9 +141,13 @@ class _Direction:
         # A node with no fields and no attributes (Load, Add...) converted to one
         # object per class: for ``to_ast``, whose trees are compiled and printed.
         self.shared_leaves = shared_leaves
+        # Note each located node missing part of its location (``to_located_ast``).
+        self.checks_locations = checks_locations
         self.handlers = {}    # source class -> function converting its nodes
 
     def _gast(self, node):
+        if self.checks_locations:
+            _LOCATIONS.missing = True    # (its nodes are not checked: fill them)
         return self.translator().visit(node)
 
     def handler(self, cls):
@@ -103,6 +196,7 @@ def _generic_of(cls, target, direction):
     # ``getattr(node, attr)`` of each attribute, without raising where a node lacks
     # one: the instance's value, else the class's (a default), else none.
     class_values = tuple((attr, getattr(cls, attr, _MISSING)) for attr in attributes)
+    check = direction.checks_locations and "lineno" in target._attributes
 
     def convert(node):
         new = target.__new__(target)
@@ -122,6 +216,9 @@ def _generic_of(cls, target, direction):
             value = own.get(attr, default)
             if value is not _MISSING:
                 values[attr] = value
+        if check and (values.get("end_col_offset") is None or values.get("end_lineno") is None
+                      or "lineno" not in values or "col_offset" not in values):
+            _LOCATIONS.missing = True
         return new
 
     return convert
@@ -231,39 +328,41 @@ def _ast_name(node):
     values["id"] = node.id
     values["ctx"] = _convert(node.ctx, _TO_AST)
     _copy_name_location(values, node)
+    if _unlocated(values):
+        _LOCATIONS.missing = True
     return new
 
 
 def _ast_except_handler(node):
     if not node.name:
         return _generic(node, _TO_AST)
-    return _copy_location(ast.ExceptHandler(_a(node.type), node.name.id, _a(node.body)),
-                          node)
+    return _checked(_copy_location(
+        ast.ExceptHandler(_a(node.type), node.name.id, _a(node.body)), node))
 
 
 def _ast_assign(node):
-    return _copy_location(ast.Assign(_a(node.targets), _a(node.value)), node)
+    return _checked(_copy_location(ast.Assign(_a(node.targets), _a(node.value)), node))
 
 
 def _ast_function(kind):
     def convert(node):
-        return _copy_location(kind(
+        return _checked(_copy_location(kind(
             _a(node.name), _a(node.args), _a(node.body), _a(node.decorator_list),
-            _a(node.returns), _a(node.type_comment)), node)
+            _a(node.returns), _a(node.type_comment)), node))
     return convert
 
 
 def _ast_class(node):
-    return _copy_location(ast.ClassDef(
+    return _checked(_copy_location(ast.ClassDef(
         _a(node.name), _a(node.bases), _a(node.keywords), _a(node.body),
-        _a(node.decorator_list)), node)
+        _a(node.decorator_list)), node))
 
 
 def _ast_arg(node):
     if node is None:
         return None
-    return _copy_location(ast.arg(_a(node.id), _a(node.annotation), _a(node.type_comment)),
-                          node)
+    return _checked(_copy_location(
+        ast.arg(_a(node.id), _a(node.annotation), _a(node.type_comment)), node))
 
 
 def _ast_arguments(node):
@@ -277,7 +376,8 @@ _TO_GAST = _Direction(gast, ast3.Ast3ToGAst, {
     "Name": _gast_name, "arg": _gast_arg, "ExceptHandler": _gast_except_handler,
     "FunctionDef": _gast_function(gast.FunctionDef),
     "AsyncFunctionDef": _gast_function(gast.AsyncFunctionDef), "ClassDef": _gast_class})
-_TO_AST = _Direction(ast, ast3.GAstToAst3, shared_leaves=True, special={
+_TO_AST = _Direction(ast, ast3.GAstToAst3, shared_leaves=True, checks_locations=True,
+                     special={
     "Name": _ast_name, "ExceptHandler": _ast_except_handler, "Assign": _ast_assign,
     "FunctionDef": _ast_function(ast.FunctionDef),
     "AsyncFunctionDef": _ast_function(ast.AsyncFunctionDef), "ClassDef": _ast_class,

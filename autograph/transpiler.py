@@ -103,6 +103,7 @@ _RUNTIME_NAME = "ag__"
 _FACTORY_NAME = "__autograph_factory__"
 _CONVERTED_NAME = "__autograph_converted__"
 _FUTURE_FLAGS = __future__.annotations.compiler_flag
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
 @dataclass(frozen=True)
@@ -360,8 +361,7 @@ class Transpiler:
         cell = self._runtime_cells.get(options)
         if cell is None:
             namespace = types.ModuleType(runtime_module.__name__, runtime_module.__doc__)
-            namespace.__dict__.update(
-                (name, getattr(runtime_module, name)) for name in runtime_module.__all__)
+            namespace.__dict__.update(_runtime_exports())
             namespace.converted_call = make_converted_call(
                 self, options,
                 options.options if isinstance(options, PythonTwin) else options,
@@ -492,6 +492,23 @@ class Transpiler:
             local_names=frozenset(local),
             self_call=(fn.__code__.co_name if twin and fn.__code__.co_name in user_names
                        and fn.__code__.co_name not in bound else None))
+
+
+def _runtime_exports():
+    """``(name, value)`` of each name ``autograph.runtime`` exports, as the module
+    holds it now (a test that patches the runtime sees its patch): read with one
+    ``itemgetter`` over the module's dict, not a ``getattr`` per name."""
+    names = runtime_module.__all__
+    global _EXPORTS
+    if _EXPORTS is None or _EXPORTS[0] is not names:
+        _EXPORTS = (names, tuple(names), operator.itemgetter(*names))
+    try:
+        return zip(_EXPORTS[1], _EXPORTS[2](vars(runtime_module)), strict=True)
+    except KeyError:      # (a name the module makes on first access)
+        return ((name, getattr(runtime_module, name)) for name in names)
+
+
+_EXPORTS = None
 
 
 def _applies(converter, present, names) -> bool:
@@ -683,10 +700,14 @@ def _compile(node, filename, runtime_name, original_code,
         body=[node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
                                                 annotation=None, type_comment=None))],
         decorator_list=[], returns=None, type_comment=None, type_params=[])
-    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-        setattr(factory, attr, getattr(node, attr))
+    # The factory's own nodes take its place (as ``ast.fix_missing_locations`` would
+    # give them): then, where the converters placed every node, no fill is needed.
+    place = {attr: getattr(node, attr) for attr in _LOCATION}
+    factory.__dict__.update(place)
+    for own in (*factory.args.args, factory.body[1], factory.body[1].value):
+        own.__dict__.update(place)
     module = gast.Module(body=[factory], type_ignores=[])
-    tree = _fill_locations(ast_bridge.to_ast(module))
+    tree = ast_bridge.to_located_ast(module)
     _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
@@ -696,59 +717,6 @@ def _compile(node, filename, runtime_name, original_code,
                       _qualname_prefix(original_code) + original_code.co_name,
                       _helper_scopes(helpers))
     return code.replace(co_name=original_code.co_name)
-
-
-def _fill_locations(tree):
-    """``ast.fix_missing_locations(tree)``, without a generator and a recursive call
-    per node: each node missing a location takes its parent's. (Per class, found
-    once: whether it has a location, and its fields; operator and context leaves,
-    which have neither, are not visited.)"""
-    stack = [(tree, 1, 0, 1, 0)]
-    pop, push = stack.pop, stack.append
-    plans, leaves, node_type = _LOCATION_PLANS, _AST_LEAVES, ast.AST
-    while stack:
-        node, lineno, col, end_lineno, end_col = pop()
-        cls = node.__class__
-        plan = plans.get(cls)
-        if plan is None:
-            plan = plans[cls] = ("lineno" in cls._attributes, cls._fields)
-        located, fields = plan
-        d = node.__dict__
-        if located:
-            value = d.get("lineno")
-            if value is None and "lineno" not in d:
-                node.lineno = lineno
-            else:
-                lineno = value
-            value = d.get("end_lineno")
-            if value is None:
-                node.end_lineno = end_lineno
-            else:
-                end_lineno = value
-            if "col_offset" not in d:
-                node.col_offset = col
-            else:
-                col = d["col_offset"]
-            value = d.get("end_col_offset")
-            if value is None:
-                node.end_col_offset = end_col
-            else:
-                end_col = value
-        for name in fields:
-            value = d.get(name)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        push((item, lineno, col, end_lineno, end_col))
-            elif isinstance(value, node_type) and value.__class__ not in leaves:
-                push((value, lineno, col, end_lineno, end_col))
-    return tree
-
-
-_LOCATION_PLANS: dict = {}
-_AST_LEAVES = frozenset(
-    leaf for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
-    for leaf in base.__subclasses__() if not leaf._fields and not leaf._attributes)
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks

@@ -74,3 +74,35 @@ def test_the_comparison_sees_a_difference():
     other.body[0].body[1].lineno += 1
     assert same_tree(tree, other) is not None
     assert same_tree(gast.ast_to_gast(tree), tree) is not None     # gast.Name vs ast.Name
+
+
+def _strip_some_locations(tree, every):
+    """Take part of the location off every ``every``-th located node of ``tree``
+    (by turns: all of it, the start only, the end only, the end set to None)."""
+    located = [n for n in gast.walk(tree) if "lineno" in n._attributes]
+    for i, node in enumerate(located[::every]):
+        kind = i % 4
+        for attr in (("lineno", "col_offset", "end_lineno", "end_col_offset"),
+                     ("lineno", "col_offset"), ("end_lineno", "end_col_offset"), ())[kind]:
+            node.__dict__.pop(attr, None)
+        if kind == 3:
+            node.end_lineno = node.end_col_offset = None
+    return len(located[::every])
+
+
+@pytest.mark.parametrize("filename", _FILES[:6], ids=os.path.basename)
+@pytest.mark.parametrize("every", [1, 7, 50])
+def test_located_trees_are_what_fix_missing_locations_makes(filename, every):
+    with open(filename, encoding="utf-8") as f:
+        tree = ast_bridge.to_gast(ast.parse(f.read(), filename))
+    assert same_tree(ast_bridge.to_located_ast(tree), ast_bridge.to_ast(tree)) is None
+    assert _strip_some_locations(tree, every) > 0
+    expected = ast.fix_missing_locations(gast.gast_to_ast(tree))
+    assert same_tree(ast_bridge.to_located_ast(tree), expected) is None
+    assert same_tree(ast_bridge.to_ast(tree), expected) is not None   # (it had to fill)
+
+
+def test_a_tree_located_throughout_is_not_walked_again(monkeypatch):
+    tree = ast_bridge.to_gast(ast.parse(inspect.getsource(same_tree)))
+    monkeypatch.setattr(ast_bridge, "fill_missing_locations", None)   # (a call would fail)
+    assert same_tree(ast_bridge.to_located_ast(tree), ast_bridge.to_ast(tree)) is None
