@@ -39,6 +39,8 @@ import autograph
 from autograph import disk_cache
 from autograph.transpiler import Transpiler
 
+from . import against
+
 
 def _times(fn: Callable[[], object], repeats: int) -> list[float]:
     times = []
@@ -98,21 +100,17 @@ def environment_digest_s() -> float:
 
 def _checkout(root: str):
     """``(Transpiler, benchmark functions)`` imported from the checkout at ``root``
-    (autograph and benchmarks taken out of ``sys.modules`` first: two checkouts
-    live side by side in one process, each module holding its own globals)."""
-    for name in list(sys.modules):
-        if name.split(".")[0] in ("autograph", "benchmarks"):
-            del sys.modules[name]
-    sys.path.insert(0, root)
-    try:
+    (``against.import_checkout``), each function converted once (one-time imports
+    and warm-ups paid outside the timings)."""
+    def load():
         from autograph.transpiler import Transpiler as transpiler
         from benchmarks.suite import conversion_sources
         from benchmarks.workloads import get_workloads
-        functions = conversion_sources(get_workloads(None))
-    finally:
-        sys.path.remove(root)
+        return transpiler, conversion_sources(get_workloads(None))
+
+    transpiler, functions = against.import_checkout(root, load)
     for f in functions:
-        transpiler().convert(f)       # one-time imports and warm-ups
+        transpiler().convert(f)
     return transpiler, functions
 
 
@@ -122,32 +120,17 @@ def compare(other: str, rounds: int = 30) -> None:
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     versions = {"other": _checkout(os.path.abspath(other)), "this": _checkout(here)}
-    names = [f.__name__ for f in versions["this"][1]]
-    samples = {k: {n: [] for n in names} for k in versions}
-    for r in range(rounds):
-        for kind in ("other", "this") if r % 2 else ("this", "other"):
-            transpiler, functions = versions[kind]
-            for f in functions:
-                start = time.process_time()
-                transpiler().convert(f)
-                samples[kind][f.__name__].append(time.process_time() - start)
-    from .report import _table
-    from .suite import format_seconds
+    by_name = {k: {f.__name__: (transpiler, f) for f in functions}
+               for k, (transpiler, functions) in versions.items()}
 
-    rows = []
-    for name in [*names, "median"]:
-        if name == "median":
-            lo = {k: statistics.median(min(v) for v in samples[k].values()) for k in samples}
-            mid = {k: statistics.median(statistics.median(v) for v in samples[k].values())
-                   for k in samples}
-        else:
-            lo = {k: min(samples[k][name]) for k in samples}
-            mid = {k: statistics.median(samples[k][name]) for k in samples}
-        rows.append([name, format_seconds(lo["other"]), format_seconds(lo["this"]),
-                     format_seconds(mid["other"]), format_seconds(mid["this"]),
-                     f"{lo['this'] / lo['other']:.2f}"])
-    print(_table(["function", "other (min)", "this (min)", "other (median)",
-                  "this (median)", "this / other (min)"], rows))
+    def sample(kind, name):
+        transpiler, f = by_name[kind][name]
+        start = time.process_time()
+        transpiler().convert(f)
+        return time.process_time() - start
+
+    names = [f.__name__ for f in versions["this"][1]]
+    print(against.table(against.interleave(["other", "this"], names, sample, rounds)))
 
 
 def main(cold_reps: int = 20) -> None:

@@ -19,10 +19,11 @@ the change being measured.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
+
+from benchmarks import against
 
 _KIND = "autograph"
 
@@ -40,59 +41,31 @@ def _tracers(get_workloads) -> dict[str, Callable[[], object]]:
 
 
 def _checkout(root: str) -> dict[str, Callable[[], object]]:
-    """The tracers of the checkout at ``root`` (autograph and benchmarks taken out
-    of ``sys.modules`` first, so two checkouts live side by side), each run once
-    (conversion, imports and JAX's one-time costs paid outside the timings)."""
-    for name in list(sys.modules):
-        if name.split(".")[0] in ("autograph", "benchmarks"):
-            del sys.modules[name]
-    sys.path.insert(0, root)
-    try:
+    """The tracers of the checkout at ``root`` (``against.import_checkout``), each
+    run once (conversion, imports and JAX's one-time costs paid outside the
+    timings)."""
+    def load():
         from benchmarks.workloads import get_workloads
-        tracers = _tracers(get_workloads)
-    finally:
-        sys.path.remove(root)
+        return _tracers(get_workloads)
+
+    tracers = against.import_checkout(root, load)
     for trace in tracers.values():
         trace()
     return tracers
 
 
-def _sample(samples: dict, trace: Callable[[], object]) -> None:
-    start = time.process_time()
-    trace()
-    samples.append(time.process_time() - start)
-
-
-def _row(name, lo, mid) -> list[str]:
-    ratio = f"{lo['this'] / lo['other']:.2f}" if "other" in lo else ""
-    return [name, *(f"{lo[k] * 1e3:.1f} ms" for k in lo),
-            *(f"{mid[k] * 1e3:.1f} ms" for k in mid), ratio]
-
-
 def run(versions: dict, rounds: int) -> None:
     """Time each version's tracers, interleaved round by round; print the table."""
     names = sorted(set.intersection(*(set(v) for v in versions.values())))
-    samples = {k: {n: [] for n in names} for k in versions}
-    order = list(versions)
-    for r in range(rounds):
-        for kind in (order if r % 2 == 0 else order[::-1]):
-            for name in names:
-                _sample(samples[kind][name], versions[kind][name])
-    rows = []
-    for name in [*names, "median"]:
-        if name == "median":
-            lo = {k: statistics.median(min(v) for v in samples[k].values()) for k in order}
-            mid = {k: statistics.median(statistics.median(v) for v in samples[k].values())
-                   for k in order}
-        else:
-            lo = {k: min(samples[k][name]) for k in order}
-            mid = {k: statistics.median(samples[k][name]) for k in order}
-        rows.append(_row(name, lo, mid))
-    headers = ["workload", *(f"{k} (min)" for k in order), *(f"{k} (median)" for k in order)]
-    headers.append("this / other (min)" if "other" in versions else "")
-    from benchmarks.report import _table
+
+    def sample(kind, name):
+        start = time.process_time()
+        versions[kind][name]()
+        return time.process_time() - start
+
     print(f"trace time, CPU, {rounds} rounds")
-    print(_table(headers, rows))
+    print(against.table(against.interleave(list(versions), names, sample, rounds),
+                        "workload"))
 
 
 def main(argv: list[str]) -> None:
