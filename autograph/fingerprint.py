@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 import dis
 import inspect
+import itertools
 import opcode
 import operator
 import re
@@ -249,16 +250,25 @@ class _SourceFacts:
     def explain(self, code) -> str | None:
         """Why ``code`` (the function's or a nested one) was not compiled from this
         definition, or ``None``."""
+        spans, starts, ends = self.spans, self.starts, self.ends
+        name_ops, name_at, constants_at = _NAME_OPS, self.name_at, self.constants_at
         for opname, position, argval in instructions(code):
             if None in position or position[2] == position[3] == 0:
                 continue                      # no position, or the compiler's own
             line, end_line, col, end_col = position
-            if (line, col, end_line, end_col) not in self.spans and (
+            span = (line, col, end_line, end_col)
+            if span not in spans and (
                     opname not in _METHOD_CALL_OPS
-                    or ((line, col) not in self.starts and (end_line, end_col) not in self.ends)):
+                    or ((line, col) not in starts and (end_line, end_col) not in ends)):
                 return (f"the running code has an expression at line {line}, column "
                         f"{col + 1} that the source does not")
-            problem = self._differs_at((line, col, end_line, end_col), opname, argval)
+            if opname in name_ops:
+                held = name_at.get(span)
+                if held is None or held == argval:
+                    continue                  # (what ``_differs_at`` finds first)
+            elif opname != "LOAD_CONST" or span not in constants_at:
+                continue                      # (no name or constant: nothing to differ)
+            problem = self._differs_at(span, opname, argval)
             if problem:
                 return problem
         names = code.co_names + code.co_varnames + code.co_cellvars + code.co_freevars
@@ -353,12 +363,12 @@ if _DECODED:
 
 def _decoded(code):
     raw = code.co_code
-    positions = code.co_positions()
+    # (one position per code unit; none past the end, as ``next(positions, ...)``)
+    positions = itertools.chain(code.co_positions(), itertools.repeat(_NO_POSITION))
     opnames, caches, kinds = dis.opname, _CACHE_ENTRIES, _ARG_KIND
     have_argument, extended = dis.HAVE_ARGUMENT, dis.EXTENDED_ARG
     out, extended_arg, skip = [], 0, 0
-    for i in range(0, len(raw), 2):
-        position = next(positions, (None, None, None, None))
+    for i, position in zip(range(0, len(raw), 2), positions, strict=False):
         if skip:
             skip -= 1
             continue
@@ -384,6 +394,9 @@ def _decoded(code):
             argval = code._varname_from_oparg(arg)
         out.append((opnames[op], position, argval))
     return out
+
+
+_NO_POSITION = (None, None, None, None)
 
 
 def _constant_keys(value):
