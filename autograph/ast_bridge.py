@@ -273,7 +273,21 @@ def _gast_name(node):
 
 def _copy_name_location(values, old):
     """``_copy_location`` into a name's ``__dict__`` ``values`` (both kinds of name
-    have every location attribute)."""
+    have every location attribute), read from ``old``'s own ``__dict__`` (the name
+    classes have no start and a None end by default: ``_NAME_DEFAULTS_KNOWN``)."""
+    own = old.__dict__
+    value = own.get("lineno")
+    if value is not None:
+        values["lineno"] = value
+    value = own.get("col_offset")
+    if value is not None:
+        values["col_offset"] = value
+    values["end_lineno"] = own.get("end_lineno")
+    values["end_col_offset"] = own.get("end_col_offset")
+
+
+def _copy_name_location_by_getattr(values, old):
+    """``_copy_name_location`` where the name classes' defaults are not as known."""
     for attr in _START:
         value = getattr(old, attr, None)
         if value is not None:
@@ -287,6 +301,12 @@ def _copy_name_location(values, old):
 
 _GAST_NAME, _AST_NAME = gast.Name, ast.Name
 _START, _END = ("lineno", "col_offset"), ("end_lineno", "end_col_offset")
+_NAME_DEFAULTS_KNOWN = all(
+    not hasattr(cls, "lineno") and not hasattr(cls, "col_offset")
+    and getattr(cls, "end_lineno", 0) is None and getattr(cls, "end_col_offset", 0) is None
+    for cls in (_GAST_NAME, _AST_NAME))
+if not _NAME_DEFAULTS_KNOWN:
+    _copy_name_location = _copy_name_location_by_getattr   # noqa: F811
 
 
 def _gast_arg(node):

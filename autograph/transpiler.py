@@ -63,10 +63,10 @@ from autograph.converters import (
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
 from autograph.runtime.calls import make_converted_call
-from autograph.walk import walk
+from autograph.walk import walk, walk_list
 
 # The order matters: each converter may rely on the syntax its predecessors removed.
-# A converter module may declare what it rewrites (NODE_TYPES, NAMES: ``_applies``);
+# A converter module may declare what it rewrites (NODE_TYPES, NAMES: ``_declared``);
 # it is skipped for functions that contain none of it. It may also define
 # ``needed(nodes, ctx)`` (whether the walk ``nodes`` of the tree holds something it
 # rewrites) and ``rewrite(node, ctx, nodes)`` (its ``transform``, given that walk):
@@ -410,7 +410,7 @@ class Transpiler:
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename, fn.__code__)
         twin = isinstance(options, PythonTwin)
-        nodes = list(walk(node))
+        nodes = walk_list(node)
         ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
                             twin, nodes)
         if twin and _defines_functions(node, ctx):
@@ -419,18 +419,23 @@ class Transpiler:
             return self.program(fn, options.options)
         present = {sub.__class__ for sub in nodes}
         current = nodes     # list(walk(node)) while no converter has run since
+        user_names = ctx.user_names
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
-            if not _applies(converter, present, ctx.user_names):
-                continue
-            rewrite = getattr(converter, "rewrite", None)
-            if rewrite is None:
+            try:
+                node_types, names, rewrites = _DECLARED[converter]
+            except (KeyError, TypeError):
+                node_types, names, rewrites = _declared(converter)
+            if ((node_types is not None and present.isdisjoint(node_types))
+                    or (names is not None and user_names.isdisjoint(names))):
+                continue          # it rewrites nothing this function holds
+            if not rewrites:
                 node = converter.transform(node, ctx)
             else:
                 if current is None:
-                    current = list(walk(node))
+                    current = walk_list(node)
                 if not converter.needed(current, ctx):
                     continue      # the tree is unchanged: ``current`` still walks it
-                node = rewrite(node, ctx, current)
+                node = converter.rewrite(node, ctx, current)
             current = None
         filename = parsed.filename
         if self.store_source:
@@ -511,17 +516,22 @@ def _runtime_exports():
 _EXPORTS = None
 
 
-def _applies(converter, present, names) -> bool:
-    """Whether ``converter`` may rewrite something in a function whose tree holds
-    nodes of the types ``present`` and the identifiers ``names``. A converter module
-    may declare ``NODE_TYPES`` (the node types it rewrites) and ``NAMES`` (the
-    names whose calls it rewrites); it is skipped for a function that holds none
-    of one of them."""
-    for declared, found in (("NODE_TYPES", present), ("NAMES", names)):
-        wanted = getattr(converter, declared, None)
-        if wanted is not None and found.isdisjoint(wanted):
-            return False
-    return True
+def _declared(converter):
+    """``(NODE_TYPES, NAMES, whether it defines rewrite)`` of ``converter`` (None for
+    what it does not declare), found once per converter (``_DECLARED``). A converter
+    module may declare ``NODE_TYPES`` (the node types it rewrites) and ``NAMES``
+    (the names whose calls it rewrites); it is skipped for a function that holds
+    none of one of them."""
+    declared = (getattr(converter, "NODE_TYPES", None), getattr(converter, "NAMES", None),
+                getattr(converter, "rewrite", None) is not None)
+    try:
+        _DECLARED[converter] = declared
+    except TypeError:     # (a converter object that cannot be a key: found each time)
+        pass
+    return declared
+
+
+_DECLARED: dict = {}
 
 
 _CONVERT_CALL = "convert __call__"

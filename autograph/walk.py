@@ -6,7 +6,7 @@ the standard library's walkers go through two nested generators per node
 order, less the leaves that stand for an operator or a context (``Load``, ``Add``,
 ``Eq``...: nothing under them, and no analysis asks for them; they are read through
 their parent, ``node.ctx``, ``node.op``): ``child_nodes`` as a list, ``walk``
-breadth first as ``ast.walk`` does.
+breadth first as ``ast.walk`` does (``walk_list``: the same, as a list).
 """
 
 from __future__ import annotations
@@ -88,3 +88,20 @@ def walk(node):
             elif isinstance(value, _AST) and value.__class__ not in LEAVES:
                 append(value)
         yield current
+
+
+def walk_list(node) -> list:
+    """``list(walk(node))``, built without a generator: the list is its own queue
+    (each node's children are appended as the loop reaches it)."""
+    found = [node]
+    append, extend = found.append, found.extend
+    fields = NODE_FIELDS
+    for current in found:     # (the list grows as the loop goes: breadth first)
+        for field in fields[current.__class__]:
+            value = getattr(current, field, None)
+            if value.__class__ is list:
+                extend([item for item in value
+                        if isinstance(item, _AST) and item.__class__ not in LEAVES])
+            elif isinstance(value, _AST) and value.__class__ not in LEAVES:
+                append(value)
+    return found

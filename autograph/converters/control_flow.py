@@ -107,7 +107,7 @@ from autograph.converters.helper_scopes import (
 )
 from autograph.converters.jumps import reject_leftover_jumps
 from autograph.converters.loop_bounds import derived_bound, range_args
-from autograph.walk import walk
+from autograph.walk import walk_list
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 _TRIES = (gast.Try, gast.TryStar)
@@ -117,7 +117,7 @@ _DECLARING = frozenset((gast.Global, gast.Nonlocal, gast.FunctionDef, gast.Async
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert every ``if``/``while``/``for`` in ``node`` (nested functions included)."""
-    return rewrite(node, ctx, list(walk(node)))
+    return rewrite(node, ctx, walk_list(node))
 
 
 def needed(nodes, ctx=None) -> bool:
@@ -130,7 +130,7 @@ def rewrite(node: gast.FunctionDef, ctx, nodes) -> gast.FunctionDef:
     reject_leftover_jumps(node, ctx)
     if any(sub.__class__ is gast.NamedExpr for sub in nodes):
         lower_assigning_tests(node, ctx)   # (a whole pass: only where it can act)
-        nodes = list(walk(node))
+        nodes = walk_list(node)
     annotate_liveness(node, nodes)
     locals_of = {}     # FunctionDef id -> its local names (the tree is not changed yet)
     annotate_definedness(node, nodes, locals_of)

@@ -54,6 +54,7 @@ def test_walks_see_every_node_but_leaves():
     for tree in _trees():
         expected = [n for n in ast.walk(tree) if n.__class__ not in walk.LEAVES]
         assert list(walk.walk(tree)) == expected
+        assert walk.walk_list(tree) == expected
         assert {id(n) for n in scopes.walk_same_scope(tree)} <= {id(n) for n in expected}
 
 
