@@ -272,9 +272,10 @@ def _gast_name(node):
 
 
 def _copy_name_location(values, old):
-    """``_copy_location`` into a name's ``__dict__`` ``values`` (both kinds of name
-    have every location attribute), read from ``old``'s own ``__dict__`` (the name
-    classes have no start and a None end by default: ``_NAME_DEFAULTS_KNOWN``)."""
+    """``_copy_location`` into a name's or parameter's ``__dict__`` ``values`` (both
+    kinds of name, and ``ast.arg``, have every location attribute), read from
+    ``old``'s own ``__dict__`` (their classes have no start and a None end by
+    default: ``_NAME_DEFAULTS_KNOWN``)."""
     own = old.__dict__
     value = own.get("lineno")
     if value is not None:
@@ -304,14 +305,21 @@ _START, _END = ("lineno", "col_offset"), ("end_lineno", "end_col_offset")
 _NAME_DEFAULTS_KNOWN = all(
     not hasattr(cls, "lineno") and not hasattr(cls, "col_offset")
     and getattr(cls, "end_lineno", 0) is None and getattr(cls, "end_col_offset", 0) is None
-    for cls in (_GAST_NAME, _AST_NAME))
+    for cls in (_GAST_NAME, _AST_NAME, ast.arg))
 if not _NAME_DEFAULTS_KNOWN:
     _copy_name_location = _copy_name_location_by_getattr   # noqa: F811
 
 
 def _gast_arg(node):
-    return _copy_location(gast.Name(node.arg, gast.Param(), _g(node.annotation),
-                                    _g(node.type_comment)), node)
+    # gast.Name(node.arg, gast.Param(), ...) with the location copied, written out.
+    new = _GAST_NAME.__new__(_GAST_NAME)
+    values = new.__dict__
+    values["id"] = node.arg
+    values["ctx"] = gast.Param()
+    values["annotation"] = _g(node.annotation)
+    values["type_comment"] = _g(node.type_comment)
+    _copy_name_location(values, node)
+    return new
 
 
 def _gast_except_handler(node):
@@ -379,10 +387,21 @@ def _ast_class(node):
 
 
 def _ast_arg(node):
+    # ast.arg(node.id, ...) with the location copied, written out.
     if node is None:
         return None
-    return _checked(_copy_location(
-        ast.arg(_a(node.id), _a(node.annotation), _a(node.type_comment)), node))
+    new = _AST_ARG.__new__(_AST_ARG)
+    values = new.__dict__
+    values["arg"] = _a(node.id)
+    values["annotation"] = _a(node.annotation)
+    values["type_comment"] = _a(node.type_comment)
+    _copy_name_location(values, node)
+    if _unlocated(values):
+        _LOCATIONS.missing = True
+    return new
+
+
+_AST_ARG = ast.arg
 
 
 def _ast_arguments(node):
