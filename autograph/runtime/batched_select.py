@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
-from jax.extend.core import ClosedJaxpr, Jaxpr, Var, jaxpr_as_fun
+from jax.extend.core import ClosedJaxpr, DebugInfo, Jaxpr, Var, jaxpr_as_fun
 from jax.extend.core.primitives import cond_p
 
 from autograph.runtime.trace_context import BatchTracer
@@ -234,6 +234,23 @@ def _batched_outputs(jaxpr, consts_batched, leaves_batched):
     return [False if hasattr(v, "val") else batched.get(v, False) for v in jaxpr.outvars]
 
 
+# What JAX's debugging info says of a staged if's custom_vmap function and rule and
+# custom_jvp function and rule, given rather than read from their signatures each
+# time an if is traced.
+_PRIMAL_DEBUG = DebugInfo("custom_vmap fun", "staged_if", None, None)
+_RULE_DEBUG = DebugInfo("custom_vmap rule", "staged_if_vmap_rule", None, None)
+_JVP_PRIMAL_DEBUG = DebugInfo("custom_jvp fun", "staged_if", None, None)
+_JVP_DEBUG = DebugInfo("custom_jvp jvp", "staged_if_jvp", None, None)
+
+
+def _described(method, debug):
+    """``method`` as a ``functools.partial`` carrying ``debug`` where JAX looks for a
+    function's debugging info before it inspects its signature."""
+    described = functools.partial(method.__func__, method.__self__)
+    described.__fun_debug_info__ = debug
+    return described
+
+
 class _StagedIf:
     """One staged ``if`` whose branches are closed jaxprs. Called with the predicate,
     each branch's constants and the operands' leaves, it is a ``custom_jvp``
@@ -243,16 +260,17 @@ class _StagedIf:
     def __init__(self, true_jaxpr, false_jaxpr, spare):
         self.jaxprs = {True: true_jaxpr, False: false_jaxpr}
         self.spare = spare
-        primal = jax.custom_batching.custom_vmap(self.cond)
-        primal.def_vmap(self._vmap_rule)
+        primal = jax.custom_batching.custom_vmap(_described(self.cond, _PRIMAL_DEBUG))
+        primal.def_vmap(_described(self._vmap_rule, _RULE_DEBUG))
         if not (_differentiable(true_jaxpr) or _differentiable(false_jaxpr)):
             # Integers and booleans only, in and out: every tangent reaching it is a
             # symbolic zero, which JAX's JVP and linearize pass by without a rule, so
             # no custom_jvp is needed (one equation and its trace less: collatz).
             self.function = primal
             return
+        primal.__fun_debug_info__ = _JVP_PRIMAL_DEBUG
         self.function = jax.custom_jvp(primal)
-        self.function.defjvp(self._jvp)
+        self.function.defjvp(_described(self._jvp, _JVP_DEBUG))
 
     def __call__(self, pred, true_consts, false_consts, leaves):
         return self.function(pred, true_consts, false_consts, leaves)
