@@ -37,6 +37,11 @@ whose derivative is infinite at an example that does not take it still gives
 NaN to the gradient of such a weight under ``vmap``, as the ``jnp.where`` form
 does.
 
+The ``cond`` itself is bound on the branches' jaxprs as they were traced
+(``_DirectCond``), not through ``lax.cond``, which would trace them again; only
+where they have effects, or where the installed JAX lays out jaxprs otherwise
+than the direct bind expects (``DIRECT_BIND``), is it ``lax.cond``.
+
 Kept as ``lax.cond`` (JAX's batching, copies included): branches with side
 effects (a staged ``print`` or ``assert``; their per-example paths, ``paths.py``,
 keep each effect to the examples that reach it) unless the predicate is known
