@@ -61,7 +61,7 @@ from jax import lax, tree_util
 from jax.extend.core import ClosedJaxpr, DebugInfo, Jaxpr, Var, jaxpr_as_fun
 from jax.extend.core.primitives import cond_p
 
-from autograph.runtime.trace_context import BatchTracer
+from autograph.runtime.trace_context import BatchTracer, trace_flat
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -353,8 +353,7 @@ class _StagedIf:
         args = (true_consts, false_consts, leaves)
         count = len(self.jaxprs[True].out_avals)
         # Each branch's outputs and residuals, ones for the other branch's residuals.
-        shapes = {which: jax.eval_shape(lin[which].residuals, args) for which in lin}
-        fill = {which: [jnp.ones(r.shape, r.dtype) for r in shapes[which][1]]
+        fill = {which: [jnp.ones(r.shape, r.dtype) for r in _residual_types(lin[which], args)]
                 for which in lin}
 
         def branch(which):
@@ -445,6 +444,16 @@ def _padded(closed, other, keep, before):
     return ClosedJaxpr(jaxpr.replace(
         constvars=[], invars=[*consts, *jaxpr.invars],
         outvars=[v for v, k in zip(jaxpr.outvars, keep, strict=True) if k]), ())
+
+
+def _residual_types(linearized, args):
+    """The abstract values of ``linearized.residuals(args)``'s residuals, found by
+    an abstract trace (``trace_context.trace_flat``)."""
+    leaves, tree = tree_util.tree_flatten(args)
+    _, _, types = trace_flat(
+        lambda *leaves: list(linearized.residuals(tree_util.tree_unflatten(tree, leaves))[1]),
+        [jax.typeof(leaf) for leaf in leaves])
+    return types
 
 
 class _Linearized:
