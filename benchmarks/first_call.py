@@ -65,6 +65,13 @@ CASES = (
     Case("triangle_sum", programs.triangle_sum, programs.triangle_sum_lax,
          lambda: (jnp.linspace(0.0, 1.0, 16), jnp.int32(10))),
     Case("rnn_forward", programs.rnn_forward, programs.rnn_forward_lax, _rnn_args),
+    Case("fibonacci_while", programs.fibonacci_while, programs.fibonacci_while_lax,
+         lambda: (jnp.array([0, 1], jnp.int32), jnp.int32(20))),
+    Case("huber_loss", programs.huber_loss, programs.huber_loss_lax,
+         lambda: (jnp.float32(2.5),)),
+    Case("row_sum", programs.row_sum, programs.row_sum_lax,
+         lambda: (jnp.asarray(np.random.default_rng(0).normal(size=(500, 10)),
+                              jnp.float32),)),
 )
 
 

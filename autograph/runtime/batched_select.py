@@ -37,6 +37,11 @@ whose derivative is infinite at an example that does not take it still gives
 NaN to the gradient of such a weight under ``vmap``, as the ``jnp.where`` form
 does.
 
+The ``cond`` itself is bound on the branches' jaxprs as they were traced
+(``_DirectCond``), not through ``lax.cond``, which would trace them again; only
+where they have effects, or where the installed JAX lays out jaxprs otherwise
+than the direct bind expects (``DIRECT_BIND``), is it ``lax.cond``.
+
 Kept as ``lax.cond`` (JAX's batching, copies included): branches with side
 effects (a staged ``print`` or ``assert``; their per-example paths, ``paths.py``,
 keep each effect to the examples that reach it) unless the predicate is known
@@ -46,13 +51,17 @@ linear map would run the loop on the branch not taken.
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
-from jax.extend.core import jaxpr_as_fun
+from jax.extend.core import ClosedJaxpr, DebugInfo, Jaxpr, Var, jaxpr_as_fun
+from jax.extend.core.primitives import cond_p
 
-from autograph.runtime.trace_context import BatchTracer
+from autograph.runtime.trace_context import BatchTracer, trace_flat
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -230,6 +239,23 @@ def _batched_outputs(jaxpr, consts_batched, leaves_batched):
     return [False if hasattr(v, "val") else batched.get(v, False) for v in jaxpr.outvars]
 
 
+# What JAX's debugging info says of a staged if's custom_vmap function and rule and
+# custom_jvp function and rule, given rather than read from their signatures each
+# time an if is traced.
+_PRIMAL_DEBUG = DebugInfo("custom_vmap fun", "staged_if", None, None)
+_RULE_DEBUG = DebugInfo("custom_vmap rule", "staged_if_vmap_rule", None, None)
+_JVP_PRIMAL_DEBUG = DebugInfo("custom_jvp fun", "staged_if", None, None)
+_JVP_DEBUG = DebugInfo("custom_jvp jvp", "staged_if_jvp", None, None)
+
+
+def _described(method, debug):
+    """``method`` as a ``functools.partial`` carrying ``debug`` where JAX looks for a
+    function's debugging info before it inspects its signature."""
+    described = functools.partial(method.__func__, method.__self__)
+    described.__fun_debug_info__ = debug
+    return described
+
+
 class _StagedIf:
     """One staged ``if`` whose branches are closed jaxprs. Called with the predicate,
     each branch's constants and the operands' leaves, it is a ``custom_jvp``
@@ -239,16 +265,17 @@ class _StagedIf:
     def __init__(self, true_jaxpr, false_jaxpr, spare):
         self.jaxprs = {True: true_jaxpr, False: false_jaxpr}
         self.spare = spare
-        primal = jax.custom_batching.custom_vmap(self.cond)
-        primal.def_vmap(self._vmap_rule)
+        primal = jax.custom_batching.custom_vmap(_described(self.cond, _PRIMAL_DEBUG))
+        primal.def_vmap(_described(self._vmap_rule, _RULE_DEBUG))
         if not (_differentiable(true_jaxpr) or _differentiable(false_jaxpr)):
             # Integers and booleans only, in and out: every tangent reaching it is a
             # symbolic zero, which JAX's JVP and linearize pass by without a rule, so
             # no custom_jvp is needed (one equation and its trace less: collatz).
             self.function = primal
             return
+        primal.__fun_debug_info__ = _JVP_PRIMAL_DEBUG
         self.function = jax.custom_jvp(primal)
-        self.function.defjvp(self._jvp)
+        self.function.defjvp(_described(self._jvp, _JVP_DEBUG))
 
     def __call__(self, pred, true_consts, false_consts, leaves):
         return self.function(pred, true_consts, false_consts, leaves)
@@ -257,10 +284,23 @@ class _StagedIf:
         return jax.core.eval_jaxpr(self.jaxprs[which].jaxpr, consts, *leaves)
 
     def cond(self, pred, true_consts, false_consts, leaves):
-        """``lax.cond`` of the two branches."""
+        """``lax.cond`` of the two branches: ``cond_p`` bound on the branches as
+        traced (``_DirectCond``) where that is known to be what ``lax.cond`` binds,
+        else ``lax.cond`` itself, which traces them again."""
+        if DIRECT_BIND and self.direct is not None:
+            return self.direct(pred, true_consts, false_consts, leaves)
         return lax.cond(pred, lambda args: self._run(True, args[0], args[2]),
                         lambda args: self._run(False, args[1], args[2]),
                         (true_consts, false_consts, leaves))
+
+    @functools.cached_property
+    def direct(self):
+        """The ``_DirectCond`` of the two branches, or None where one has effects
+        (``lax.cond`` orders and checks those)."""
+        true, false = self.jaxprs[True], self.jaxprs[False]
+        if true.effects or false.effects:
+            return None
+        return _DirectCond(true, false)
 
     def select_now(self, pred, true_consts, false_consts, leaves):
         """Both branches in the current trace (where ``pred`` is batched), on operands
@@ -313,8 +353,7 @@ class _StagedIf:
         args = (true_consts, false_consts, leaves)
         count = len(self.jaxprs[True].out_avals)
         # Each branch's outputs and residuals, ones for the other branch's residuals.
-        shapes = {which: jax.eval_shape(lin[which].residuals, args) for which in lin}
-        fill = {which: [jnp.ones(r.shape, r.dtype) for r in shapes[which][1]]
+        fill = {which: [jnp.ones(r.shape, r.dtype) for r in _residual_types(lin[which], args)]
                 for which in lin}
 
         def branch(which):
@@ -332,6 +371,89 @@ class _StagedIf:
         out_tan = [_select(pred, a, b) if _inexact(o) else b
                    for o, a, b in zip(out, true_tan, false_tan, strict=True)]
         return out, out_tan
+
+
+def _direct_bind_supported() -> bool:
+    """Whether the installed JAX has the jaxpr layout ``_DirectCond`` builds on
+    (jax 0.10: a ``ClosedJaxpr`` of a ``Jaxpr`` with ``constvars``, ``Var(aval)``,
+    ``cond_p`` bound as ``cond_p.bind(index, *operands, branches=(false, true))``).
+    JAX 0.11 made ``ClosedJaxpr`` and ``Jaxpr`` one class: ``lax.cond`` there."""
+    try:
+        jaxpr_fields = inspect.signature(Jaxpr.__init__).parameters
+        var_fields = inspect.signature(Var.__init__).parameters
+    except (TypeError, ValueError):
+        return False
+    return (ClosedJaxpr is not Jaxpr and cond_p.name == "cond" and cond_p.multiple_results
+            and all(f in jaxpr_fields for f in ("constvars", "invars", "outvars", "eqns"))
+            and all(f in ClosedJaxpr.__init__.__code__.co_varnames for f in ("jaxpr", "consts"))
+            and [n for n, f in var_fields.items() if f.default is f.empty] == ["self", "aval"])
+
+
+# Whether a staged ``if`` binds ``cond_p`` on its traced branches (``_DirectCond``);
+# False: through ``lax.cond`` (a test forces it, to keep both ways tested).
+DIRECT_BIND = _direct_bind_supported()
+
+
+class _DirectCond:
+    """``lax.cond`` of two effect-free branches already traced, without tracing
+    them again: each branch's closed jaxpr takes ``[*true consts, *false consts,
+    *operand leaves]`` (the other branch's constants as unused inputs), and an
+    output that both branches pass through from the same input is that input, not
+    an output of the ``cond``, as ``lax.cond`` binds it.
+
+    Before: ``lax.cond(pred, lambda a: eval_jaxpr(t, a), lambda a: eval_jaxpr(f, a), a)``
+    (each branch traced again). After: ``cond_p.bind(index, *a, branches=(f', t'))``.
+    """
+
+    def __init__(self, true, false):
+        true_consts = len(true.jaxpr.constvars)
+        start = true_consts + len(false.jaxpr.constvars)
+        fwd = (_forwarded(true.jaxpr, 0, start), _forwarded(false.jaxpr, true_consts, start))
+        self.forwarded = [i if i == j else None for i, j in zip(*fwd, strict=True)]
+        keep = [i is None for i in self.forwarded]
+        self.branches = (_padded(false, true, keep, before=True),
+                         _padded(true, false, keep, before=False))
+
+    def __call__(self, pred, true_consts, false_consts, leaves):
+        inputs = [*true_consts, *false_consts, *leaves]
+        out = iter(cond_p.bind(lax.convert_element_type(pred, np.int32), *inputs,
+                               branches=self.branches))
+        return [next(out) if i is None else _array(inputs[i]) for i in self.forwarded]
+
+
+def _array(value):
+    return value if isinstance(value, jax.Array) else jnp.asarray(value)
+
+
+def _forwarded(jaxpr, consts_at, leaves_at):
+    """Per output of ``jaxpr``: the position among the inputs ``[*true consts,
+    *false consts, *leaves]`` of the input it passes through unchanged, or None
+    (its constants are at ``consts_at``, the leaves at ``leaves_at``)."""
+    position = {v: consts_at + i for i, v in enumerate(jaxpr.constvars)}
+    position.update((v, leaves_at + i) for i, v in enumerate(jaxpr.invars))
+    return [position.get(v) if isinstance(v, Var) else None for v in jaxpr.outvars]
+
+
+def _padded(closed, other, keep, before):
+    """``closed`` as a constant-free closed jaxpr over ``[*true consts, *false consts,
+    *leaves]`` (``other``'s constants unused inputs, first where ``before``), with
+    only the outputs where ``keep``."""
+    jaxpr = closed.jaxpr
+    unused = [Var(v.aval) for v in other.jaxpr.constvars]
+    consts = [*unused, *jaxpr.constvars] if before else [*jaxpr.constvars, *unused]
+    return ClosedJaxpr(jaxpr.replace(
+        constvars=[], invars=[*consts, *jaxpr.invars],
+        outvars=[v for v, k in zip(jaxpr.outvars, keep, strict=True) if k]), ())
+
+
+def _residual_types(linearized, args):
+    """The abstract values of ``linearized.residuals(args)``'s residuals, found by
+    an abstract trace (``trace_context.trace_flat``)."""
+    leaves, tree = tree_util.tree_flatten(args)
+    _, _, types = trace_flat(
+        lambda *leaves: list(linearized.residuals(tree_util.tree_unflatten(tree, leaves))[1]),
+        [jax.typeof(leaf) for leaf in leaves])
+    return types
 
 
 class _Linearized:

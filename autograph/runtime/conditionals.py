@@ -29,7 +29,7 @@ import functools
 import jax
 import jax.numpy as jnp
 from jax import tree_util
-from jax.extend.core import jaxpr_as_fun
+from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from autograph.errors import ConversionError
 from autograph.runtime import (
@@ -53,6 +53,7 @@ from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable
 from autograph.runtime.staged_region import StagedRegion
 from autograph.runtime.state import Holes, as_tuple, from_tuple
+from autograph.runtime.trace_context import trace_flat
 from autograph.runtime.tracing import caller_location, is_tracer, param_names
 from autograph.runtime.undefined import is_undefined, is_undefined_return
 
@@ -231,8 +232,19 @@ class _Branch:
         return tuple(out)
 
     def trace(self, operands):
-        self.jaxpr, self.shapes = jax.make_jaxpr(self.run, return_shape=True)(operands)
-        self.shapes_traced = self.shapes
+        leaves, in_tree = tree_util.tree_flatten(operands)
+        out_tree = []
+
+        def flat(*leaves):
+            out, tree = tree_util.tree_flatten(self.run(tree_util.tree_unflatten(in_tree,
+                                                                                 leaves)))
+            out_tree.append(tree)
+            return out
+
+        jaxpr, consts, avals = trace_flat(flat, [jax.typeof(leaf) for leaf in leaves])
+        self.jaxpr = ClosedJaxpr(jaxpr, consts)
+        self.shapes = self.shapes_traced = tree_util.tree_unflatten(out_tree[0], [
+            jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals])
 
     def as_traced(self) -> bool:
         """Whether reconciling left the branch as it was traced."""

@@ -78,7 +78,7 @@ from autograph.runtime.state import (
     from_tuple,
     through_unbound,
 )
-from autograph.runtime.trace_context import trace_active
+from autograph.runtime.trace_context import trace_active, trace_flat
 from autograph.runtime.tracing import (
     FlatTree,
     Location,
@@ -329,11 +329,12 @@ def _test_is_traced(loop_test, state) -> bool:
 
     def probe(*traced_leaves):
         seen.append(is_tracer(loop_test(*flat.rebuild(traced_leaves))))
+        return []
 
     # An abstract probe: the loops it traces are not the program's, nor the cells and
     # objects it changes (carried_state.py).
     with unrolling.held(), _side_trip(loop_test):
-        jax.eval_shape(probe, *flat.selected)
+        trace_flat(probe, [jax.typeof(leaf) for leaf in flat.selected])
     return seen[0]
 
 

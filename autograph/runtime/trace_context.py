@@ -13,7 +13,8 @@ record, and pushes and pops it with ``pushed``/``counted``.
 This is also the one runtime module that asks JAX's private trace state
 (``jax._src``), which has no public accessor: ``trace_active``,
 ``under_jit``, ``current_trace``, and ``vmap``'s tracer type (``BatchTracer``,
-which ``batched_select`` asks about).
+which ``batched_select`` asks about); and ``trace_flat``, the tracing into a jaxpr
+that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+import jax
 from jax._src import core as _jax_core  # trace state has no public accessor
 from jax._src.interpreters.batching import BatchTracer  # noqa: F401 - vmap's tracer type, for batched_select
 
@@ -83,3 +85,44 @@ def current_trace():
         return _jax_core.trace_ctx.trace
     except AttributeError:  # pragma: no cover - a JAX without trace_ctx
         return None
+
+
+def _tracing_internals():
+    """``(wrap_init, trace_to_jaxpr_dynamic, DebugInfo)`` of the installed JAX where
+    they take what ``trace_flat`` passes (as in jax 0.10 and 0.11), else None."""
+    try:
+        import inspect
+
+        from jax._src import linear_util
+        from jax._src.interpreters import partial_eval
+        trace = partial_eval.trace_to_jaxpr_dynamic
+        wrap = linear_util.wrap_init
+        debug = linear_util.DebugInfo
+        if (list(inspect.signature(trace).parameters)[:2] != ["fun", "in_avals"]
+                or "debug_info" not in inspect.signature(wrap).parameters
+                or debug._fields[:4] != ("traced_for", "func_src_info", "arg_names",
+                                         "result_paths")):
+            return None
+        return wrap, trace, debug("autograph", "<autograph staged region>", None, None)
+    except (ImportError, AttributeError, TypeError, ValueError):  # pragma: no cover
+        return None
+
+
+# None: trace_flat goes through jax.make_jaxpr (a test forces it)
+TRACING = _tracing_internals()
+
+
+def trace_flat(fn, avals):
+    """``(jaxpr, consts, out_avals)`` of ``fn(*tracers)``, one tracer per abstract
+    value in ``avals``, ``fn`` giving a list of arrays: what ``jax.make_jaxpr(fn)``
+    gives (closed-over tracers of enclosing traces among the ``consts``), traced
+    the way ``lax.cond`` traces a branch, without building a ``jit`` around it
+    (reading the function's signature, missing its cache) each time."""
+    if TRACING is None:
+        closed = jax.make_jaxpr(fn)(*(jax.ShapeDtypeStruct(a.shape, a.dtype,
+                                                           weak_type=a.weak_type)
+                                      for a in avals))
+        return closed.jaxpr, closed.consts, closed.out_avals
+    wrap, trace, debug = TRACING
+    jaxpr, out_avals, consts = trace(wrap(fn, debug_info=debug), list(avals))
+    return jaxpr, consts, out_avals

@@ -16,6 +16,18 @@ def test_first_call_split_times_every_stage_of_both_implementations():
     assert "collatz" in table and "hand_lax" in table
 
 
+def test_every_first_call_case_agrees_with_its_hand_written_twin():
+    import jax
+    import numpy as np
+
+    import autograph
+    for case in first_call.CASES:
+        args = case.make_args()
+        np.testing.assert_allclose(np.asarray(jax.jit(autograph.convert(case.original))(*args)),
+                                   np.asarray(jax.jit(case.hand)(*args)), rtol=1e-4, atol=1e-4,
+                                   err_msg=case.name)
+
+
 def test_lambda_file_row_parses_the_file_once():
     (row,) = lambda_files.measure(sizes=(25,))
     assert row["size"] == 25 and row["file_parses"] == 1
