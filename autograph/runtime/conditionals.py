@@ -151,10 +151,13 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         region.check(operands, holes.bound_names(names))
         # Existing lists and dicts the branches give (a staged conditional gives copies).
         existing, picked = side_effects.closure_containers((if_true, if_false)), {}
+        branches = object()   # this if, for paths.BranchTaken
         true, false = (_Branch(fn, taken, state, holes.rebuild, names, where, construct,
                                existing, picked)
-                       for fn, taken in ((if_true, lambda: pred),
-                                         (if_false, lambda: jnp.logical_not(pred))))
+                       for fn, taken in (
+                           (if_true, paths.BranchTaken(lambda: pred, branches, True)),
+                           (if_false, paths.BranchTaken(lambda: jnp.logical_not(pred),
+                                                        branches, False))))
         with unrolling.held() as decisions:  # the loops in the branches
             out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
         unrolling.release(decisions)
