@@ -8,6 +8,7 @@ no ``goto``, so data flow follows the nesting of statements.
 from autograph.analysis import annos
 from autograph.analysis.activity import (
     bound_names,
+    items_assigned,
     local_names,
     modified_names,
     mutated_objects,
@@ -26,6 +27,7 @@ __all__ = [
     "annotate_liveness",
     "bound_names",
     "first_yield",
+    "items_assigned",
     "local_names",
     "modified_names",
     "mutated_objects",

@@ -313,6 +313,12 @@ def _split_target(target, mutated, rebound):
             mutated.add(base)
 
 
+def items_assigned(stmts) -> set[str]:
+    """The names whose items ``stmts`` assign, in their own scope
+    (``x = ag__.setitem(x, ...)``, the slices converter's ``x[k] = v``)."""
+    return {node.targets[0].id for node in walk_same_scope(stmts) if is_setitem(node)}
+
+
 def is_setitem(node) -> bool:
     """Whether ``node`` is ``x = ag__.setitem(x, ...)`` (the slices converter's
     ``x[k] = v``)."""

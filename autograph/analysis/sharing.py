@@ -37,6 +37,13 @@ _READING_BUILTINS = frozenset({
     "round", "divmod", "pow", "format", "ord", "chr", "hex", "bin", "oct",
 })
 _READING_MODULES = frozenset({"jnp", "np", "numpy", "jax", "lax", "math", "operator"})
+# NumPy functions that give their argument itself or a view of it: the same data.
+_NUMPY_VIEWS = frozenset({
+    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "ravel", "reshape",
+    "squeeze", "transpose", "swapaxes", "moveaxis", "expand_dims", "atleast_1d",
+    "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "real", "imag", "flip",
+    "fliplr", "flipud", "rot90", "matrix_transpose", "permute_dims",
+})
 # Of the runtime's operators that change their first argument in place
 # (``annos.IN_PLACE_OPERATORS``), those whose other arguments are read, not kept
 # (``a += b`` keeps b's items, not b).
@@ -187,7 +194,10 @@ def _is_new(value) -> bool:
         func = value.func
         if isinstance(func, gast.Name):
             return func.id in ("list", "dict", "set", "sorted", "tuple")
-        return _module_of(func) in _READING_MODULES
+        module = _module_of(func)
+        if module in ("np", "numpy") and func.attr in _NUMPY_VIEWS:
+            return False   # np.asarray(a) is a itself
+        return module in _READING_MODULES
     return False
 
 

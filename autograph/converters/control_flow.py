@@ -93,6 +93,7 @@ from autograph.analysis import (
     annotate_definedness,
     annotate_liveness,
     bound_names,
+    items_assigned,
     modified_names,
 )
 from autograph.analysis.function_scope import FunctionScope, name_order
@@ -331,6 +332,9 @@ class _ControlFlow(Transformer):
         outer = self.loops[-1][0] if self.loops[-1] else node
         shared = scope.sharing.shared(state, (outer.lineno, outer.col_offset),
                                       end_position(outer))
+        # Of those, the ones whose items the block assigns: a NumPy array among them
+        # cannot take traced values in place (runtime/stageable.py).
+        item_writes = self._sorted(set(shared) & items_assigned(stmts)) if shared else ()
         if not isinstance(node, gast.If):
             carried = state
         facts = scope.obstacles(node, node.body if isinstance(node, gast.While) else stmts,
@@ -338,7 +342,8 @@ class _ControlFlow(Transformer):
         obstacles = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
                      for key, value in facts.items()]
         return _Block(state, self._state_inputs(node, state, needed),
-                      obstacles + self._cell_keywords(cells, scoped, mutated, shared),
+                      obstacles + self._cell_keywords(cells, scoped, mutated, shared,
+                                                      item_writes),
                       cells, dead)
 
     def _sorted(self, names):
@@ -346,12 +351,13 @@ class _ControlFlow(Transformer):
 
 
     @staticmethod
-    def _cell_keywords(cells, scoped, mutated=(), shared=()):
+    def _cell_keywords(cells, scoped, mutated=(), shared=(), item_writes=()):
         keywords = []
         if cells:
             keywords.append(gast.keyword(arg="cells", value=templates.replace_expr(
                 "lambda: (cells,)", cells=cells)))
-        for key, names in (("scoped", scoped), ("mutated", mutated), ("shared", shared)):
+        for key, names in (("scoped", scoped), ("mutated", mutated), ("shared", shared),
+                           ("item_writes", item_writes)):
             if names:
                 keywords.append(gast.keyword(arg=key, value=gast.Tuple(
                     elts=[gast.Constant(value=n, kind=None) for n in names],

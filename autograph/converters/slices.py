@@ -10,11 +10,11 @@ Before:
 
 After:
 
-    x = ag__.setitem(x, i, v)
-    x = ag__.setitem(x, ag__.index[i, 1:], v, op='+')
+    x = ag__.setitem(x, i, v, held='x')
+    x = ag__.setitem(x, ag__.index[i, 1:], v, op='+', held='x')
     value_0, value_1 = x[j + 1], x[j]
-    x = ag__.setitem(x, j, value_0)
-    x = ag__.setitem(x, j + 1, value_1)
+    x = ag__.setitem(x, j, value_0, held='x')
+    x = ag__.setitem(x, j + 1, value_1, held='x')
     s = s + ag__.getitem(x, ag__.index[i:i + k], (k,))
     return x, s
 
@@ -24,7 +24,11 @@ object. An assignment into a parameter that the function never rebinds nor
 returns (``def set_first(xs, v): xs[0] = v``) passes ``shared='xs'``: the caller
 sees the object, so a functional update of a JAX array, which it would never
 see, is a ``ConversionError`` at the line (``runtime/slices.py``); so is one into a
-name that another name holds too (``z = y; y[0] = v`` passes ``alias='z'``). Only
+name that another name holds too (``z = y; y[0] = v`` passes ``alias='z'``). Any
+other name whose object something else may hold (a returned parameter, a view
+``row = m[i]``, an object put in a list) passes ``held='row'``: a traced value
+written into a NumPy array it holds is refused, since Python would write it into
+the array every holder sees. Only
 assignments into a plain name (``x[...]``, not ``a.x[...]`` or
 ``x[i][j]``) are rewritten: the others keep Python's semantics. A tuple of targets
 takes its values first, as Python does, then assigns each target in turn. A slice
@@ -38,6 +42,7 @@ import gast
 
 from autograph import templates
 from autograph.analysis import walk_same_scope
+from autograph.analysis.sharing import Sharing
 from autograph.converters.scoped import ScopedTransformer
 from autograph.walk import walk
 
@@ -88,6 +93,7 @@ class _Slices(ScopedTransformer):
         self.ag = ctx.runtime_name
         self._shared = []   # per function: its parameters a caller sees (`shared`)
         self._aliases = []  # per function: name -> another name for its object (`alias`)
+        self._held = []     # per function: names whose object something else may hold
 
     def _key(self, target):
         key = target.slice
@@ -110,11 +116,13 @@ class _Slices(ScopedTransformer):
     def _visit_function(self, node):
         self._shared.append(_shared_parameters(node))
         self._aliases.append(_aliases(node))
+        self._held.append(_held_names(node, self.ag))
         try:
             return super()._visit_function(node)
         finally:
             self._shared.pop()
             self._aliases.pop()
+            self._held.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
 
@@ -135,6 +143,9 @@ class _Slices(ScopedTransformer):
         elif self._aliases and name in self._aliases[-1]:
             alias = gast.Constant(value=self._aliases[-1][name], kind=None)
             new[0].value.keywords.append(gast.keyword(arg="alias", value=alias))
+        elif self._held and name in self._held[-1]:
+            new[0].value.keywords.append(
+                gast.keyword(arg="held", value=gast.Constant(value=name, kind=None)))
         return new
 
     def _is_local_item(self, target):
@@ -200,6 +211,17 @@ def _shared_parameters(node) -> frozenset:
         elif isinstance(sub, gast.Name) and not isinstance(sub.ctx, gast.Load):
             params.discard(sub.id)   # rebound: a new object, the caller's unchanged
     return frozenset(params)
+
+
+def _held_names(node, runtime_name) -> frozenset:
+    """The names of the function ``node`` that may hold an object something else holds
+    too (``analysis/sharing.py``: a parameter, ``b = a``, a view such as
+    ``np.asarray(a)`` or ``a[0]``, an object put in a container or passed on). A NumPy
+    array such a name holds changes in place for every holder in Python; a traced
+    value written into it cannot (``runtime/slices.py``)."""
+    if isinstance(node, gast.Lambda):
+        return frozenset()
+    return frozenset(Sharing(node, runtime_name).held_from)
 
 
 def _aliases(node) -> dict:

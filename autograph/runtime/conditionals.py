@@ -59,7 +59,8 @@ from autograph.runtime.undefined import is_undefined, is_undefined_return
 
 
 def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
-            assigns_nonlocal=None, cells=None, scoped=(), mutated=(), shared=()):
+            assigns_nonlocal=None, cells=None, scoped=(), mutated=(), shared=(),
+            item_writes=()):
     """``if cond: <if_true> else: <if_false>`` over the variables in ``state``.
 
     Equivalent to ``if_true(*state) if cond else if_false(*state)``; a traced
@@ -69,7 +70,8 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
     staged ``if`` then raises at the user's line. ``cells``/``scoped``: variables
     the branches keep in closure cells; ``mutated``: state variables whose objects
     the branches change in place; ``shared``: state variables whose object something
-    else may hold too (``carried_state.py``).
+    else may hold too (``carried_state.py``), and ``item_writes`` those of them whose
+    items a branch assigns (``stageable.check_item_writes``).
     """
     if not is_tracer(cond):
         branch = if_true if cond else if_false
@@ -88,7 +90,8 @@ def if_stmt(cond, if_true, if_false, state, *, in_try=None, assigns_global=None,
             regions.record(error, regions.PYTHON_BRANCH)
             raise
     # What the branches reach through their closures and a call may change in place.
-    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal)
+    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal,
+                                 item_writes=item_writes)
     hidden = stateful_cells(if_true, if_false, mutable=True)
     if cells is None and not mutated and not hidden and not carried.holds_containers(state):
         return _staged_if(cond, if_true, if_false, tuple(state), obstacles)
@@ -149,10 +152,13 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         region.check(operands, holes.bound_names(names))
         # Existing lists and dicts the branches give (a staged conditional gives copies).
         existing, picked = side_effects.closure_containers((if_true, if_false)), {}
+        branches = object()   # this if, for paths.BranchTaken
         true, false = (_Branch(fn, taken, state, holes.rebuild, names, where, construct,
                                existing, picked)
-                       for fn, taken in ((if_true, lambda: pred),
-                                         (if_false, lambda: jnp.logical_not(pred))))
+                       for fn, taken in (
+                           (if_true, paths.BranchTaken(lambda: pred, branches, True)),
+                           (if_false, paths.BranchTaken(lambda: jnp.logical_not(pred),
+                                                        branches, False))))
         with unrolling.held() as decisions:  # the loops in the branches
             out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
         unrolling.release(decisions)

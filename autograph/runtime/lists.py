@@ -25,10 +25,12 @@ are both counted, so such a buffer may be larger than the list ever gets.
 of a ``for`` loop fills its buffer exactly.
 
 Lists come out as lists: after a loop of exact trip count (a Python range, an
-array's leading axis) whose every append and pop is unconditional, the length is
-known, and the list is the Python list Python would have, its elements the rows
-of the buffer (``stack`` of it, untouched, is the buffer again). Only a list whose
-length depends on traced values (appends under a staged ``if``, in a ``while``)
+array's leading axis) whose appends and pops change its length by the same amount
+on every path (unconditional, or as many in both branches of a staged ``if``), the
+length is known, and the list is the Python list Python would have, its elements
+the rows of the buffer (``stack`` of it, untouched, is the buffer again). Only a
+list whose length depends on traced values (appends under one branch of a staged
+``if``, in a ``while``)
 stays a ``TensorList``; ``jnp.stack``/``jnp.array`` of it, or returning it from a
 converted function under a trace, raises, naming ``autograph.stack``. A list
 grown in one branch of a staged ``if`` is made a buffer in both.
@@ -71,17 +73,51 @@ class _Probe:
     used: bool = False  # popped, written, or read at a traced index
     appended_at: object = None  # the user's line of the first append
     history: list = field(default_factory=list)
-    # Where the loop's body runs unconditionally (the depth of ``paths``' stack);
-    # an append or pop deeper (under a staged `if`, in a nested staged `while`...)
-    # makes the list's length after the loop depend on traced values.
+    # Where the loop's body runs unconditionally (the depth of ``paths``' stack); an
+    # append or pop deeper (under a staged `if`, in a nested staged `while`...) may
+    # make the list's length after the loop depend on traced values: ``changes``
+    # holds each such change with its path from there (``path_length_change``).
     depth: int = 0
-    conditional: bool = False
+    changes: list = field(default_factory=list)
 
     def changes_length(self, pop=False):
         if pop:
             self.pops += 1
-        if paths.depth() > self.depth:
-            self.conditional = True
+        self.changes.append((paths.path_from(self.depth), -1 if pop else 1))
+
+    def length_change(self):
+        """How much one iteration changes the list's length, the same on every path
+        through its staged ``if``s (an append in both branches counts once); None
+        where it differs by path, or a change sits in a nested staged loop."""
+        return path_length_change(self.changes)
+
+
+def path_length_change(changes):
+    """The net change of ``changes`` (``(path, delta)`` pairs, each path a tuple of
+    ``paths`` conditions) along every path, or None where paths differ. Each branch
+    of a staged ``if`` (``paths.BranchTaken``) is summed on its own, and the two
+    must agree: ``if c: out.append(a) else: out.append(b)`` changes the length by one
+    whatever ``c``. A change under any other condition (a nested staged loop's
+    body, the right side of ``and``) gives None.
+
+    Before: any append under a staged ``if`` made the length after the loop depend
+    on traced values. After: only one whose count differs between the branches."""
+    total, branches = 0, {}
+    for path, delta in changes:
+        if not path:
+            total += delta
+            continue
+        head = path[0]
+        if not isinstance(head, paths.BranchTaken):
+            return None
+        sides = branches.setdefault(head.region, ([], []))
+        sides[head.side].append((path[1:], delta))
+    for if_false, if_true in branches.values():
+        taken, skipped = path_length_change(if_true), path_length_change(if_false)
+        if taken is None or taken != skipped:
+            return None
+        total += taken
+    return total
 
 
 @tree_util.register_pytree_node_class
@@ -475,8 +511,9 @@ def stage_lists(state, names, step, trip_count, where, item=None, construct="loo
     probe, ``loop_probe.py``), so the body is not probed again.
     Returns ``(state, staging)``: ``staging`` is a context manager to trace the loop
     in (nested staged loops then use the room made here). With ``exact`` (the loop
-    runs exactly ``trip_count`` iterations) a list whose every append and pop the
-    body makes unconditionally has a length known after the loop:
+    runs exactly ``trip_count`` iterations) a list whose appends and pops change its
+    length the same on every path (``path_length_change``) has a length known after
+    the loop:
     ``staging.as_lists(state)`` turns it back into the Python list Python would
     have (``as_lists``). ``staging.outputs`` holds the types one iteration gives
     each variable, where this probe ran (``ListProbe.outputs``).
@@ -576,9 +613,8 @@ class ListProbe:
             new_state[k] = _to_tensor_list(value, probe, room)
             if _is_list(value) and not (probe.appends or probe.pops):
                 staging.lists[k] = (len(value), value)   # items written only: same length
-            elif exact and _is_list(value) and not probe.conditional:
-                staging.lists[k] = (len(value) + (probe.appends - probe.pops) * trip_count,
-                                    value)
+            elif exact and _is_list(value) and probe.length_change() is not None:
+                staging.lists[k] = (len(value) + probe.length_change() * trip_count, value)
         return tuple(new_state), staging
 
 

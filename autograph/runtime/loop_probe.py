@@ -29,6 +29,7 @@ from autograph.runtime import returns
 from autograph.runtime.abstract import placeholder
 from autograph.runtime.lists import ListProbe, TensorList
 from autograph.runtime.state import HoleProbe, fill_undefined, split_unbound
+from autograph.runtime.trace_context import weak_cast
 
 
 class BodyProbe(NamedTuple):
@@ -105,7 +106,10 @@ def promoted_start(state, outputs):
 
     Before: ``p = 0`` enters the loop as a weak int32 and ``p + 0.5`` gives float32,
     so JAX traces the body, promotes and traces it again. After: ``p`` enters as
-    ``float32(0)``, the start JAX's retrace would have had."""
+    ``float32(0)``, the start JAX's retrace would have had. Where the iteration's
+    output is weakly typed (``p + x`` for a weak tracer ``x``: a Python scalar
+    argument of ``jit``) the start stays weak in its new dtype, as Python's unrolled
+    ``p`` does (JAX's own promotion would make it strong)."""
     if outputs is None:
         return state
     promoted = list(state)
@@ -128,5 +132,8 @@ def _promoted_leaf(value, out):
     except TypeError:
         return value
     if aval.weak_type and aval.shape == out.shape and aval.dtype != out.dtype:
-        return lax.convert_element_type(value, jnp.result_type(value, out))
+        dtype = jnp.result_type(value, out)
+        if getattr(out, "weak_type", False):
+            return weak_cast(value, dtype)
+        return lax.convert_element_type(value, dtype)
     return value

@@ -191,7 +191,7 @@ def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) ->
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
                in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
-               cells=None, scoped=(), mutated=(), shared=()):
+               cells=None, scoped=(), mutated=(), shared=(), item_writes=()):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -212,22 +212,24 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
 
     ``cells``/``scoped``: variables the body keeps in closure cells; ``mutated``:
     state variables whose objects it changes in place; ``shared``: state variables
-    whose object something else may hold too (``carried_state.py``).
+    whose object something else may hold too (``carried_state.py``), and
+    ``item_writes`` those of them whose items the body assigns
+    (``stageable.check_item_writes``).
     """
     hidden = stateful_cells(loop_test, loop_body, plain_objects=True)
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
-                      in_try, assigns_global, assigns_nonlocal, deletes)
+                      in_try, assigns_global, assigns_nonlocal, deletes, item_writes)
     return carried.carry(lambda plan, state: _while(
         plan.test(loop_test), plan.body(loop_body), state, maximum_iterations, checkpoint,
-        in_try, assigns_global, assigns_nonlocal, deletes), loop_body, state,
+        in_try, assigns_global, assigns_nonlocal, deletes, item_writes), loop_body, state,
         construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden,
         shared=shared)
 
 
 def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
-           assigns_global, assigns_nonlocal, deletes):
+           assigns_global, assigns_nonlocal, deletes, item_writes=()):
     """``while_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
@@ -247,7 +249,8 @@ def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
         if not cond:
             return from_tuple(state)
         state = as_tuple(loop_body(*state), count)
-    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes)
+    obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes,
+                                 item_writes)
     options = LoopOptions(maximum_iterations, checkpoint, obstacles=obstacles)
     spec = _loop_spec("while loop", loop_body, caller_location(), options, bounded=True)
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
@@ -341,7 +344,7 @@ def _test_is_traced(loop_test, state) -> bool:
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
              checkpoint=False, bound=None, in_try=None, assigns_global=None,
              assigns_nonlocal=None, deletes=None, cells=None, scoped=(), mutated=(),
-             shared=()):
+             shared=(), item_writes=()):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -371,11 +374,12 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,
-                    checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes)
+                    checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes,
+                    item_writes)
     return carried.carry(lambda plan, state: _for(
         iterable, plan.body(loop_body, skip=1), state, plan.test(extra_test),
         maximum_iterations, checkpoint, bound, in_try, assigns_global, assigns_nonlocal,
-        deletes), loop_body, state, skip=1, construct="for loop", cells=cells,
+        deletes, item_writes), loop_body, state, skip=1, construct="for loop", cells=cells,
         scoped=scoped, mutated=mutated, hidden=hidden, shared=shared,
         may_skip=_may_be_empty(iterable))
 
@@ -390,13 +394,14 @@ def _may_be_empty(iterable) -> bool:
 
 
 def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,
-         in_try, assigns_global, assigns_nonlocal, deletes):
+         in_try, assigns_global, assigns_nonlocal, deletes, item_writes=()):
     """``for_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
         return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
     options = LoopOptions(maximum_iterations, checkpoint, extra_test, bound,
-                          StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes))
+                          StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes,
+                                           item_writes))
     if isinstance(iterable, TracedRange):
         spec = _loop_spec("for loop", loop_body, caller_location(), options, bounded=True)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))

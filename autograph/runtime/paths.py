@@ -31,6 +31,27 @@ def on_path(condition):
         yield
 
 
+class BranchTaken:
+    """The condition of one branch of a staged ``if`` (what ``on_path`` pushes while
+    the branch is traced): ``make()`` gives it, ``region`` names the ``if`` (one
+    object for both branches), ``side`` says which branch (True: the ``if`` body).
+    A list probe (``lists._Probe``) compares what the two branches do to a list."""
+
+    __slots__ = ("make", "region", "side")
+
+    def __init__(self, make, region, side: bool):
+        self.make, self.region, self.side = make, region, side
+
+    def __call__(self):
+        return self.make()
+
+
+def path_from(start: int) -> tuple:
+    """The conditions pushed after the first ``start`` (``depth()`` when a record
+    began): the path from there to the current point."""
+    return tuple(FRAMES.path_conditions[start:])
+
+
 def condition():
     """Whether the current point of the staged program is reached (a traced bool),
     or ``None`` outside any staged branch or loop body."""

@@ -54,7 +54,7 @@ def augmented_assign(target, value, op):
     return _INPLACE[op](target, value)
 
 
-def setitem(target, key, value, op=None, widths=None, shared=None, alias=None):
+def setitem(target, key, value, op=None, widths=None, shared=None, alias=None, held=None):
     """``target[key] = value``, or ``target[key] <op>= value``; returns the target
     (a new array for a JAX array, the same object otherwise). ``widths`` are
     ``getitem``'s: a slice of static width at a staged loop's index is written
@@ -77,6 +77,8 @@ def setitem(target, key, value, op=None, widths=None, shared=None, alias=None):
             isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)))):
         raise _unseen_update(shared) if shared is not None else _unseen_by_alias(alias)
     if isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)):
+        if held is not None:
+            raise _numpy_write_unseen(held)
         # NumPy cannot hold a traced value: the update is functional, as for a JAX
         # array (the original fails here under jax.jit).
         target = jnp.asarray(target)
@@ -113,6 +115,19 @@ def _unseen_update(name):
         "would never see (Python changes a list for the caller too). Return the new "
         f"array (`return {name}`) and assign it where the function is called "
         f"(`{name} = f({name}, ...)`).", where.filename, where.lineno)
+
+
+def _numpy_write_unseen(name):
+    where = caller_location()
+    return ConversionError(
+        f"'{name}' holds a NumPy array that something else may hold too (the caller "
+        "that passed it in, another name, a view of it, a list it was put in), and this "
+        "writes a traced value into it. Python writes into that array, where every "
+        "holder sees the change; NumPy cannot hold a traced value, so the update would "
+        "make a new JAX array that the other holders never see. Make a JAX array that "
+        f"this name alone holds (`{name} = jnp.array({name})`), update it with "
+        f"`{name} = {name}.at[i].set(v)`, and return it to the code that needs it.",
+        where.filename, where.lineno)
 
 
 def _unseen_by_alias(alias):

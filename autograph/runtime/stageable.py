@@ -57,15 +57,39 @@ class StagingObstacles:
     call as keywords where it holds: ``in_try``, the line of a ``try`` with
     ``except`` clauses around it in the same function; ``assigns_global`` /
     ``assigns_nonlocal``, the first such variable its body assigns; ``deletes``,
-    the first variable a loop body deletes that the loop carries."""
+    the first variable a loop body deletes that the loop carries; ``item_writes``,
+    the carried variables whose items the block assigns and whose object something
+    else may hold too."""
 
     in_try: int | None = None
     assigns_global: str | None = None
     assigns_nonlocal: str | None = None
     deletes: str | None = None
+    item_writes: tuple = ()
 
 
 NO_OBSTACLES = StagingObstacles()
+
+
+def check_item_writes(values, names, written, where, construct: str):
+    """Raise where a staged block assigns items of a NumPy array that something else
+    holds too (``written``: such variables, of ``names``). Python writes into that
+    array, and every holder sees the change; staged, the block's value is traced,
+    NumPy cannot hold it, and the write makes a new JAX array the other holders
+    never see. (A loop of static trip count runs unrolled instead, where the write
+    itself is refused if its value is traced: ``slices.setitem``'s ``held``.)"""
+    for name, value in zip(names, values, strict=False):
+        if name in written and isinstance(value, np.ndarray):
+            raise ConversionError(
+                f"'{name}' holds a NumPy array that something else may hold too (the "
+                f"caller that passed it in, another name, a view of it, a list it was "
+                f"put in), and this {construct} assigns its items ({name}[...] = ...). "
+                f"Staged (its condition or trip count is traced), the {construct} writes "
+                "traced values, which NumPy cannot hold: the write would make a new JAX "
+                "array that the other holders never see, where Python changes the one "
+                f"array they all hold. Make a JAX array that this name alone holds "
+                f"before it (`{name} = jnp.array({name})`) and return it to the code "
+                "that needs it.", where.filename, where.lineno)
 
 
 def check_stageable(obstacles: StagingObstacles, where, construct: str):

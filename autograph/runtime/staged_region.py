@@ -36,7 +36,12 @@ checked, staged lists, ran. After, both read as the steps above.
 from __future__ import annotations
 
 from autograph.runtime import regions, side_effects
-from autograph.runtime.stageable import check_carriable, check_stageable, require_defined
+from autograph.runtime.stageable import (
+    check_carriable,
+    check_item_writes,
+    check_stageable,
+    require_defined,
+)
 from autograph.runtime.state import Holes
 
 
@@ -67,6 +72,9 @@ class StagedRegion:
             require_defined(values, names, self.where, f"staged {self.construct}")
         check_carriable(values, names, self.where, self.construct)
         check_stageable(self.obstacles, self.where, self.construct)
+        if self.obstacles.item_writes:
+            check_item_writes(values, names, self.obstacles.item_writes, self.where,
+                              self.construct)
 
     def settle(self, can_unroll: bool, retrace):
         """``side_effects.settle`` of what the region watches: None, the reason to

@@ -13,8 +13,9 @@ record, and pushes and pops it with ``pushed``/``counted``.
 This is also the one runtime module that asks JAX's private trace state
 (``jax._src``), which has no public accessor: ``trace_active``,
 ``under_jit``, ``current_trace``, and ``vmap``'s tracer type (``BatchTracer``,
-which ``batched_select`` asks about); and ``trace_flat``, the tracing into a jaxpr
-that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it.
+which ``batched_select`` asks about); ``trace_flat``, the tracing into a jaxpr
+that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it; and the one
+cast JAX keeps private: to a dtype that stays weakly typed (``weak_cast``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import threading
 import jax
 from jax._src import core as _jax_core  # trace state has no public accessor
 from jax._src.interpreters.batching import BatchTracer  # noqa: F401 - vmap's tracer type, for batched_select
+from jax._src.lax import lax as _jax_lax  # a weak-typed cast has no public form
 
 
 class _Frames(threading.local):
@@ -126,3 +128,10 @@ def trace_flat(fn, avals):
     wrap, trace, debug = TRACING
     jaxpr, out_avals, consts = trace(wrap(fn, debug_info=debug), list(avals))
     return jaxpr, consts, out_avals
+
+
+def weak_cast(value, dtype):
+    """``value`` cast to ``dtype``, weakly typed, as Python's unrolled arithmetic
+    leaves it: ``0 + x`` for a weak float ``x`` is a weak float, where the public
+    ``lax.convert_element_type`` gives a strong one."""
+    return _jax_lax._convert_element_type(value, dtype, weak_type=True)

@@ -312,13 +312,15 @@ def _compare(p, mode, args, expected, got) -> list[Mismatch]:
         return [Mismatch(p, mode, args, f"structure {got_tree} != {exp_tree}")]
     for e, g in zip(exp_leaves, got_leaves, strict=True):
         g = np.asarray(g)
-        kind_ok = (np.issubdtype(g.dtype, np.integer) if isinstance(e, int)
+        # (a NumPy integer counts as one: silent_numpy_writes reads array items)
+        integral = isinstance(e, (int, np.integer))
+        kind_ok = (np.issubdtype(g.dtype, np.integer) if integral
                    else np.issubdtype(g.dtype, np.floating))
         if not kind_ok:
             return [Mismatch(p, mode, args, f"dtype {g.dtype} for Python {type(e).__name__}"
                              f" ({expected!r} vs {got!r})")]
         # float32 rounding: a float result may differ in its last bits
-        tol = 0.0 if isinstance(e, int) else 1e-5 * max(1.0, abs(float(e)))
+        tol = 0.0 if integral else 1e-5 * max(1.0, abs(float(e)))
         if g.shape != () or abs(float(g) - float(e)) > tol:
             return [Mismatch(p, mode, args, f"got {_plain(got)}, Python gives {expected!r}")]
     return []

@@ -14,7 +14,9 @@ wrong value changes the program's result in every mode:
   running past the end (where Python clips);
 - ``stack``: lists appended in static loops, then stacked with ``jnp.stack``,
   taken ``len`` of, indexed, iterated, or returned: at the top level of the body,
-  a list ``out0`` bound first and returned with the other results;
+  a list ``out0`` bound first and returned with the other results; as many
+  appends in every branch of an ``if``/``elif``/``else`` on traced values (the
+  length stays known after the loop);
 - ``pystate``: Python loops over big state, dict keys that do not sort (complex
   numbers), lists nested thousands deep.
 
@@ -136,7 +138,16 @@ class LoopStatements:
         r = self.rng
         i, lst = self._name("stack"), self._name("stack")
         k, target, atom = r.randint(1, 4), r.choice(INT_VARS), self._atom(scope)
-        form = r.randint(0, 3 if top_level else 2)
+        form = r.randint(0, 4 if top_level else 3)
+        if form == 3:   # as many appends in every branch of an if on a traced value
+            other, times = self._atom(scope), 2 if r.random() < 0.4 else 1
+            branches = [f"if {atom} > {i}:", [f"{lst}.append({atom} % 9 + {i})"] * times]
+            if r.random() < 0.5:
+                branches += [f"elif {other} < {r.randint(-3, 3)}:",
+                             [f"{lst}.append({other} % 9 - {i})"] * times]
+            branches += ["else:", [f"{lst}.append(({atom} - {other}) % 9)"] * times]
+            return [f"{lst} = []", f"for {i} in range({k}):", branches,
+                    f"{target} = (len({lst}) + int(jnp.sum(jnp.stack({lst})))) % 97"]
         if form == 0:
             return [f"{lst} = []", f"for {i} in range({k}):",
                     [f"{lst}.append({atom} % 9 + {i})"],
@@ -150,7 +161,7 @@ class LoopStatements:
             return [f"{lst} = []", f"for {i} in range({k}):",
                     [f"{lst}.append({atom} % 7 - {i})"],
                     f"for {item} in {lst}:", [f"{target} = ({target} + {item}) % 97"]]
-        return [f"for {i} in range({k}):",
+        return [f"for {i} in range({k}):",   # form 4, at the top level
                 [f"{RETURNED_LIST}.append(({atom} + {i}) % 11)"]]
 
     # -- pystate --------------------------------------------------------------------

@@ -64,7 +64,8 @@ ARGS = ("a", "b", "n")
 # The lines a module of programs starts with, by feature.
 PRELUDE = {"directives": "from autograph import set_loop_options",
            "loops": loop_programs.PRELUDE,
-           "silent_alias_writes": "import operator"}
+           "silent_alias_writes": "import operator",
+           "silent_numpy_writes": "import numpy as np"}
 # No loop whose trip count is traced runs more than 6 times here (counters and
 # ranges are small; static trip counts ignore the bound), so these
 # bounds never cut a loop short.

@@ -31,12 +31,19 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   or rebound in one branch only (or in a loop that may run zero times, or by a
   conditional expression that may give the old object) and changed in place through
   either name afterwards (refused when staged, at the change).
+- ``silent_numpy_writes``: a NumPy array that something else holds too (a helper's
+  parameter, ``b = a``, a row view ``m[0]``, a list it was put in) gets a value
+  derived from the program's ints written into it, plainly or in an ``if``, ``for``
+  or ``while``, and is read through the other holder (Python writes in place:
+  refused when the value is traced); or a local array only its own name holds
+  (staged as a new array, Python's values).
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
-         "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes")
+         "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
+         "numpy_writes")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -69,6 +76,9 @@ PROBES = {
     "silent_alias_writes": "def probe(n):\n    a = [n, 1]\n    b = a\n    k = n\n"
                            "    while k > 0:\n        k -= 1\n        a[0] += 2\n"
                            "    return b[0] + b[1]\n",
+    "silent_numpy_writes": "def probe(n):\n    a = np.zeros(2, np.int32)\n"
+                           "    for i in range(2):\n        a[i] = n + i\n"
+                           "    return a[0] + a[1]\n",
     "silent_first_binding": "def probe(n):\n    s = 0\n    for j in range(n):\n"
                             "        for i in range(2):\n            if i == 0:\n"
                             "                q = n\n            s = s + q\n    return s\n",
@@ -273,3 +283,32 @@ class SilentFeatures:
             after = [f"{holder} |= {{'r': {v} % 5}}"]
             read = f"{read} + len({b})"
         return [f"{a} = {start}", f"{b} = {a}", *region, *after, f"{v} = ({read}) % 97"]
+
+    def _numpy_writes(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        arr, idx = f"sv_na{k}", r.randint(0, 1)
+        value = f"({v} + {r.randint(1, 5)}) % 97"
+        start = f"np.array([{r.randint(0, 5)}, {r.randint(0, 5)}], np.int32)"
+        form = r.choice(("helper", "alias", "view", "listed", "local"))
+        setup, target, read = [], arr, f"{arr}[0] + {arr}[1]"
+        if form == "helper":
+            setup = [f"def sv_npf{k}(arr, val):", [f"arr[{idx}] = val"]]
+        elif form == "alias":
+            setup, read = [f"sv_nb{k} = {arr}"], f"sv_nb{k}[0] + sv_nb{k}[1]"
+        elif form == "view":
+            start = "np.zeros((2, 2), np.int32)"
+            setup, target, read = [f"sv_nr{k} = {arr}[0]"], f"sv_nr{k}", f"{arr}[0, {idx}]"
+        elif form == "listed":
+            setup, read = [f"sv_nl{k} = [{arr}]"], f"sv_nl{k}[0][{idx}]"
+        write = (f"sv_npf{k}({arr}, {value})" if form == "helper"
+                 else f"{target}[{idx}] = {value}")
+        region = r.choice(("plain", "if", "for", "while"))
+        if region == "if":
+            write = [f"if {self._cond()}:", [write]]
+        elif region == "for":
+            write = [f"for sv_in{k} in range({r.choice(('2', 'n % 3'))}):", [write]]
+        elif region == "while":
+            write = [f"sv_kn{k} = n % 3", f"while sv_kn{k} > 0:", [f"sv_kn{k} -= 1", write]]
+        else:
+            write = [write]
+        return [f"{arr} = {start}", *setup, *write, f"{w} = ({w} + {read}) % 97"]

@@ -195,3 +195,78 @@ def test_a_weak_python_scalar_that_keeps_its_value_shares_the_buffer():
     assert zeros_between([1.0, 1.0]) == [0.0, 1.0, 0, 1.0, 0]
     got = autograph.to_graph(zeros_between)(xs)
     assert [float(g) for g in got] == [0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+# -- as many appends in both branches of a staged if: the length stays known ----------
+
+def normalized_rows(m, eps=1e-6):
+    out = []
+    for row in m:
+        n = jnp.sqrt(jnp.sum(row * row))
+        if n < eps:
+            out.append(row)
+        else:
+            out.append(row / n)
+    return jnp.stack(out)
+
+
+def labelled_by_sign(xs):
+    out = []
+    for x in xs:
+        if x > 1:
+            out.append(x)
+            out.append(x * 2)
+        elif x > 0:
+            out.append(x + 10)
+            out.append(x - 10)
+        else:
+            out.append(-x)
+            out.append(x * 0)
+    return out
+
+
+def appended_in_one_branch(xs):
+    out = []
+    for x in xs:
+        if x > 0:
+            out.append(x)
+    return autograph.stack(out)
+
+
+def test_an_append_in_both_branches_keeps_the_length_known():
+    """``if n < eps: out.append(row) else: out.append(row / n)`` appends once whatever
+    the traced condition: the list after the loop is Python's list, and
+    ``jnp.stack`` of it works (was: a TensorList of traced length, whose
+    ``jnp.stack`` raised a TypeError that named no line of the user's)."""
+    m = np.array([[3.0, 4.0], [0.0, 0.0], [1.0, 0.0]], np.float32)
+    expected = normalized_rows(m)
+    for compiled in (autograph.to_graph(normalized_rows),
+                     jax.jit(autograph.convert(normalized_rows))):
+        np.testing.assert_allclose(compiled(jnp.asarray(m)), expected, rtol=1e-6)
+    np.testing.assert_allclose(autograph.convert(normalized_rows)(m), expected)
+
+
+def test_branches_of_an_elif_chain_that_agree_keep_the_length_known():
+    xs = [2.0, 0.5, -1.0, 3.0]
+    expected = labelled_by_sign(xs)
+    for compiled in (autograph.to_graph(labelled_by_sign),
+                     jax.jit(autograph.convert(labelled_by_sign))):
+        got = compiled(jnp.asarray(xs))
+        assert type(got) is list and len(got) == 8
+        assert [float(g) for g in got] == pytest.approx([float(e) for e in expected])
+
+
+def test_an_append_in_one_branch_leaves_the_length_traced():
+    xs = jnp.array([1.0, -1.0, 2.0])
+    got = autograph.to_graph(appended_in_one_branch)(xs)
+    np.testing.assert_array_equal(got[:2], [1.0, 2.0])   # padded past its length
+    with pytest.raises(autograph.ConversionError, match="length is traced"):
+        autograph.to_graph(_kept_positive)(xs)
+
+
+def _kept_positive(xs):
+    out = []
+    for x in xs:
+        if x > 0:
+            out.append(x)
+    return out
