@@ -107,7 +107,7 @@ from autograph.converters.helper_scopes import (
     take_as_defaults,
 )
 from autograph.converters.jumps import reject_leftover_jumps
-from autograph.converters.loop_bounds import derived_bound, range_args
+from autograph.converters.loop_bounds import counter_bound, derived_bound, range_args
 from autograph.walk import walk_list
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
@@ -252,6 +252,12 @@ class _ControlFlow(Transformer):
             loop_body=self.ctx.fresh_name("loop_body"), state=block.state, test=node.test,
             body=node.body, state_in=block.state_in)
         options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
+        if isinstance(node.test, gast.BoolOp) and not any(
+                k.arg == "maximum_iterations" for k in options):
+            scope = self.scopes[-1]
+            options += counter_bound(
+                node, lambda name: name in scope.locals and name not in scope.cells,
+                modified_names(node.body), self.ag)
         return self._finish(new, node, options + block.keywords) + node.orelse
 
     def visit_For(self, node):

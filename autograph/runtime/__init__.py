@@ -26,7 +26,7 @@ from autograph.runtime.checks import (
 )
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.handlers import check_caught, check_try_inputs, current_exception
-from autograph.runtime.intervals import loop_bound
+from autograph.runtime.intervals import counter_bound, loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, is_, is_not, not_, or_
@@ -95,6 +95,7 @@ __all__ = [
     "list_item",
     "list_pop",
     "local_or_undefined",
+    "counter_bound",
     "loop_bound",
     "locals_",
     "not_",

@@ -17,6 +17,8 @@ import itertools
 import operator
 from dataclasses import dataclass
 
+import numpy as np
+
 from autograph.runtime.trace_context import FRAMES, pushed
 from autograph.runtime.tracing import is_tracer
 
@@ -56,6 +58,24 @@ class LoopBound:
     trips: int
     low: int | None
     high: int | None
+
+
+def counter_bound(start, limit, step: int = 1, inclusive: bool = False) -> int | None:
+    """The most iterations a ``while`` can run whose test holds ``counter < limit``
+    (``<=`` with ``inclusive``) and whose body adds ``step`` (> 0) to the counter
+    once per iteration, the counter starting at ``start``: None (no bound) unless
+    ``start`` and ``limit`` are Python ints. The converters pass it as the loop's
+    ``maximum_iterations`` (``converters/loop_bounds.py``): ``while err > tol and
+    i < 30`` with ``i += 1`` from ``i = 0`` runs at most 30 times, so its staged
+    form is reverse-differentiable."""
+    if not (_is_int(start) and _is_int(limit)):
+        return None
+    span = int(limit) - int(start) + (1 if inclusive else 0)
+    return max(0, -(-span // step))
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def loop_bound(range_at, *indices) -> LoopBound | None:

@@ -549,7 +549,8 @@ class ListProbe:
                 continue
             if isinstance(value, TensorList) and value._probe is not None:
                 # Inside an outer probe: count into the outer record.
-                self.outer_counts[k] = (value._probe.appends, value._probe.pops)
+                self.outer_counts[k] = (value._probe.appends, value._probe.pops,
+                                        len(value._probe.changes))
                 self.probes[k] = value._probe
                 continue
             element = _element_of(value)
@@ -597,13 +598,16 @@ class ListProbe:
         for k, probe in self.probes.items():
             value = state[k]
             if k in self.outer_counts:
-                appends, pops = self.outer_counts[k]
+                appends, pops, mark = self.outer_counts[k]
                 if probe.appends - appends and trip_count is None:
                     raise _unbounded(probe, construct)
                 # Staging traces the body again; afterwards the outer probe counts
                 # this loop's appends and pops once per iteration.
-                staging.counts.append((probe, appends + (probe.appends - appends) * (
-                    trip_count or 0), pops + (probe.pops - pops) * (trip_count or 0)))
+                trips = trip_count or 0
+                staging.counts.append((probe, appends + (probe.appends - appends) * trips,
+                                       pops + (probe.pops - pops) * trips, mark,
+                                       [(path, delta * trips)
+                                        for path, delta in probe.changes[mark:]]))
                 continue
             if not (probe.appends or probe.used or isinstance(value, TensorList)):
                 continue  # the body keeps its length: a plain Python pytree carry
@@ -634,8 +638,9 @@ class _Staging:
 
     def __exit__(self, *exc):
         FRAMES.staged_lists -= 1
-        for probe, appends, pops in self.counts:
+        for probe, appends, pops, mark, changes in self.counts:
             probe.appends, probe.pops = appends, pops
+            probe.changes[mark:] = changes
 
     def as_lists(self, state):
         """The loop's final ``state`` with each list of known length a Python list

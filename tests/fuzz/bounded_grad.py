@@ -5,7 +5,9 @@
 Every program has the signature ``(x, w, n)``: ``x`` and ``w`` float scalars, ``n`` a
 small non-negative int, traced. Its loops are ``while`` loops with
 ``set_loop_options(maximum_iterations=B)`` (a counter against a traced or constant
-limit, sometimes also a float test, sometimes a ``break``), ``for`` loops over a
+limit, sometimes also a float test, sometimes a ``break``) or, with a float test
+and a constant limit, no option at all (the bound derived from the counter,
+``converters/loop_bounds.py``), ``for`` loops over a
 traced ``range`` with a bound, nested in each other and in ``if``/``else``, over
 smooth float updates; some grow a list in a bounded loop. Bounds are drawn both
 above and below the trip counts, so that loops stop on their condition, at their
@@ -72,10 +74,14 @@ class BoundedLoopGenerator:
         counter = f"k{self._counters}"
         limit = r.choice(["n", "n + 2", str(r.randint(0, 6)), "n * 3"])
         test = f"{counter} < {limit}"
-        if r.random() < 0.35:
+        options = [f"set_loop_options(maximum_iterations={r.choice(BOUNDS)})"]
+        if r.random() < 0.3:   # the bound derived from the counter's limit
+            test = f"{r.choice(FLOATS)} < {self._const(1.0, 4.0)} and {counter} < " \
+                   f"{r.randint(0, 9)}"
+            options = []
+        elif r.random() < 0.35:
             test += f" and {r.choice(FLOATS)} < {self._const(1.0, 4.0)}"
-        body = [f"set_loop_options(maximum_iterations={r.choice(BOUNDS)})",
-                f"{counter} += 1", *self._body(depth + 1)]
+        body = [*options, f"{counter} += 1", *self._body(depth + 1)]
         return [f"{counter} = 0", f"while {test}:", body]
 
     def _range(self, depth):
