@@ -79,12 +79,9 @@ class Value:
             raise TypeError("len() of a 0-d array")
         return self.cls[0][0]
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if name in _ARRAY_PROPERTIES:
-            return _current().call(_attribute(name), (self,), {})
-        return MethodRef(self, name)
+    # No __getattr__: jax.Array's methods and properties are defined on the class
+    # below (``_array_attribute``), so reading a slot stays a plain attribute read
+    # (a class with __getattr__ makes every attribute read of its objects slow).
 
     def __bool__(self):
         return _current().decide(self, _user_frame())
@@ -251,6 +248,18 @@ for _name, _op in [("neg", operator.neg), ("pos", operator.pos), ("abs", operato
     for _cls in (Value, Param):
         setattr(_cls, f"__{_name}__", _unary(_op))
 Value.__getitem__ = lambda self, key: _current().call(operator.getitem, (self, key), {})
+
+
+def _array_attribute(name):
+    """``h.T`` records the attribute; ``h.sum`` is a :class:`MethodRef`."""
+    if name in _ARRAY_PROPERTIES:
+        return property(lambda self: _current().call(_attribute(name), (self,), {}))
+    return property(lambda self: MethodRef(self, name))
+
+
+for _name in dir(jax.Array):
+    if not _name.startswith("__") and not hasattr(Value, _name):
+        setattr(Value, _name, _array_attribute(_name))
 
 PLACEHOLDERS = (Value, Param)
 _STATIC_TYPES = (str, bytes, type(None), type(Ellipsis), slice, type, np.dtype)
