@@ -222,6 +222,20 @@ def test_each_recording_reads_the_closure_as_it_is_then(rnn):
     np.testing.assert_allclose(batched(rnn, second)[0], shifted(rnn, second[0]), rtol=1e-5)
 
 
+def _unassigned_closure():
+    def reads_later(p, node):
+        return T.embed(p, word)
+    return reads_later
+    word = 0    # noqa: F841 (never runs: the closure's cell stays empty)
+
+
+def test_an_empty_closure_cell_is_refused_at_the_functions_line(rnn):
+    fn = _unassigned_closure()
+    with pytest.raises(autograph.ConversionError, match="reads `word` before") as e:
+        autograph.fold(fn)(rnn, [T.Node(word=1)])
+    assert (e.value.filename, e.value.lineno) == (__file__, fn.__code__.co_firstlineno)
+
+
 # -- random recursions: the fast and the general recorder agree --------------------------
 
 def _random_model(rng):
