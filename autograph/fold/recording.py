@@ -421,7 +421,7 @@ class Recorder:
         self.cse: dict = {}
         self.fast_signatures = registry.fast_signatures
         self.copies: dict = {}          # function -> its recording copy, bound to hook
-        self.hook = fold_call
+        self.hook = self.positional_hook = fold_call
         self.stack: list[_Activation | None] = []
         self.pending: list = []
 
@@ -547,7 +547,7 @@ class Recorder:
                 "schedules a recursion over the tree's structure only", *site)
         copy = self.copies.get(f)
         if copy is None:
-            copy = self.copies[f] = recording_copy(f, self.hook)
+            copy = self.copies[f] = recording_copy(f, self.hook, self.positional_hook)
         memo[key] = _RUNNING
         stack = self.stack
         stack.append(None)

@@ -6,7 +6,8 @@ The general recorder routes every call of the recording copy through
 recursion under a decision stack (to replay a branch on a computed value), and
 builds each node's signature key by a generic walk of its arguments. A
 :class:`FastRecorder` binds its own copy of the user's function to a hook made
-for it (a closure over its memo, its signature table and its node writer), so a
+for it (a closure over its memo, its signature table and its node writers, taking
+the calls without keyword arguments: no ``**kwargs`` dict per call), so a
 step of the recursion is a memo lookup and the copy's call, and a node call with
 plain arguments (placeholders, Python numbers, tuples and lists of placeholders)
 is one pass over them, one table lookup and the node's row:
@@ -62,12 +63,12 @@ class FastRecorder(Recorder):
         super().__init__(registry, fn)
         self.writers: dict = {}         # signature -> its writer
         self.counters: dict = {}        # buffer class -> itertools.count of its rows
-        self.hook = self._make_hook()
+        self.positional_hook = self._make_hook()
 
     def close(self):
         """Drop the hook and the copies bound to it (they refer back to this
         recorder), so that the recorder dies by reference counting."""
-        self.hook = None
+        self.positional_hook = None
         self.copies.clear()
 
     def decide(self, pred, frame):
@@ -124,9 +125,7 @@ class FastRecorder(Recorder):
         signatures, writers = self.fast_signatures, {}
         activate, fast_node, writer_of = self.activate, self._fast_node, self.writers
 
-        def hook(f, *args, **kwargs):
-            if kwargs:
-                return fold_call(f, *args, **kwargs)
+        def hook(f, *args):        # the calls without keywords: the others go to fold_call
             if f is fn:                        # a step of the recursion
                 key = (f, *map(id, args))
                 hit = memo.get(key)

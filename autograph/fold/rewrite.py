@@ -30,16 +30,19 @@ from autograph import parsing
 from autograph.errors import ConversionError
 
 HOOK = "__fold_call__"
+POSITIONAL_HOOK = "__fold_call_args__"     # the calls without keyword arguments
 
 _factories: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class _RouteCalls(ast.NodeTransformer):
-    """``f(a, *b, k=c)`` -> ``__fold_call__(f, a, *b, k=c)``."""
+    """``f(a, *b, k=c)`` -> ``__fold_call__(f, a, *b, k=c)``; ``f(a, *b)`` ->
+    ``__fold_call_args__(f, a, *b)``."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        hook = ast.copy_location(ast.Name(id=HOOK, ctx=ast.Load()), node.func)
+        name = HOOK if node.keywords else POSITIONAL_HOOK
+        hook = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.func)
         return ast.copy_location(
             ast.Call(func=hook, args=[node.func, *node.args], keywords=node.keywords), node)
 
@@ -52,8 +55,10 @@ class _RouteCalls(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
 
-def recording_copy(fn, hook):
-    """The copy of the Python function ``fn`` whose calls all go through ``hook``.
+def recording_copy(fn, hook, positional=None):
+    """The copy of the Python function ``fn`` whose calls all go through ``hook``
+    (those without keyword arguments through ``positional``, where given: a hook
+    without ``**kwargs`` saves a dict per call).
 
     The copy's code is compiled once per function (``_factory``); each call binds
     a fresh copy to ``hook`` and the current values of ``fn``'s free variables
@@ -70,7 +75,7 @@ def recording_copy(fn, hook):
             raise ConversionError(
                 f"autograph.fold: {fn.__qualname__} reads `{name}` before it is assigned",
                 fn.__code__.co_filename, fn.__code__.co_firstlineno) from None
-    copy = make(hook, *values)
+    copy = make(hook, positional or hook, *values)
     copy.__defaults__ = fn.__defaults__
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
@@ -93,7 +98,7 @@ def _factory(fn):
     definition.name = "__fold_recording__"
     factory = ast.FunctionDef(
         name="__fold_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=HOOK)]
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=HOOK), ast.arg(arg=POSITIONAL_HOOK)]
                            + [ast.arg(arg=name) for name in fn.__code__.co_freevars],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))],
