@@ -394,6 +394,38 @@ def measure_recording(batch, seed=2):
     return out
 
 
+def measure_recording_paths(batch, seed=3):
+    """Microseconds per node of recording alone (no planning), interleaved: the bare
+    recursion, the general recorder and the fast path (``recording_fast.record``),
+    each tree recorded afresh. The harness pauses the garbage collector while timing,
+    as the fast path does itself, so the general recorder's collections (part of its
+    cost in use) are not counted here."""
+    from autograph.fold import recording_fast
+    from autograph.fold.recording import Recorder
+
+    trees = random_batch(random.Random(seed), batch)
+    batched = autograph.fold(encode)
+    batched(init(jax.random.PRNGKey(0), 8), trees[:1])
+    registry = batched._last_registry
+
+    def bare(node):
+        return node.word if node.is_leaf else bare(node.left) + bare(node.right)
+
+    def count(node):
+        return 1 if node.is_leaf else 1 + count(node.left) + count(node.right)
+
+    nodes = sum(count(t) for t in trees)
+    med = {name: m["median_s"] for name, m in interleaved_medians({
+        "bare": lambda: [bare(t) for t in trees],
+        "general": lambda: [Recorder(registry, encode).record(t) for t in trees],
+        "fast": lambda: [recording_fast.record(registry, encode, t) for t in trees],
+    }, TimingPlan(rounds=7, sample_s=0.05, budget_s=3.0)).items()}
+    out = {f"{name}_us_per_node": s / nodes * 1e6 for name, s in med.items()}
+    out.update(nodes=nodes, fast_over_bare=med["fast"] / med["bare"],
+               general_over_fast=med["general"] / med["fast"])
+    return out
+
+
 GOALS = [
     # (ratio key, goal, H, "min"/"max")
     ("fwd_speedup_vs_per_node", 5, 128, "min"), ("fwd_speedup_vs_per_node", 2, 512, "min"),
@@ -422,6 +454,7 @@ def run(profile="small", progress=print, widths=None, batches=None):
     progress(f"fold: compiles over {config['batches']} random batches")
     out["compiles"] = measure_compiles(config["batches"], config["batch"])
     out["recording"] = measure_recording(config["batch"])
+    out["recording_paths"] = measure_recording_paths(config["batch"])
     return out
 
 
@@ -448,6 +481,11 @@ def table(result) -> str:
                  f"{rec['bare_us_per_node']:.2f}, converted (Python mode) "
                  f"{rec['converted_python_us_per_node']:.2f}, recording "
                  f"{rec['recording_us_per_node']:.2f} ({rec['recording_over_bare']:.0f}x bare)")
+    paths = result["recording_paths"]
+    lines.append(f"recording alone ({paths['nodes']} nodes, us per node, interleaved): bare "
+                 f"{paths['bare_us_per_node']:.2f}, general {paths['general_us_per_node']:.2f}, "
+                 f"fast {paths['fast_us_per_node']:.2f} ({paths['fast_over_bare']:.0f}x bare, "
+                 f"general/fast {paths['general_over_fast']:.2f})")
     return "\n".join(lines)
 
 

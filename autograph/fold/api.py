@@ -10,8 +10,8 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.fold import executor
-from autograph.fold.recording import Recorder, Registry
+from autograph.fold import executor, recording_fast
+from autograph.fold.recording import Registry
 from autograph.fold.schedule import Plan, SizeChooser, schedule
 
 # Recordings kept per folded function (per-tree, reused when a tree comes again).
@@ -114,7 +114,7 @@ class Fold:
         if hit is not None and hit[0] is tree:
             self._recordings.move_to_end(key)
             return hit[1]
-        recording = Recorder(registry, self.fn).record(tree)
+        recording = recording_fast.record(registry, self.fn, tree)
         self._recordings[key] = (tree, recording)
         if len(self._recordings) > CACHED_TREES:
             self._recordings.popitem(last=False)

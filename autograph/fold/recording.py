@@ -79,12 +79,9 @@ class Value:
             raise TypeError("len() of a 0-d array")
         return self.cls[0][0]
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if name in _ARRAY_PROPERTIES:
-            return _current().call(_attribute(name), (self,), {})
-        return MethodRef(self, name)
+    # No __getattr__: jax.Array's methods and properties are defined on the class
+    # below (``_array_attribute``), so reading a slot stays a plain attribute read
+    # (a class with __getattr__ makes every attribute read of its objects slow).
 
     def __bool__(self):
         return _current().decide(self, _user_frame())
@@ -252,6 +249,18 @@ for _name, _op in [("neg", operator.neg), ("pos", operator.pos), ("abs", operato
         setattr(_cls, f"__{_name}__", _unary(_op))
 Value.__getitem__ = lambda self, key: _current().call(operator.getitem, (self, key), {})
 
+
+def _array_attribute(name):
+    """``h.T`` records the attribute; ``h.sum`` is a :class:`MethodRef`."""
+    if name in _ARRAY_PROPERTIES:
+        return property(lambda self: _current().call(_attribute(name), (self,), {}))
+    return property(lambda self: MethodRef(self, name))
+
+
+for _name in dir(jax.Array):
+    if not _name.startswith("__") and not hasattr(Value, _name):
+        setattr(Value, _name, _array_attribute(_name))
+
 PLACEHOLDERS = (Value, Param)
 _STATIC_TYPES = (str, bytes, type(None), type(Ellipsis), slice, type, np.dtype)
 _SCALAR_KINDS = {bool: ("d", (), "bool"), int: ("d", (), "int32"),
@@ -327,6 +336,8 @@ class Registry:
         self.fast_signatures: dict = {}     # see Recorder.call
         self.class_index: dict = {}         # buffer class -> its column in a batch's merge
         self.root_keys: dict = {}           # the result structures of recordings, interned
+        self.fast_declined = None           # why recording_fast declined this function
+        self.recorded = {"fast": 0, "general": 0}   # trees recorded by each path
 
     def signature(self, key, callee, treedef, kinds):
         sig = self.signatures.get(key)
@@ -345,7 +356,7 @@ class Nodes:
     __slots__ = ("rows", "data")
 
     def __init__(self):
-        self.rows = []      # (height, input rows..., output rows...) per node
+        self.rows = []      # (height, input rows..., output rows...) per node, or flat
         self.data = []      # the data arguments of each node
 
 
@@ -409,7 +420,8 @@ class Recorder:
         self.memo: dict = {}
         self.cse: dict = {}
         self.fast_signatures = registry.fast_signatures
-        self.copies: dict = {}
+        self.copies: dict = {}          # function -> its recording copy, bound to hook
+        self.hook = self.positional_hook = fold_call
         self.stack: list[_Activation | None] = []
         self.pending: list = []
 
@@ -535,7 +547,7 @@ class Recorder:
                 "schedules a recursion over the tree's structure only", *site)
         copy = self.copies.get(f)
         if copy is None:
-            copy = self.copies[f] = recording_copy(f, fold_call)
+            copy = self.copies[f] = recording_copy(f, self.hook, self.positional_hook)
         memo[key] = _RUNNING
         stack = self.stack
         stack.append(None)
@@ -643,13 +655,17 @@ class Recorder:
                 roots.append((leaf.cls, leaf.idx))
         finally:
             _local.recorder = previous
-        return Recording(self._arrays(), dict(self.counts), roots, treedef,
+        packed = self._arrays()
+        return Recording(packed, self._counts(), roots, treedef,
                          self.registry.class_index, self.registry.root_keys)
+
+    def _counts(self):
+        return dict(self.counts)
 
     def _arrays(self):
         packed = {}
         for sig, nodes in self.nodes.items():
-            n = len(nodes.rows)
+            n = len(nodes.data)     # rows: a list per node, or flat (recording_fast)
             rows = np.asarray(nodes.rows, np.int32).reshape(n, -1)
             data = [np.asarray([d[j] for d in nodes.data], aval.dtype).reshape(n, *aval.shape)
                     for j, aval in enumerate(sig.data_avals)]

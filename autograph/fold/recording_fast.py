@@ -1,0 +1,222 @@
+"""Recording's fast path: the same recording as ``recording.Recorder``, made with
+fewer decisions per call.
+
+The general recorder routes every call of the recording copy through
+``fold_call``, which finds the recorder in a thread-local, runs each step of the
+recursion under a decision stack (to replay a branch on a computed value), and
+builds each node's signature key by a generic walk of its arguments. A
+:class:`FastRecorder` binds its own copy of the user's function to a hook made
+for it (a closure over its memo, its signature table and its node writers, taking
+the calls without keyword arguments: no ``**kwargs`` dict per call), so a
+step of the recursion is a memo lookup and the copy's call, and a node call with
+plain arguments (placeholders, Python numbers, tuples and lists of placeholders)
+is one pass over them, one table lookup and the node's row:
+
+    encode(p, node.left)        ->  memo[(encode, id(p), id(node.left))], else the copy
+    cell(p, (h, c), (h2, c2))   ->  key (cell, p, (tuple, 2), v, v, (tuple, 2), v, v)
+                                    -> its signature -> one row, two Values
+
+Everything else (keyword arguments, nested containers, arrays as data, a helper
+taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
+a computed value (``bool`` of a placeholder) is where the fast path stops: the
+tree is recorded again by the general recorder, which forks, joins with selects
+and raises the depth errors at the user's line; the registry remembers it, and
+the function's later trees go straight to the general recorder.
+
+    record(registry, fn, tree)  ->  Recording (fast where it can, else general)
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+
+from autograph.fold.recording import (
+    _BUILTINS,
+    _RUNNING,
+    Nodes,
+    Param,
+    Recorder,
+    Recording,
+    Value,
+    fold_call,
+)
+
+# Why the fast path was declined for a registry's function (see ``record``).
+VALUE_BRANCH = "a branch on a computed value"
+
+
+class _Declined(BaseException):
+    """Raised through the user's code when the fast path cannot record a tree."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class FastRecorder(Recorder):
+    """A :class:`Recorder` whose copies call :meth:`_make_hook`'s closure, and whose
+    nodes are written by one closure per signature (:meth:`_writer`): rows appended
+    to one flat list per signature, output rows counted per buffer class."""
+
+    def __init__(self, registry, fn):
+        super().__init__(registry, fn)
+        self.writers: dict = {}         # signature -> its writer
+        self.counters: dict = {}        # buffer class -> itertools.count of its rows
+        self.positional_hook = self._make_hook()
+
+    def close(self):
+        """Drop the hook and the copies bound to it (they refer back to this
+        recorder), so that the recorder dies by reference counting."""
+        self.positional_hook = None
+        self.copies.clear()
+
+    def decide(self, pred, frame):
+        """``bool`` of a placeholder: the general recorder forks here; not this one."""
+        raise _Declined(VALUE_BRANCH)
+
+    def _node(self, sig, values, data, data_keys):
+        writer = self.writers.get(sig)
+        if writer is None:
+            writer = self.writers[sig] = self._writer(sig)
+        return writer(values, data, data_keys)
+
+    def _writer(self, sig):
+        """``Recorder._node`` for the nodes of ``sig``, its tables bound."""
+        nodes = self.nodes[sig] = Nodes()
+        rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
+        outputs = []
+        for kind in sig.out_kinds:
+            counter = self.counters.get(kind[1])
+            if counter is None:
+                counter = self.counters[kind[1]] = itertools.count()
+            outputs.append((kind, counter))
+
+        def write(values, data, data_keys):
+            # ids, not the placeholders: comparing placeholders records a comparison
+            key = (sig, *map(id, values), *data_keys)
+            hit = cse.get(key)
+            if hit is not None:
+                return hit[0]
+            height = 0
+            for v in values:
+                if v.height >= height:
+                    height = v.height + 1
+            rows.append(height)
+            for v in values:
+                rows.append(v.idx)
+            outs = []
+            for kind, counter in outputs:
+                idx = next(counter)
+                outs.append(Value(kind, idx, height))
+                rows.append(idx)
+            datas.append(data)
+            result = build(outs)
+            cse[key] = (result, data, values)
+            return result
+
+        return write
+
+    def _counts(self):
+        return {cls: next(counter) for cls, counter in self.counters.items()}
+
+    def _make_hook(self):
+        fn, memo, copies = self.fn, self.memo, self.copies
+        signatures, writers = self.fast_signatures, {}
+        activate, fast_node, writer_of = self.activate, self._fast_node, self.writers
+
+        def hook(f, *args):        # the calls without keywords: the others go to fold_call
+            if f is fn:                        # a step of the recursion
+                key = (f, *map(id, args))
+                hit = memo.get(key)
+                if hit is None:
+                    copy = copies.get(f)
+                    if copy is None:
+                        return activate(f, args, {})
+                    memo[key] = _RUNNING
+                    # no clean-up on an exception: it ends this recording
+                    out = copy(*args)
+                    memo[key] = (out, args)     # args kept alive: the key holds their ids
+                    return out
+                if hit is _RUNNING:
+                    return activate(f, args, {})    # the general error
+                return hit[0]
+            key, values, data = [f], [], []
+            found = False
+            for x in args:
+                t = type(x)
+                if t is Value:
+                    key.append(x.kind)
+                    values.append(x)
+                    found = True
+                elif t is Param:
+                    key.append(x.kind)
+                    found = True
+                elif t is tuple or t is list:
+                    key.append((t, len(x)))
+                    for y in x:
+                        if type(y) is Value:
+                            key.append(y.kind)
+                            values.append(y)
+                            found = True
+                        else:                  # anything deeper: the general hook
+                            return fold_call(f, *args)
+                elif t is int or t is float or t is bool:
+                    key.append(t)
+                    data.append(x)
+                else:
+                    return fold_call(f, *args)
+            if not found:
+                return f(*args)
+            key = tuple(key)
+            write = writers.get(key)
+            if write is None:
+                if f in _BUILTINS:             # len(h), max(a, b): Python's own meaning
+                    return f(*args)
+                sig = signatures.get(key)
+                if sig is None:
+                    return fast_node(f, args, key, values, data)
+                write = writer_of.get(sig)
+                if write is None:
+                    write = writer_of[sig] = self._writer(sig)
+                writers[key] = write
+            return write(values, data, data)
+
+        return hook
+
+
+def record(registry, fn, tree) -> Recording:
+    """The recording of ``fn`` over ``tree``: by a :class:`FastRecorder`, or by the
+    general :class:`Recorder` where the fast one declines (the registry keeps the
+    reason, ``registry.fast_declined``, and the counts of each path,
+    ``registry.recorded``).
+
+    Python's cyclic garbage collector is paused while a tree is recorded: the
+    recorder's thousands of small objects (placeholders, rows, memo entries) live
+    exactly as long as the recording and die by reference counting at its end,
+    yet each of them counts toward a collection, and the collections (young ones
+    every few dozen nodes, a full one of JAX's heap every few batches) took more
+    than half of recording's time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _record(registry, fn, tree)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _record(registry, fn, tree):
+    if registry.fast_declined is None:
+        recorder = FastRecorder(registry, fn)
+        try:
+            recording = recorder.record(tree)
+        except _Declined as declined:
+            registry.fast_declined = declined.reason
+        else:
+            registry.recorded["fast"] += 1
+            return recording
+        finally:
+            recorder.close()
+    registry.recorded["general"] += 1
+    return Recorder(registry, fn).record(tree)
