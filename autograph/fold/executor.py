@@ -18,7 +18,9 @@ a step's signature is a scalar per step: the inputs of every signature are
 gathered, then ``lax.switch`` runs only the step's callee on its rows (the last
 branch, nothing: an empty step). The buffers stay outside the switch: a
 conditional that takes them as operands makes XLA copy them each step. The
-switch is recomputed in the backward pass (``_recomputed``).
+switch is recomputed in the backward pass (``_recomputed``). A scan of the only
+inner signature has its own backward pass (``_scan_run``): the parameters'
+cotangent is taken once over the run's rows, not added into the carry per step.
 """
 
 from __future__ import annotations
