@@ -3,7 +3,9 @@ vmap, and a hand-written depth-batched oracle.
 
 Workload (issue 29): batches of random binary trees of 16-128 leaves, vocabulary
 1,000, float32, state width H. Rows, timed interleaved in one run with host time
-included (``harness.interleaved_medians``):
+included (``harness.interleaved_medians``); every row cycles through 8 different
+random batches, one per call, as a training loop does (a layout fits some batches
+by its table lookup and list-schedules the others):
 
 - ``fold``: ``jit(batched)(p, batched.plan(trees))``: each call merges the trees'
   cached recordings and schedules them (Python) and runs the compiled executor;
@@ -14,7 +16,7 @@ included (``harness.interleaved_medians``):
   ``fori_loop``, leaf and cell both computed and selected;
 - ``oracle``: written by hand for this batch: all leaves at once, then one
   gather / cell / scatter-add per level at its exact size, unrolled under ``jit``
-  (compiled per batch, compile excluded).
+  (compiled per batch, compile excluded: one program per batch of the cycle).
 
 Each forward and forward+backward (``grad`` of the sum of squares of the roots'
 h). Also: XLA's temp memory of the gradient (fold vs oracle), the gradient /
@@ -29,6 +31,7 @@ random batches, and recording cost per node against the bare recursion.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import sys
 import time
@@ -230,41 +233,54 @@ def _loss(roots):
     return jnp.sum(roots ** 2)
 
 
-def measure_width(hidden, batch, plan, seed=0, rows=None):
-    """Every row at one width, interleaved; ratios against fold."""
+def _rotating(fn, items):
+    """``fn`` called on the next of ``items`` at each call (round-robin)."""
+    cycle = itertools.cycle(items)
+    return lambda: fn(next(cycle))
+
+
+def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8):
+    """Every row at one width, interleaved; ratios against fold. Each row cycles
+    through ``varied`` different random batches (as a user's training loop does:
+    the fold rows plan every call, the oracle has one compiled program per batch),
+    the chain rows through the same batches with one tree replaced by a chain."""
     rng = random.Random(seed)
     p = init(jax.random.PRNGKey(seed), hidden)
-    trees = random_batch(rng, batch)
-    with_chain = random_batch(rng, batch - 1) + [chain_tree(HIGH, rng)]
+    batches = [random_batch(rng, batch) for _ in range(varied)]
+    chain = chain_tree(HIGH, rng)
+    with_chain = [b[:-1] + [chain] for b in batches]
+    trees = batches[0]
     batched = autograph.fold(encode)
     batched(p, trees[:1])
 
     fold_fwd = jax.jit(lambda p, plan: batched(p, plan)[0])
     fold_grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
-    padded = padded_arrays(trees)
+    padded = [padded_arrays(b) for b in batches]
     pad_fwd = jax.jit(padded_roots)
     pad_grad = jax.jit(jax.grad(lambda p, *a: _loss(padded_roots(p, *a))))
-    oracle = make_oracle(oracle_arrays(trees))
-    oracle_fwd = jax.jit(oracle)
-    oracle_grad = jax.jit(jax.grad(lambda p: _loss(oracle(p))))
-    per_node_grad = jax.grad(lambda p: _loss(per_node_roots(p, trees)))
+    oracles = [make_oracle(oracle_arrays(b)) for b in batches]
+    oracle_fwds = [jax.jit(o) for o in oracles]
+    oracle_grads = [jax.jit(jax.grad(lambda p, o=o: _loss(o(p)))) for o in oracles]
+
+    def per_node_grad(trees):
+        return jax.grad(lambda p: _loss(per_node_roots(p, trees)))(p)
 
     def fresh_plan(tree_list):
         batched._recordings.clear()
         return batched.plan(tree_list)
 
     fns = {
-        "fold_fwd": lambda: fold_fwd(p, batched.plan(trees)),
-        "fold_grad": lambda: fold_grad(p, batched.plan(trees)),
-        "fold_recording_fwd": lambda: fold_fwd(p, fresh_plan(trees)),
-        "fold_chain_grad": lambda: fold_grad(p, batched.plan(with_chain)),
-        "fold_chain_fwd": lambda: fold_fwd(p, batched.plan(with_chain)),
-        "oracle_fwd": lambda: oracle_fwd(p),
-        "oracle_grad": lambda: oracle_grad(p),
-        "padded_fwd": lambda: pad_fwd(p, *padded),
-        "padded_grad": lambda: pad_grad(p, *padded),
-        "per_node_fwd": lambda: per_node_roots(p, trees),
-        "per_node_grad": lambda: per_node_grad(p),
+        "fold_fwd": _rotating(lambda b: fold_fwd(p, batched.plan(b)), batches),
+        "fold_grad": _rotating(lambda b: fold_grad(p, batched.plan(b)), batches),
+        "fold_recording_fwd": _rotating(lambda b: fold_fwd(p, fresh_plan(b)), batches),
+        "fold_chain_grad": _rotating(lambda b: fold_grad(p, batched.plan(b)), with_chain),
+        "fold_chain_fwd": _rotating(lambda b: fold_fwd(p, batched.plan(b)), with_chain),
+        "oracle_fwd": _rotating(lambda o: o(p), oracle_fwds),
+        "oracle_grad": _rotating(lambda o: o(p), oracle_grads),
+        "padded_fwd": _rotating(lambda a: pad_fwd(p, *a), padded),
+        "padded_grad": _rotating(lambda a: pad_grad(p, *a), padded),
+        "per_node_fwd": _rotating(lambda b: per_node_roots(p, b), batches),
+        "per_node_grad": _rotating(per_node_grad, batches),
     }
     if rows:
         fns = {k: v for k, v in fns.items() if k in rows}
@@ -273,25 +289,55 @@ def measure_width(hidden, batch, plan, seed=0, rows=None):
     plan_ = batched.plan(trees)
     checks = {
         "fold_roots_rel_err": _rel(fold_fwd(p, plan_), expected),
-        "padded_roots_rel_err": _rel(pad_fwd(p, *padded), expected),
-        "oracle_roots_rel_err": _rel(oracle_fwd(p), expected),
+        "padded_roots_rel_err": _rel(pad_fwd(p, *padded[0]), expected),
+        "oracle_roots_rel_err": _rel(oracle_fwds[0](p), expected),
     }
-    for fn in fns.values():            # compile (and warm) outside the timings
-        jax.block_until_ready(fn())
+    for name, fn in fns.items():       # compile (and warm) every batch outside the timings
+        for _ in range(1 if name.startswith("per_node") else varied):
+            jax.block_until_ready(fn())
     if "per_node_grad" in fns:
-        checks["fold_grad_rel_err"] = _rel(fold_grad(p, plan_), per_node_grad(p))
+        checks["fold_grad_rel_err"] = _rel(fold_grad(p, plan_), per_node_grad(trees))
+    fast = _fast_path_share(batched, batches + with_chain)
     timings = interleaved_medians(fns, plan)
     med = {k: v["median_s"] for k, v in timings.items()}
     memory = {
         "fold_grad_temp_bytes": _temp_bytes(fold_grad, p, plan_),
-        "oracle_grad_temp_bytes": _temp_bytes(oracle_grad, p),
-        "padded_grad_temp_bytes": _temp_bytes(pad_grad, p, *padded),
+        "oracle_grad_temp_bytes": _temp_bytes(oracle_grads[0], p),
+        "padded_grad_temp_bytes": _temp_bytes(pad_grad, p, *padded[0]),
     }
     nodes = sum(len(g[0]) for t in trees for g in batched._record(
         batched._registry(None), t).groups.values())
     return {"hidden": hidden, "batch": batch, "nodes": nodes, "median_s": med,
             "ratios": _ratios(med, memory), "memory": memory, "checks": checks,
-            "plan": repr(plan_)}
+            "plan": repr(plan_), "varied": varied, "fast_path": fast}
+
+
+def _fast_path_share(batched, batch_list):
+    """How many of ``batch_list`` are placed by a layout's table lookup (the fast
+    path), not by list scheduling; and the plan's median milliseconds."""
+    from autograph.fold import schedule as planning
+
+    looked_up = []
+    original = planning.place_by_levels
+
+    def counted(*args):
+        placement = original(*args)
+        looked_up.append(placement is not None)
+        return placement
+
+    planning.place_by_levels = counted
+    try:
+        fast, times = 0, []
+        for trees in batch_list:
+            looked_up.clear()
+            start = time.perf_counter()
+            batched.plan(trees)
+            times.append(time.perf_counter() - start)
+            fast += any(looked_up)
+    finally:
+        planning.place_by_levels = original
+    return {"batches": len(batch_list), "fast": fast,
+            "plan_ms": float(np.median(times) * 1e3)}
 
 
 def _ratios(med, memory):
@@ -462,6 +508,10 @@ def table(result) -> str:
     lines = [f"autograph.fold benchmark ({result['profile']} profile, {result['device']})"]
     for w in result["widths"]:
         lines.append(f"\nH = {w['hidden']}, {w['batch']} trees, {w['nodes']} nodes; {w['plan']}")
+        fp = w["fast_path"]
+        lines.append(f"  each row cycles through {w['varied']} random batches; planned by "
+                     f"lookup: {fp['fast']} of {fp['batches']} (with the chain batches), "
+                     f"plan {fp['plan_ms']:.2f} ms")
         for name, s in w["median_s"].items():
             lines.append(f"  {name:<22} {s * 1e3:10.2f} ms")
         for name, value in w["ratios"].items():

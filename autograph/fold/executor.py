@@ -18,7 +18,9 @@ a step's signature is a scalar per step: the inputs of every signature are
 gathered, then ``lax.switch`` runs only the step's callee on its rows (the last
 branch, nothing: an empty step). The buffers stay outside the switch: a
 conditional that takes them as operands makes XLA copy them each step. The
-switch is recomputed in the backward pass (``_recomputed``).
+switch is recomputed in the backward pass (``_recomputed``). A scan of the only
+inner signature has its own backward pass (``_scan_run``): the parameters'
+cotangent is taken once over the run's rows, not added into the carry per step.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ def execute(params, arrays, layout):
         first_step, first_slot = first_step + count, slots.stop
         if count == 1:          # a step of its own: unrolled, as a level written by hand
             buffers, _ = step(buffers, tree_util.tree_map(lambda x: x[0], chunks))
+        elif len(sigs) == 1 and _differentiable(sigs[0]):
+            buffers = _scan_run(sigs[0], class_index, params, buffers, chunks[1][0])
         else:
             buffers, _ = lax.scan(step, buffers, chunks)
     roots = [buffers[class_index[c]][arrays["roots"][:, j]]
@@ -93,6 +97,69 @@ def _one_signature(params, class_index, sigs, buffers, chunk):
     values = _gather(sig, buffers, class_index, part["inputs"])
     outs = _compute(sig, params, values, list(part["data"]), part["outputs"].shape[0])
     return _scatter(sig, list(buffers), class_index, part["outputs"], outs), None
+
+
+def _differentiable(sig):
+    return all(jnp.issubdtype(np.dtype(dtype), jnp.inexact)
+               for _, dtype in sig.in_classes + sig.out_classes)
+
+
+def _scan_run(sig, class_index, params, buffers, part):
+    """A run of steps of the only inner signature, as a ``scan`` whose backward
+    pass is written here: a reverse scan carries the buffers' cotangent and each
+    step adds its inputs' cotangent into it, in place; the parameters' cotangent
+    is one vjp over every step's rows at the end. (Differentiated by JAX, the
+    scan adds a parameter-sized cotangent into its carry every step: for a
+    chain's narrow steps that add costs more than the step.) Each step keeps its
+    gathered inputs for the backward pass, which recomputes the callee."""
+    count, K = part["outputs"].shape[:2]
+
+    def apply(params, values, data, n):
+        outs = _compute(sig, params, values, data, n)
+        return [o.astype(np.dtype(dtype)) for o, (_, dtype) in zip(outs, sig.out_classes,
+                                                                     strict=True)]
+
+    def forward(params, buffers, part, keep):
+        def body(buffers, step):
+            values = _gather(sig, buffers, class_index, step["inputs"])
+            outs = apply(params, values, list(step["data"]), K)
+            buffers = _scatter(sig, list(buffers), class_index, step["outputs"], outs)
+            return buffers, values if keep else None
+        return lax.scan(body, list(buffers), part)
+
+    @jax.custom_vjp
+    def run(params, buffers, part):
+        return forward(params, buffers, part, False)[0]
+
+    def run_forward(params, buffers, part):
+        buffers, values = forward(params, buffers, part, True)
+        return buffers, (params, values, part)
+
+    def run_backward(saved, ct):
+        params, values, part = saved
+
+        def body(ct, step):
+            step_values, step_part = step
+            ct_outs = [ct[class_index[c]][step_part["outputs"][:, j]]
+                       for j, c in enumerate(sig.out_classes)]
+            _, vjp = jax.vjp(lambda v: apply(params, v, list(step_part["data"]), K),
+                             step_values)
+            (ct_values,) = vjp(ct_outs)
+            ct = list(ct)
+            for j, c in enumerate(sig.in_classes):
+                i = class_index[c]
+                ct[i] = ct[i].at[step_part["inputs"][:, j]].add(ct_values[j])
+            return ct, ct_outs
+
+        ct, ct_outs = lax.scan(body, list(ct), (values, part), reverse=True)
+        rows = partial(tree_util.tree_map, lambda x: x.reshape(count * K, *x.shape[2:]))
+        _, vjp = jax.vjp(lambda p: apply(p, rows(values), rows(list(part["data"])),
+                                         count * K), params)
+        (ct_params,) = vjp(rows(ct_outs))
+        return ct_params, ct, None
+
+    run.defvjp(run_forward, run_backward)
+    return run(params, list(buffers), part)
 
 
 def _switched(params, class_index, sigs, buffers, chunk):

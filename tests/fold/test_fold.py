@@ -214,6 +214,8 @@ def test_a_wider_batch_spills_into_the_next_steps():
 def test_a_batch_spilled_into_an_earlier_layout_computes_the_same(monkeypatch):
     # no headroom: later batches are often wider than the first one's steps
     monkeypatch.setattr(schedule, "HEADROOM", 1.0)
+    monkeypatch.setattr(schedule, "CAPACITY_HEADROOM", 1.0)
+    monkeypatch.setattr(schedule, "CAPACITY_SPREAD", 0.0)
     p = T.treelstm_params(jax.random.PRNGKey(6), 8)
     rng = random.Random(6)
     batched = autograph.fold(T.encode)
@@ -242,3 +244,27 @@ def test_a_batch_spilled_into_an_earlier_layout_computes_the_same(monkeypatch):
 def test_fuzzed_batch_sequences():
     from tests.fold.fuzz import check_case
     assert check_case(0) == []
+
+
+def test_new_random_batches_are_placed_by_the_layouts_lookup(monkeypatch):
+    # the steps' headroom (n * 1.05 + 2 sqrt(n)) holds the levels of later random
+    # batches, so they take the table lookup, not list scheduling
+    looked_up = []
+    original = schedule.place_by_levels
+
+    def counted(*args):
+        placement = original(*args)
+        looked_up.append(placement is not None)
+        return placement
+
+    monkeypatch.setattr(schedule, "place_by_levels", counted)
+    p = T.treelstm_params(jax.random.PRNGKey(9), 4)
+    rng = random.Random(9)
+    batched = autograph.fold(T.encode)
+    batched.plan(T.random_batch(rng, 64, 16, 128), params=p)
+    fast = 0
+    for _ in range(12):
+        looked_up.clear()
+        batched.plan(T.random_batch(rng, 64, 16, 128))
+        fast += any(looked_up)
+    assert fast >= 10
