@@ -14,7 +14,9 @@ Detection is cheap and general: before the region is traced, ``watch(fns,
 carried)`` takes a signature of the mutable Python objects the body can reach
 (what its closure cells and the globals its code names hold, and, through the
 user's functions found there, theirs: ``list``/``dict``/``set``/``deque``/
-``bytearray`` by length and the identity of their items, iterators by position),
+``bytearray`` by length and the identity of their items, iterators by position,
+writeable NumPy arrays of up to 64 KiB by their bytes: a helper's ``a[i] = 1``
+in a staged branch writes whatever the condition),
 leaving out what the region carries as state. After tracing, ``changed()`` lists
 those whose signature moved. The caller then restores them (``restore()``: the
 containers' items as they were; an iterator that cannot be rewound is not
@@ -32,6 +34,8 @@ import types
 import weakref
 from dataclasses import dataclass
 
+import numpy as np
+
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.trace_context import current_trace
@@ -41,6 +45,7 @@ _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _SMALL = 256         # items whose identities a signature records
 _COPY_LIMIT = 100_000   # larger containers are watched, but cannot be restored
 _MAX_FUNCTIONS = 64
+_ARRAY_BYTES = 1 << 16   # NumPy arrays watched by their bytes (larger: not watched)
 _GENERATORS = (types.GeneratorType,)
 
 
@@ -106,7 +111,7 @@ def watch(fns, carried=()) -> Watch:
                     pending.append(target)
                 continue
             if isinstance(value, _CONTAINERS) and type(value) in _CONTAINERS or _is_iterator(
-                    value):
+                    value) or _is_watched_array(value):
                 seen.add(id(value))
                 entries.append((name, value, _signature(value), _copy(value)))
     return Watch(entries)
@@ -161,7 +166,14 @@ def _ids_in(tree) -> set:
     return ids
 
 
+def _is_watched_array(value) -> bool:
+    return (type(value) is np.ndarray and value.flags.writeable
+            and value.nbytes <= _ARRAY_BYTES)
+
+
 def _signature(value):
+    if type(value) is np.ndarray:
+        return value.tobytes()
     if isinstance(value, dict):
         return (len(value), tuple(map(id, value.values())) if len(value) <= _SMALL else None,
                 tuple(map(id, value)) if len(value) <= _SMALL else None)
@@ -190,6 +202,8 @@ def _flat(items):
 
 
 def _copy(value):
+    if type(value) is np.ndarray:
+        return value.copy()
     if isinstance(value, _CONTAINERS):
         return value.copy() if len(value) <= _COPY_LIMIT else None
     if not isinstance(value, _GENERATORS):
@@ -203,7 +217,9 @@ def _copy(value):
 def _put_back(obj, copy) -> bool:
     if copy is None:
         return False
-    if isinstance(obj, dict):
+    if type(obj) is np.ndarray:
+        obj[...] = copy
+    elif isinstance(obj, dict):
         obj.clear()
         obj.update(copy)
     elif isinstance(obj, set):
@@ -225,6 +241,8 @@ def _put_back(obj, copy) -> bool:
 
 
 def _kind(obj) -> str:
+    if type(obj) is np.ndarray:
+        return "NumPy array"
     if isinstance(obj, _GENERATORS):
         return "generator"
     if isinstance(obj, _CONTAINERS):

@@ -122,3 +122,50 @@ def test_a_helper_writes_into_the_callers_array_in_python_mode():
     buf = np.zeros(4, np.float32)
     autograph.convert(fill_even)(buf, 3.0)
     np.testing.assert_array_equal(buf, [3.0, 0.0, 3.0, 0.0])
+
+
+def put_seven_where_positive(a):
+    buf = np.zeros(3, np.int32)
+
+    def put(i):
+        buf[i] = 7   # a Python value, into the enclosing function's array
+
+    for i in range(3):
+        if a > i:
+            put(i)
+    return buf.sum()
+
+
+def count_into_a_closure_array(xs):
+    seen = np.zeros(2, np.int32)
+
+    def note(k):
+        seen[k] += 1
+
+    total = 0.0
+    for x in xs:
+        total = total + x
+        note(0)
+    return total, seen[0]
+
+
+def test_a_staged_if_that_writes_into_a_numpy_array_it_does_not_carry_is_refused():
+    """Both branches of a staged ``if`` are traced whatever the condition: a helper's
+    ``buf[i] = 7`` there wrote for every input (Python 7, compiled 21, silently).
+    The NumPy array is watched like a list (side_effects.py): refused at the line."""
+    assert put_seven_where_positive(1) == 7
+    assert autograph.convert(put_seven_where_positive)(1) == 7
+    for compiled in (autograph.to_graph(put_seven_where_positive),
+                     jax.jit(autograph.convert(put_seven_where_positive))):
+        with pytest.raises(autograph.ConversionError, match="NumPy array 'buf'") as raised:
+            compiled(jnp.int32(1))
+        assert raised.value.filename == __file__
+
+
+def test_a_static_loop_that_writes_into_a_numpy_array_runs_unrolled():
+    xs = np.array([1.0, 2.0, 3.0], np.float32)
+    expected = count_into_a_closure_array(xs)
+    for compiled in (autograph.to_graph(count_into_a_closure_array),
+                     jax.jit(autograph.convert(count_into_a_closure_array))):
+        total, seen = compiled(jnp.asarray(xs))
+        assert float(total) == float(expected[0]) and int(seen) == int(expected[1]) == 3
