@@ -518,6 +518,36 @@ class Refused:
     reason: str
 
 
+
+def cube_root(c, tol=1e-6):
+    x = c if c > 1 else 1.0
+    i = 0
+    while abs(x * x * x - c) > tol and i < 50:
+        x = x - (x * x * x - c) / (3 * x * x)
+        i += 1
+    return x, i
+
+
+def unit_or_small(xs):
+    out = []
+    for x in xs:
+        if abs(x) > 1:
+            out.append(x / abs(x))
+        else:
+            out.append(x)
+    return sum(out), len(out)
+
+
+def sign_changes(xs):
+    changes = 0
+    previous = xs[0]
+    for x in xs[1:]:
+        if (x > 0) != (previous > 0):
+            changes += 1
+        previous = x
+    return changes
+
+
 CASES = [
     (is_prime, [(1,), (2,), (25,), (29,), (97,), (7919,)], SAME),
     (gcd, [(12, 18), (17, 5), (0, 7)], SAME),
@@ -579,4 +609,7 @@ CASES = [
     (scaled_or_halved, [(3, 2), (-4, 2)], SAME),
     (to_binary, [(5,), (0,)], Refused("str")),
     (modular_power_builtin, [(3, 7, 13), (2, 10, 1000)], SAME),
+    (cube_root, [(27.0,), (2.0,), (0.5,)], SAME),
+    (unit_or_small, [([0.5, -3.0, 2.0, 0.25],), ([1.0, -1.0],)], SAME),
+    (sign_changes, [([1, -2, -3, 4, 5, -1],), ([1.0, 2.0],)], SAME),
 ]
