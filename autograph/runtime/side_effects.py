@@ -39,7 +39,7 @@ import numpy as np
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.trace_context import current_trace
-from autograph.runtime.tracing import Location, caller_location
+from autograph.runtime.tracing import caller_location, frame_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _SMALL = 256         # items whose identities a signature records
@@ -107,7 +107,10 @@ def watch(fns, carried=()) -> Watch:
                 continue
             if type(value) is types.FunctionType or type(value) is types.MethodType:
                 target = getattr(value, "__func__", value)
-                if not is_library_file(target.__code__.co_filename):
+                # A block wrapped to carry cells (carried_state.py) is the user's block.
+                target = getattr(target, "__wrapped__", target)
+                if type(target) is types.FunctionType and not is_library_file(
+                        target.__code__.co_filename):
                     pending.append(target)
                 continue
             if isinstance(value, _CONTAINERS) and type(value) in _CONTAINERS or _is_iterator(
@@ -276,7 +279,7 @@ def where_changed(retrace, changes):
         else:
             return
         if at is not None:   # where it is now: the frame runs on
-            found.append(Location(at.f_code.co_filename, at.f_lineno))
+            found.append(frame_location(at))
 
     old = sys.getprofile()
     sys.setprofile(profile)

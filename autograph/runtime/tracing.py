@@ -66,7 +66,12 @@ def caller_location(depth: int = 2) -> Location:
     """The user's line that called the operator calling this (generated code keeps
     the user's line numbers, so the calling frame is at the user's statement);
     frames of the runtime itself in between are passed over."""
-    frame = sys._getframe(depth)
+    return frame_location(sys._getframe(depth))
+
+
+def frame_location(frame) -> Location:
+    """The user's line of ``frame``, or of the nearest frame below it that is not the
+    runtime's own (an operator such as ``list_append`` calling ``list.append``)."""
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_RUNTIME_DIR):
         frame = frame.f_back
     return Location(frame.f_code.co_filename, frame.f_lineno)

@@ -17,8 +17,10 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_identity``: ``flag is True`` / ``is not False`` on flags that become
   traced (26.5).
 - ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
-  loop bodies, a helper appending Python values to a list under an ``if``
-  (26.6, 26.9).
+  loop bodies, a helper appending Python values to a list under an ``if`` or in a
+  ``while`` of traced trip count (26.6, 26.9); sometimes beside a ``nonlocal`` writer,
+  whose cell the region carries by wrapping its blocks (the wrapped body must still
+  be watched).
 - ``silent_item_writes``: a list whose items a loop writes and reads (26.7).
 - ``silent_dead_after_if``: a variable of different types in the two branches of
   an ``if``, dead after it (26.8).
@@ -36,7 +38,7 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   derived from the program's ints written into it, plainly or in an ``if``, ``for``
   or ``while``, and is read through the other holder (Python writes in place:
   refused when the value is traced); or a local array only its own name holds
-  (staged as a new array, Python's values).
+  (staged as a new array, Python's values); sometimes beside a ``nonlocal`` writer.
 """
 
 from __future__ import annotations
@@ -169,14 +171,29 @@ class SilentFeatures:
                  f"sv_fi{k} = bool(sv_ci{k} < {r.choice(('n', '2', 'n % 3 + 1'))})"],
                 f"{v} = ({v} + sv_ci{k}) % 97"]
 
+    def _cell_writer(self, k, v) -> tuple[list, list]:
+        """Sometimes a ``nonlocal`` writer of ``v`` (the region then carries a closure
+        cell, which wraps its blocks) and sometimes a call of it for the region's
+        body: ``(definition, call)``, either may be empty."""
+        r = self.gen.rng
+        if r.random() >= 0.3:
+            return [], []
+        return ([f"def sv_cw{k}(d):", [f"nonlocal {v}", f"{v} = ({v} + d) % 97"]],
+                [f"sv_cw{k}(1)"] if r.random() < 0.5 else [])
+
     def _side_effects(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
-        if r.random() < 0.3:   # a helper appending Python values under an `if`
-            return [f"sv_lg{k} = []", f"def sv_em{k}(val):", [f"sv_lg{k}.append(val)"],
-                    f"if {self._cond()}:", [f"sv_em{k}({r.randint(1, 5)})"],
-                    *(["else:", [f"sv_em{k}({r.randint(1, 5)})"]] if r.random() < 0.5
-                      else []),
-                    f"{v} = ({v} + len(sv_lg{k})) % 97"]
+        if r.random() < 0.3:   # a helper appending Python values under an `if` or `while`
+            cell, bump = self._cell_writer(k, w)
+            call = [*bump, f"sv_em{k}({r.randint(1, 5)})"]
+            if r.random() < 0.5:
+                region = [f"if {self._cond()}:", call,
+                          *(["else:", [f"sv_em{k}({r.randint(1, 5)})"]] if r.random() < 0.5
+                            else [])]
+            else:
+                region = [f"sv_kq{k} = n % 3", f"while sv_kq{k} > 0:", [f"sv_kq{k} -= 1", *call]]
+            return [f"sv_lg{k} = []", *cell, f"def sv_em{k}(val):", [f"sv_lg{k}.append(val)"],
+                    *region, f"{v} = ({v} + len(sv_lg{k})) % 97"]
         if r.random() < 0.5:
             return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
                     f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",
@@ -300,15 +317,15 @@ class SilentFeatures:
             setup, target, read = [f"sv_nr{k} = {arr}[0]"], f"sv_nr{k}", f"{arr}[0, {idx}]"
         elif form == "listed":
             setup, read = [f"sv_nl{k} = [{arr}]"], f"sv_nl{k}[0][{idx}]"
-        write = (f"sv_npf{k}({arr}, {value})" if form == "helper"
-                 else f"{target}[{idx}] = {value}")
+        cell, bump = self._cell_writer(k, w)
+        setup += cell
+        write = [*bump, f"sv_npf{k}({arr}, {value})" if form == "helper"
+                 else f"{target}[{idx}] = {value}"]
         region = r.choice(("plain", "if", "for", "while"))
         if region == "if":
-            write = [f"if {self._cond()}:", [write]]
+            write = [f"if {self._cond()}:", write]
         elif region == "for":
-            write = [f"for sv_in{k} in range({r.choice(('2', 'n % 3'))}):", [write]]
+            write = [f"for sv_in{k} in range({r.choice(('2', 'n % 3'))}):", write]
         elif region == "while":
-            write = [f"sv_kn{k} = n % 3", f"while sv_kn{k} > 0:", [f"sv_kn{k} -= 1", write]]
-        else:
-            write = [write]
+            write = [f"sv_kn{k} = n % 3", f"while sv_kn{k} > 0:", [f"sv_kn{k} -= 1", *write]]
         return [f"{arr} = {start}", *setup, *write, f"{w} = ({w} + {read}) % 97"]

@@ -7,6 +7,7 @@ import logging
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autograph
@@ -75,9 +76,81 @@ def traced_loop_with_helper(x, n):
     return x
 
 
+def appends_through_a_parameter(x, n):
+    out = [1]
+
+    def add(lst, v):
+        lst.append(v)
+
+    while n > 0:
+        n = n - 1
+        add(out, x)
+    return len(out)
+
+
+def appends_beside_a_nonlocal_writer(x, n):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+
+    out = [1]
+
+    def add(lst, v):
+        lst.append(v)
+
+    while n > 0:
+        n = n - 1
+        add(out, x)
+    return len(out) + count
+
+
+def writes_a_dict_beside_a_used_nonlocal_writer(x, n):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+
+    table = {"a": 1}
+
+    def put(d, v):
+        d["a"] = v
+
+    while n > 0:
+        n = n - 1
+        bump()
+        put(table, x)
+    return table["a"] + count
+
+
+def writes_a_numpy_array_beside_a_nonlocal_writer(x, n):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+
+    buf = np.array([2, 1], np.int32)
+
+    def put(arr, v):
+        arr[1] = v
+
+    while n > 0:
+        n = n - 1
+        put(buf, 8)
+    return buf[0] + buf[1] + count
+
+
 @pytest.mark.parametrize("fn, args, line", [
     (next_prime_above, (5,), 3),
     (traced_loop_with_helper, (1.0, 3), 4),     # the append, in the helper
+    (appends_through_a_parameter, (1.0, 2), 4),  # not the runtime's list_append
+    # A closure cell makes the loop wrap its body to carry it: still watched.
+    (appends_beside_a_nonlocal_writer, (1.0, 2), 10),
+    (writes_a_dict_beside_a_used_nonlocal_writer, (1.0, 2), 12),   # the loop's line
+    (writes_a_numpy_array_beside_a_nonlocal_writer, (1.0, 0), 12),   # the loop's line
 ])
 def test_a_traced_loop_changing_python_state_is_refused_at_the_line(fn, args, line):
     assert autograph.convert(fn)(*args) == fn(*args)
