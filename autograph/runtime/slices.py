@@ -73,15 +73,15 @@ def setitem(target, key, value, op=None, widths=None, shared=None, alias=None, h
         else:
             target[key] = _INPLACE[op](target[key], value)
         return target
-    if (shared is not None or alias is not None) and (isinstance(target, jax.Array) or (
-            isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)))):
-        raise _unseen_update(shared) if shared is not None else _unseen_by_alias(alias)
     if isinstance(target, np.ndarray) and (is_tracer(value) or _traced_key(key)):
-        if held is not None:
-            raise _numpy_write_unseen(held)
+        name = held or shared or alias
+        if name is not None:
+            raise _numpy_write_unseen(name)
         # NumPy cannot hold a traced value: the update is functional, as for a JAX
         # array (the original fails here under jax.jit).
         target = jnp.asarray(target)
+    if (shared is not None or alias is not None) and isinstance(target, jax.Array):
+        raise _unseen_update(shared) if shared is not None else _unseen_by_alias(alias)
     if widths is not None:
         window = _window(target, key, widths)
         if window is not None:

@@ -47,6 +47,16 @@ def fill_upto_caller(n, v):
     return buf
 
 
+def set_first(a, v):
+    a[0] = v   # not returned: the caller's array is the only way out
+
+
+def set_first_caller(v):
+    buf = np.zeros(2, np.float32)
+    set_first(buf, v)
+    return buf
+
+
 def write_through_a_view(v):
     m = np.zeros((2, 2), np.float32)
     row = m[0]
@@ -89,6 +99,7 @@ REFUSED = [
     # (function, Python arguments, the line of the refused statement)
     (fill_caller, (2.0,), (fill_even, 3)),
     (fill_upto_caller, (3, 2.0), (fill_upto, 2)),
+    (set_first_caller, (2.0,), (set_first, 1)),
     (write_through_a_view, (2.0,), (write_through_a_view, 3)),
     (write_through_asarray, (2.0,), (write_through_asarray, 3)),
     (write_after_listing, (2.0,), (write_after_listing, 3)),
