@@ -14,6 +14,8 @@ Python would evaluate it: ``a and b`` becomes ``ag__.and_(lambda: a, lambda: b)`
   ``0 or 2`` as Python does). An array operand of more than one element (whose
   truth Python finds ambiguous) is taken element by element, as ``vmap`` of the
   scalar form would.
+- An operand that changes Python state (a helper appending to a list) is refused at
+  the line: staged, it would change it whatever the left operand's value.
 - Staged code computes every operand, except one whose computation has effects (a
   ``print``, an ``assert``): that one runs under ``lax.cond`` only when the scalar
   condition before it does not decide, so ``i < n and check(x[i])`` keeps
@@ -32,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autograph.errors import ConversionError, StagingTypeError
-from autograph.runtime import batched_select, paths
+from autograph.runtime import batched_select, paths, side_effects
 from autograph.runtime.abstract import abstract, placeholder
 from autograph.runtime.tracing import FlatTree, caller_location, describe, is_tracer
 
@@ -124,6 +126,7 @@ def compare_chain(left, *ops_and_operands):
             result = _COMPARISONS[op](previous[0], right)
             previous[0] = right
             return result
+        compare.__wrapped__ = operand   # what side_effects.watch follows, not `previous`
         return compare
 
     return and_(*[comparison(op, operand) for op, operand in pairs])
@@ -142,8 +145,13 @@ def _staged(value, rest, is_or, where=None):
         structure.append(FlatTree(_rest(rest, is_or, where), is_tracer))
         return structure[0].selected
 
+    # Python state the operands change (a helper appending to a list) would change
+    # whatever ``value`` turns out to be: refused at the line (side_effects.py).
+    effects = side_effects.watch(rest)
     with _on_path(value, is_or):   # a print there acts where the left does not decide
         closed = jax.make_jaxpr(run)()
+    side_effects.settle(effects, False, "or" if is_or else "and", where,
+                        lambda: jax.make_jaxpr(lambda: _rest(rest, is_or, where))())
     (flat,) = structure
 
     def right():

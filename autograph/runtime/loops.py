@@ -335,9 +335,12 @@ def _test_is_traced(loop_test, state) -> bool:
         return []
 
     # An abstract probe: the loops it traces are not the program's, nor the cells and
-    # objects it changes (carried_state.py).
+    # objects it changes (carried_state.py), nor the Python state it changes: Python
+    # evaluates the condition once per iteration, and that evaluation comes after.
+    effects = side_effects.watch((loop_test,), state)
     with unrolling.held(), _side_trip(loop_test):
         trace_flat(probe, [jax.typeof(leaf) for leaf in flat.selected])
+    side_effects.settle(effects, True, "while loop", caller_location(), lambda: None)
     return seen[0]
 
 
@@ -521,7 +524,7 @@ class _Lowering:
 _NO_ITEM = object()
 
 
-def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
+def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_test=None):
     """The set-up every staged loop shares, then ``lowering.run``.
 
     ``loop_body(item, *state)`` is one iteration in the user's code (the item is None
@@ -532,7 +535,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     ``jax.jit`` of the original runs it unrolled (the decision is logged, see
     ``runtime/unrolling.py``). Inside a ``try`` with ``except`` clauses it is refused
     instead: unrolled, its traced operations would not raise what the ``except``
-    expects either."""
+    expects either. A ``while`` loop's ``loop_test`` is watched with its body: Python
+    evaluates it once per iteration, staged code while tracing."""
     count = len(state)
     changed = []
     traced = []  # the decisions of the loops nested in this one, as staged
@@ -583,7 +587,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM):
     # check, trace and bind, settle, write back (unbound again: through_unbound).
     reason = None
     region = StagedRegion(spec.construct, spec.where, spec.names, spec.obstacles,
-                          (loop_body, spec.extra_test), state)
+                          (loop_body, spec.extra_test, loop_test), state)
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with region.opened():
@@ -639,7 +643,8 @@ def _staged_while(loop_test, loop_body, state, spec):
         return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
 
     lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations)
-    return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering)
+    return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering,
+                  loop_test=loop_test)
 
 
 def _bounded_while(cond_fun, body_fun, state, maximum_iterations):

@@ -297,22 +297,31 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
     Python objects ``changes`` (at the user's line ``at`` where known)."""
     place = at or where
     loop = construct.endswith("loop")
-    name = f"`{construct}`" if construct == "if" else construct
-    article = "an" if construct == "if" else "a"
+    operator = construct in ("and", "or")
+    name = f"`{construct}`" if construct == "if" or operator else construct
+    article = "an" if construct == "if" or operator else "a"
     line = "" if at is None or at == where else f" (the {name} is at line {where.lineno})"
-    how = ("runs its body once while tracing, not once per iteration, so the change "
-           "would happen once, with the traced values" if loop else
-           "traces both branches once, whatever the condition, so the change would "
-           "happen for every input")
-    fix = ("Make it state the loop carries (`x = stack.pop()` or `out.append(v)` as a "
-           "statement of the loop itself), use arrays (jnp.where, .at[i].set)"
-           if loop else "Return the new values from the branches instead, use arrays "
-           "(jnp.where)")
+    if loop:
+        why = "its condition or iterable is traced"
+        how = ("runs its body (and its condition) once while tracing, not once per "
+               "iteration, so the change would happen once, with the traced values")
+        fix = ("Make it state the loop carries (`x = stack.pop()` or `out.append(v)` as "
+               "a statement of the loop itself), use arrays (jnp.where, .at[i].set)")
+    elif operator:
+        why = "its left operand is traced"
+        how = ("computes its right operand once while tracing, whatever the left one "
+               "turns out to be, so the change would happen for every input")
+        fix = ("Call the function that makes the change in a statement of its own, "
+               "compute the operand without changing Python state")
+    else:
+        why = "its condition is traced"
+        how = ("traces both branches once, whatever the condition, so the change would "
+               "happen for every input")
+        fix = "Return the new values from the branches instead, use arrays (jnp.where)"
     return ConversionError(
         f"this changes the Python {describe(changes)} inside {article} {name} that is staged "
-        f"because its condition{' or iterable' if loop else ''} is traced{line}, which "
-        f"does not carry it: a staged {name} {how}. {fix}, or move the change out of "
-        f"the staged {name}.", place.filename, place.lineno)
+        f"because {why}{line}, which does not carry it: a staged {name} {how}. {fix}, or "
+        f"move the change out of the staged {name}.", place.filename, place.lineno)
 
 
 def settle(effects: Watch, can_unroll: bool, construct: str, where, retrace):

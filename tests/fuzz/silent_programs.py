@@ -18,7 +18,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   traced (26.5).
 - ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
   loop bodies, a helper appending Python values to a list under an ``if`` or in a
-  ``while`` of traced trip count (26.6, 26.9); sometimes beside a ``nonlocal`` writer,
+  ``while`` of traced trip count (26.6, 26.9), or in the right operand of an ``and``/``or``
+  or a ``while`` condition (static or traced); sometimes beside a ``nonlocal`` writer,
   whose cell the region carries by wrapping its blocks (the wrapped body must still
   be watched).
 - ``silent_item_writes``: a list whose items a loop writes and reads (26.7).
@@ -194,6 +195,19 @@ class SilentFeatures:
                 region = [f"sv_kq{k} = n % 3", f"while sv_kq{k} > 0:", [f"sv_kq{k} -= 1", *call]]
             return [f"sv_lg{k} = []", *cell, f"def sv_em{k}(val):", [f"sv_lg{k}.append(val)"],
                     *region, f"{v} = ({v} + len(sv_lg{k})) % 97"]
+        if r.random() < 0.3:   # a helper changing a list in an operand or loop condition
+            helper = [f"sv_lg{k} = []", f"def sv_ck{k}(val):",
+                      [f"sv_lg{k}.append(val)", f"return val < {r.randint(2, 6)}"]]
+            form = r.choice(("and", "or", "static_while", "while"))
+            if form in ("and", "or"):
+                use = [f"sv_ok{k} = ({self._cond()}) {form} sv_ck{k}({w} % 7)",
+                       f"{v} = ({v} + (1 if sv_ok{k} is True else 0)) % 97"]
+            elif form == "static_while":   # a Python condition beside traced state
+                use = [f"sv_i{k} = 0", f"while sv_ck{k}(sv_i{k}):",
+                       [f"sv_i{k} += 1", f"{w} = ({w} + {v}) % 97"]]
+            else:   # a condition on a value that may be traced
+                use = [f"sv_i{k} = {w} % 5", f"while sv_ck{k}(sv_i{k}):", [f"sv_i{k} += 1"]]
+            return [*helper, *use, f"{v} = ({v} + len(sv_lg{k})) % 97"]
         if r.random() < 0.5:
             return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
                     f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",

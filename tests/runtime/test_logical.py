@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import autograph
 from autograph.runtime import and_, compare_chain, not_, or_
@@ -76,9 +77,20 @@ def test_traced_operand_value_is_pythons():
 
 
 def test_traced_then_python_chain_short_circuits_in_python():
+    def never():
+        raise AssertionError("`3 or ...` is Python's: its right operand is never read")
+
+    out = jax.jit(lambda x: or_(lambda: x, lambda: 3, never))(jnp.int32(0))
+    assert int(out) == 3
+
+
+def test_a_traced_left_operand_refuses_right_operands_that_change_python_state():
+    """Python reads the right operands only where the left does not decide; staged,
+    they are traced once whatever it is: a change of Python state there is refused."""
     seen = []
-    out = jax.jit(lambda x: or_(lambda: x, *thunks(3, 4, seen=seen)))(jnp.int32(0))
-    assert int(out) == 3 and seen == [3]       # `3 or 4` is Python's: 4 never read
+    with pytest.raises(autograph.ConversionError, match="inside an `or` that is staged"):
+        jax.jit(lambda x: or_(lambda: x, *thunks(3, 4, seen=seen)))(jnp.int32(0))
+    assert seen == []   # put back before the error
 
 
 def test_compare_chain():

@@ -255,3 +255,77 @@ def test_a_staged_conditional_changing_python_state_is_refused_at_the_line(fn, l
 def test_a_list_a_staged_conditional_picks_reads_as_that_list():
     for x in (2, 1, -1):
         check(reads_the_list_a_conditional_picks, x)
+
+
+def logs_in_the_right_operand_of_and(x):
+    log = []
+
+    def note(v):
+        log.append(v)
+        return v > 0
+
+    ok = (x > 1) and note(x)
+    return ok, len(log)
+
+
+def counts_in_the_right_operand_of_or(x):
+    calls = {"n": 0}
+
+    def positive(v):
+        calls["n"] += 1
+        return v > 0
+
+    found = positive(x) or positive(-x)
+    return found, calls["n"]
+
+
+def logs_in_a_traced_loop_condition(x):
+    seen = []
+
+    def below(v):
+        seen.append(1)
+        return v < 10
+
+    while below(x):
+        x = x * 2
+    return x, len(seen)
+
+
+@pytest.mark.parametrize("fn, line, match", [
+    # Python calls the right operand only where the left does not decide; staged, it
+    # is traced once whatever the left operand is (Python (False, 0), was (False, 1)).
+    (logs_in_the_right_operand_of_and, 4, "inside an `and` that is staged"),
+    (counts_in_the_right_operand_of_or, 7, "inside an `or` that is staged"),   # the `or`
+    # Python evaluates the condition once per iteration (5 here); staged, while tracing.
+    (logs_in_a_traced_loop_condition, 7, "runs its body \\(and its condition\\)"),
+])
+def test_python_state_changed_by_a_staged_operand_or_condition_is_refused(fn, line, match):
+    for x in (0.5, 2.0, 20.0):
+        assert autograph.convert(fn)(x) == fn(x)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError, match=match) as info:
+            compiled(0.5)
+        assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
+
+
+def counts_static_loop_conditions(x):
+    calls = {"n": 0}
+    seen = []
+
+    def more(i):
+        calls["n"] += 1
+        seen.append(i)
+        return i < 3
+
+    i = 0
+    while more(i):
+        x = x * 2
+        i += 1
+    return x, calls["n"], len(seen)
+
+
+def test_a_python_loop_condition_runs_once_per_iteration_beside_traced_state():
+    """The condition reads only Python values, so the loop runs as Python while ``x`` is
+    traced; asking whether the condition is traced (an abstract run of it) must leave
+    no trace in Python state (was 8 calls for Python's 4)."""
+    check(counts_static_loop_conditions, 1.0)
