@@ -25,6 +25,7 @@ import jax
 import numpy as np
 from jax import tree_util
 
+from autograph.call_policy import is_library_file
 from autograph.runtime.tracing import Tracer
 
 
@@ -156,15 +157,18 @@ def stateful_cells(*functions, mutable=False, plain_objects=False):
     those holding any object a function the block calls may change in place: a
     dict or list of arrays, a plain object with array attributes; with
     ``plain_objects``, those holding such a plain object (a method the block calls,
-    ``counter.bump()``, may set its attributes)."""
-    types = _stateful_types()
-    if not types and not mutable and not plain_objects:
+    ``counter.bump()``, may set its attributes). The closures of the user's own
+    functions those cells hold are searched too, for objects and plain objects (a
+    helper ``def add(v): acc.total += v`` that the block calls changes ``acc``)."""
+    kinds = _stateful_types()
+    if not kinds and not mutable and not plain_objects:
         return []
     found, seen = [], set()
-    for fn in functions:
+    pending = [(fn, True) for fn in functions
+               if getattr(fn, "state_names", None) is None]   # else already carrying
+    visited = {id(fn) for fn, _ in pending}
+    for fn, direct in pending:   # grows as helpers are found
         code = getattr(fn, "__code__", None)
-        if getattr(fn, "state_names", None) is not None:
-            continue   # already carrying (carried_state.py)
         if code is None or not fn.__closure__:
             continue
         for name, cell in zip(code.co_freevars, fn.__closure__, strict=True):
@@ -174,11 +178,21 @@ def stateful_cells(*functions, mutable=False, plain_objects=False):
                 value = cell.cell_contents
             except ValueError:
                 continue
-            if (isinstance(value, types) or mutable and _mutable_state(value)
-                    or plain_objects and _plain_with_arrays(value)):
+            if type(value) is types.FunctionType:
+                if (id(value) not in visited and len(visited) < _MAX_HELPERS
+                        and not is_library_file(value.__code__.co_filename)):
+                    visited.add(id(value))
+                    pending.append((value, False))
+                continue
+            if (isinstance(value, kinds) or mutable and direct and _mutable_state(value)
+                    or (plain_objects or mutable) and _plain_with_arrays(value)):
                 seen.add(id(cell))
                 found.append((name, cell))
     return found
+
+
+# How many of the user's helper functions ``stateful_cells`` searches per block.
+_MAX_HELPERS = 64
 
 
 def _plain_with_arrays(value) -> bool:

@@ -369,6 +369,52 @@ def test_an_object_changed_by_its_own_method_in_a_staged_loop():
     check(tally_until, 1.5, 5.0)
 
 
+def tally_through_a_helper(x, n):
+    t = Tally()
+    t.total = 0.0
+
+    def add(v):   # changes the object through its own closure, not the loop body's
+        t.total = t.total + v
+
+    for i in range(n):
+        if x > i:
+            add(x)
+    return t.total
+
+
+def tally_through_a_helper_in_a_branch(x):
+    t = Tally()
+
+    def add(v):
+        t.total = t.total + v
+        t.n += 1
+
+    if x > 1:
+        add(x)
+    return t.total, t.n
+
+
+def tally_through_a_helper_in_a_while(x, limit):
+    t = Tally()
+
+    def add(v):
+        t.total = t.total + v
+
+    while t.total < limit:
+        add(x)
+    return t.total
+
+
+def test_an_object_a_helper_changes_through_its_own_closure_is_carried():
+    """The staged ``if``/loop finds the plain object in the closure of the helper its
+    body calls (was: UnexpectedTracerError, naming no line of the user's)."""
+    check(tally_through_a_helper, 1.5, 3)
+    check(tally_through_a_helper, -1.0, 2)
+    check(tally_through_a_helper_in_a_branch, 1.5)
+    check(tally_through_a_helper_in_a_branch, 0.5)
+    check(tally_through_a_helper_in_a_while, 1.5, 5.0)
+
+
 class MixedKeys:
     def __init__(self):
         self.table = {1: "one", "two": 2.0}   # keys that do not sort: no pytree JAX flattens

@@ -14,7 +14,8 @@ With the feature ``"names"`` the program generator mixes these into its programs
   program has jumps), a name bound before the ``break`` and in the ``else``;
 - ``object_target``: attribute and item targets (``acc1.v = ...``, ``st1['v'] += ...``)
   on objects the function creates and passes to a nested function that mutates
-  them under its own branch;
+  them under its own branch, or that a nested function changes through its own
+  closure (``addc1(d)``), called from loop bodies and branches;
 - ``except_del``: ``except ValueError as e1`` and ``del`` in loop bodies and branches;
 - ``walrus_and_or`` / ``walrus_while``: assignment expressions in ``and``/``or``
   operands of conditions and in ``while`` conditions;
@@ -82,8 +83,11 @@ class NameFeatures:
                       [f"if d > {r.randint(-2, 3)}:",
                        ["o.v = (o.v + d) % 61", "dd['v'] += 1"],
                        "else:",
-                       ["o.v = o.v - 1", "dd['w'] = (dd['w'] * 2) % 31"]]]
-            self.targets.append((f"acc{k}", f"st{k}", f"upd{k}"))
+                       ["o.v = o.v - 1", "dd['w'] = (dd['w'] * 2) % 31"]],
+                      # changes the object through its own closure (the region's body
+                      # reaches it only through this helper)
+                      f"def addc{k}(d):", [f"acc{k}.v = (acc{k}.v + d) % 59"]]
+            self.targets.append((f"acc{k}", f"st{k}", f"upd{k}", f"addc{k}"))
             self.kinds["object_target"] += 1
         return lines
 
@@ -91,7 +95,7 @@ class NameFeatures:
         """An int expression reading shared state, or None."""
         r = self.rng
         choices = list(self.readers)
-        for acc, st, _ in self.targets:
+        for acc, st, _, _ in self.targets:
             choices += [f"{acc}.v", f"{st}['v']", f"{st}['w']"]
         return r.choice(choices) if choices else None
 
@@ -118,13 +122,15 @@ class NameFeatures:
 
     def object_update(self, depth, scope, loop):
         r = self.rng
-        acc, st, upd = r.choice(self.targets)
+        acc, st, upd, addc = r.choice(self.targets)
         self.kinds["object_target"] += 1
         kind = r.randint(0, 3)
         if kind == 0 and depth == 0:
             # (A function mutating an object it is passed, called from a staged
             # loop: not followed, see README known limits; from a branch it is.)
             return [f"{upd}({acc}, {st}, {self.gen._int_expr(scope, 1)})"]
+        if kind == 0:   # inside a region: a helper changing the object it closes over
+            return [f"{addc}({self.gen._int_atom(scope)})"]
         if kind <= 1:
             return [f"{acc}.v = ({acc}.v + {self.gen._int_atom(scope)}) % 47"]
         if kind == 2:
