@@ -21,7 +21,9 @@ functions imported by name (``from math import sqrt``), the runtime itself and
 lambdas written in place; but for the standard library's functions that change a list
 in place (``heapq.heappush``, ``bisect.insort``: ``mutating_methods.py``), which go
 through ``converted_call`` so that a change to a list a staged region made doubtful
-is refused, as ``b.append(v)`` is.
+is refused, as ``b.append(v)`` is; and for calls that write text outside the program
+(``warnings.warn``, ``logging.info``, ``sys.stdout.write``: ``output_calls.py``), which
+go through ``converted_call`` so that, staged, they run when the program runs.
 
 A zero-argument ``super()`` becomes ``super(__class__, self)``: the body may end
 up inside generated helper functions whose first parameter is not ``self``.
@@ -42,9 +44,11 @@ import gast
 
 from autograph import templates
 from autograph.analysis import annos
+from autograph.converters import formatting
 from autograph.converters.base import Transformer
 from autograph.higher_order import HIGHER_ORDER_NAMES
 from autograph.mutating_methods import changing_functions
+from autograph.output_calls import writes_output, writes_output_method
 
 NODE_TYPES = (gast.Call,)
 
@@ -83,7 +87,7 @@ class _CallTrees(Transformer):
             if func.id in self.ctx.library_names and func.id in HIGHER_ORDER_NAMES:
                 return False         # `grad(loss)`: the runtime converts `loss`
             if func.id in self.ctx.library_names:
-                return not self._changes_in_place(func)
+                return not self._changes_in_place(func) and not self._writes_output(func)
             return self.ctx.is_builtin(func.id)
         root = _root_name(func)
         if root in self.ctx.library_names and func.attr in HIGHER_ORDER_NAMES:
@@ -91,7 +95,18 @@ class _CallTrees(Transformer):
         # The runtime's own operators, which earlier converters made, stay as they are.
         if annos.get(func, annos.RUNTIME) is not None:
             return True
-        return root in self.ctx.library_names and not self._changes_in_place(func)
+        return (root in self.ctx.library_names and not self._changes_in_place(func)
+                and not self._writes_output(func))
+
+    def _writes_output(self, func) -> bool:
+        """``warnings.warn``, ``logging.info``, ``sys.stdout.write``...: a library call
+        that writes text outside the program goes through ``converted_call``, which
+        makes it when the program runs where it is staged (``output_calls.py``)."""
+        if writes_output(self.ctx.value_of(func)):
+            return True
+        # `sys.stdout.write`, `log.info`: a method of an object a module or global holds
+        return isinstance(func, gast.Attribute) and writes_output_method(
+            self.ctx.value_of(func.value), func.attr)
 
     def _changes_in_place(self, func) -> bool:
         """``heapq.heappush``, ``bisect.insort``...: a library function that changes
@@ -103,6 +118,8 @@ class _CallTrees(Transformer):
         node = self.generic_visit(node)
         if self._stays(node.func):
             return node
+        if self._writes_output(node.func):   # its text, like print's, formatted when run
+            node.args = [formatting.deferred(arg, self.ctx) for arg in node.args]
         if isinstance(node.func, gast.Name) and node.func.id == self.ctx.self_call:
             twin, callee = self_call_names(self.ag)
             node.func = templates.replace_expr(

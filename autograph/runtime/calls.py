@@ -40,7 +40,10 @@ from autograph.errors import ConversionError
 from autograph.higher_order import HIGHER_ORDER_FUNCTIONS
 from autograph.mutating_methods import CHANGING_METHODS
 from autograph.mutating_methods import changing_functions as changing_functions_by_id
+from autograph.output_calls import function_ids as output_function_ids
+from autograph.output_calls import writes_output
 from autograph.runtime import recursion, side_effects
+from autograph.runtime.printing import call_when_run
 
 
 @functools.cache
@@ -233,6 +236,7 @@ def _traced_operator(transpiler, decisions: _Decisions):
     builtin_type = types.BuiltinFunctionType
     replaced, changing_methods = side_effects.REPLACED, CHANGING_METHODS
     changing_functions = changing_functions_by_id()
+    output_functions = output_function_ids()
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -246,6 +250,8 @@ def _traced_operator(transpiler, decisions: _Decisions):
         if replaced and id(f) in changing_functions:   # heapq.heappush(b, v) on an old list
             return functools.partial(_refusing_replaced_target, f)
         t = type(f)
+        if (t is not function_type or id(f) in output_functions) and writes_output(f):
+            return functools.partial(call_when_run, f)   # log.info(...): when the program runs
         if t is function_type:
             program = known_callee(id(f.__code__))
             if program is not None:

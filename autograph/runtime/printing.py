@@ -45,29 +45,56 @@ def print_(*args, **kwargs):
     traced = has_tracer((args, kwargs))
     if not traced and not _staging():
         return builtins.print(*args, **kwargs)
+    sep, end, file, flush = _options(**kwargs)
+
+    def show(*shown):
+        target = sys.stdout if file is None else file
+        builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
+
+    return _when_run(show, args, {}, traced, "print")
+
+
+def call_when_run(f, /, *args, **kwargs):
+    """``f(*args, **kwargs)`` for ``f`` a call that writes text outside the program
+    (``log.info(...)``, ``warnings.warn(...)``, ``sys.stdout.write(...)``:
+    ``autograph/output_calls.py``): made when the program runs, as ``print`` is, where
+    it is staged or its arguments are traced; else now, as Python makes it."""
+    traced = has_tracer((args, kwargs))
+    if not traced and not _staging():
+        return f(*args, **kwargs)
+
+    def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
+        f(*(str(a) if type(a) is DeferredFormat else a for a in shown), **shown_kwargs)
+
+    _when_run(call, args, kwargs, traced, getattr(f, "__qualname__", "this call"))
+    return None
+
+
+def _when_run(call, args, kwargs, traced, what):
+    """``call(*args, **kwargs)`` as an ordered callback, with the traced leaves as
+    they are when the program runs (only for the examples whose path reaches it,
+    under ``vmap``)."""
     if paths.is_replaying():
         return None
-    sep, end, file, flush = _options(**kwargs)
     if effects.current().prints == "drop":
         return None
     if effects.under_export():
-        if not traced:   # what jax.jit of the original does: print while tracing
-            return builtins.print(*args, **kwargs)
+        if not traced:   # what jax.jit of the original does: call it while tracing
+            return call(*args, **kwargs)
         where = caller_location()
         raise ConversionError(effects.export_error_text(
-            "print", "convert the function with autograph.convert(f, prints='drop'), or "
+            what, "convert the function with autograph.convert(f, prints='drop'), or "
             "trace it inside `with autograph.staged_effects(prints='drop'):`"),
             where.filename, where.lineno)
-    leaves, treedef = tree_util.tree_flatten(args)
+    leaves, treedef = tree_util.tree_flatten((args, kwargs))
     positions = [i for i, leaf in enumerate(leaves) if is_tracer(leaf)]
 
     def show(values):
         full = list(leaves)
         for i, value in zip(positions, values, strict=True):
             full[i] = value
-        shown = tree_util.tree_unflatten(treedef, full)
-        target = sys.stdout if file is None else file
-        builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
+        shown_args, shown_kwargs = tree_util.tree_unflatten(treedef, full)
+        call(*shown_args, **shown_kwargs)
 
     def show_if_reached(reached, *values):
         if np.all(np.asarray(reached)):   # under vmap: an example whose path is here
