@@ -16,7 +16,9 @@ carried)`` takes a signature of the mutable Python objects the body can reach
 user's functions found there, theirs: ``list``/``dict``/``set``/``deque``/
 ``bytearray`` by length and the identity of their items, iterators by position,
 writeable NumPy arrays of up to 64 KiB by their bytes: a helper's ``a[i] = 1``
-in a staged branch writes whatever the condition),
+in a staged branch writes whatever the condition; random number generators by their
+state, ``random``'s and ``np.random``'s own included: a draw happens once while
+tracing, not once per iteration),
 leaving out what the region carries as state. After tracing, ``changed()`` lists
 those whose signature moved. The caller then restores them (``restore()``: the
 containers' items as they were; an iterator that cannot be rewound is not
@@ -29,6 +31,7 @@ profile hook, only then) or at the region's line.
 from __future__ import annotations
 
 import collections
+import random
 import sys
 import types
 import weakref
@@ -47,6 +50,9 @@ _COPY_LIMIT = 100_000   # larger containers are watched, but cannot be restored
 _MAX_FUNCTIONS = 64
 _ARRAY_BYTES = 1 << 16   # NumPy arrays watched by their bytes (larger: not watched)
 _GENERATORS = (types.GeneratorType,)
+# Python's and NumPy's random number generators: a draw in a staged body happens once,
+# while tracing, where Python draws once per iteration (or only on the branch taken).
+_RANDOM = (random.Random, np.random.RandomState, np.random.Generator)
 
 
 @dataclass
@@ -103,6 +109,10 @@ def watch(fns, carried=()) -> Watch:
             continue
         visited.add(id(fn))
         for name, value in _reachable(fn):
+            if type(value) is types.ModuleType:   # `random.random()`: the module's generator
+                value = _module_generator(value, fn)
+                if value is None:
+                    continue
             if id(value) in seen:
                 continue
             if type(value) is types.FunctionType or type(value) is types.MethodType:
@@ -114,7 +124,7 @@ def watch(fns, carried=()) -> Watch:
                     pending.append(target)
                 continue
             if isinstance(value, _CONTAINERS) and type(value) in _CONTAINERS or _is_iterator(
-                    value) or _is_watched_array(value):
+                    value) or _is_watched_array(value) or isinstance(value, _RANDOM):
                 seen.add(id(value))
                 entries.append((name, value, _signature(value), _copy(value)))
     return Watch(entries)
@@ -169,14 +179,38 @@ def _ids_in(tree) -> set:
     return ids
 
 
+def _module_generator(module, fn):
+    """The hidden generator behind ``random.random()`` or ``np.random.rand()`` where
+    ``module`` is ``random``, ``numpy`` or ``numpy.random`` and ``fn``'s code names
+    ``random`` (as a module or an attribute), else None."""
+    name = module.__name__
+    if name == "random":
+        return getattr(module, "_inst", None)
+    if name in ("numpy", "numpy.random") and "random" in _global_names(fn.__code__):
+        return np.random.mtrand._rand
+    return None
+
+
 def _is_watched_array(value) -> bool:
     return (type(value) is np.ndarray and value.flags.writeable
             and value.nbytes <= _ARRAY_BYTES)
 
 
+def _random_state(value):
+    """The state of a random number generator, comparable with ``!=``."""
+    if isinstance(value, random.Random):
+        return value.getstate()
+    if isinstance(value, np.random.RandomState):
+        kind, keys, position, has_gauss, gauss = value.get_state()
+        return kind, keys.tobytes(), position, has_gauss, gauss
+    return value.bit_generator.state
+
+
 def _signature(value):
     if type(value) is np.ndarray:
         return value.tobytes()
+    if isinstance(value, _RANDOM):
+        return _random_state(value)
     if isinstance(value, dict):
         return (len(value), tuple(map(id, value.values())) if len(value) <= _SMALL else None,
                 tuple(map(id, value)) if len(value) <= _SMALL else None)
@@ -207,6 +241,10 @@ def _flat(items):
 def _copy(value):
     if type(value) is np.ndarray:
         return value.copy()
+    if isinstance(value, np.random.RandomState):
+        return value.get_state()
+    if isinstance(value, _RANDOM):
+        return _random_state(value)
     if isinstance(value, _CONTAINERS):
         return value.copy() if len(value) <= _COPY_LIMIT else None
     if not isinstance(value, _GENERATORS):
@@ -222,6 +260,12 @@ def _put_back(obj, copy) -> bool:
         return False
     if type(obj) is np.ndarray:
         obj[...] = copy
+    elif isinstance(obj, random.Random):
+        obj.setstate(copy)
+    elif isinstance(obj, np.random.RandomState):
+        obj.set_state(copy)
+    elif isinstance(obj, np.random.Generator):
+        obj.bit_generator.state = copy
     elif isinstance(obj, dict):
         obj.clear()
         obj.update(copy)
@@ -246,6 +290,8 @@ def _put_back(obj, copy) -> bool:
 def _kind(obj) -> str:
     if type(obj) is np.ndarray:
         return "NumPy array"
+    if isinstance(obj, _RANDOM):
+        return "random number generator"
     if isinstance(obj, _GENERATORS):
         return "generator"
     if isinstance(obj, _CONTAINERS):
@@ -318,6 +364,9 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
         how = ("traces both branches once, whatever the condition, so the change would "
                "happen for every input")
         fix = "Return the new values from the branches instead, use arrays (jnp.where)"
+    if any(isinstance(c.obj, _RANDOM) for c in changes):
+        fix = ("For random numbers in staged code, draw them with jax.random from a key "
+               "the code passes along")
     return ConversionError(
         f"this changes the Python {describe(changes)} inside {article} {name} that is staged "
         f"because {why}{line}, which does not carry it: a staged {name} {how}. {fix}, or "

@@ -19,7 +19,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
   loop bodies, a helper appending Python values to a list under an ``if`` or in a
   ``while`` of traced trip count (26.6, 26.9), or in the right operand of an ``and``/``or``
-  or a ``while`` condition (static or traced); sometimes beside a ``nonlocal`` writer,
+  or a ``while`` condition (static or traced), or draws from a ``random.Random`` in a
+  loop or an ``if``; sometimes beside a ``nonlocal`` writer,
   whose cell the region carries by wrapping its blocks (the wrapped body must still
   be watched).
 - ``silent_item_writes``: a list whose items a loop writes and reads (26.7).
@@ -208,6 +209,12 @@ class SilentFeatures:
             else:   # a condition on a value that may be traced
                 use = [f"sv_i{k} = {w} % 5", f"while sv_ck{k}(sv_i{k}):", [f"sv_i{k} += 1"]]
             return [*helper, *use, f"{v} = ({v} + len(sv_lg{k})) % 97"]
+        if r.random() < 0.25:   # draws from a Python random number generator
+            head = r.choice((f"for sv_ir{k} in range({r.choice(('2', '3', 'n % 3'))}):",
+                             f"if {self._cond()}:"))
+            return [f"sv_rg{k} = random.Random('s{r.randint(0, 99)}')", head,
+                    [f"{v} = ({v} + sv_rg{k}.randint(1, 9)) % 97"],
+                    f"{w} = ({w} + sv_rg{k}.randint(1, 9)) % 97"]
         if r.random() < 0.5:
             return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
                     f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",

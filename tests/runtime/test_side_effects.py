@@ -4,6 +4,7 @@ ConversionError at the line that makes the change; never a change made once whil
 tracing."""
 
 import logging
+import random
 
 import jax
 import jax.numpy as jnp
@@ -329,3 +330,62 @@ def test_a_python_loop_condition_runs_once_per_iteration_beside_traced_state():
     traced; asking whether the condition is traced (an abstract run of it) must leave
     no trace in Python state (was 8 calls for Python's 4)."""
     check(counts_static_loop_conditions, 1.0)
+
+
+def draws_from_random_in_a_static_loop(x):
+    random.seed(0)
+    for _ in range(3):
+        x = x + random.random()
+    return x
+
+
+def draws_from_numpy_in_a_static_loop(x):
+    np.random.seed(0)
+    out = []
+    for _ in range(3):
+        out.append(x + np.random.rand())
+    return out
+
+
+def draws_from_a_generator_in_a_static_loop(x):
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = x + rng.normal()
+    return x
+
+
+def draws_from_an_instance_in_a_static_loop(x):
+    r = random.Random(0)
+    for _ in range(3):
+        x = x * r.random()
+    return x
+
+
+@pytest.mark.parametrize("fn", [
+    draws_from_random_in_a_static_loop, draws_from_numpy_in_a_static_loop,
+    draws_from_a_generator_in_a_static_loop, draws_from_an_instance_in_a_static_loop])
+def test_a_static_loop_drawing_python_random_numbers_runs_unrolled(fn):
+    """A staged loop drew once, while tracing, and used that number in every iteration
+    (to_graph 5.7, 5.7, 5.7 where Python and jax.jit of the original give 5.5, 5.7,
+    5.6): a generator's state is watched, so the loop runs unrolled, as jit does."""
+    expected = jax.jit(fn)(5.0)
+    check(fn, 5.0)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        np.testing.assert_allclose(compiled(5.0), expected, rtol=1e-6)
+
+
+def draws_under_a_traced_if(x):
+    r = random.Random(0)
+    if x > 0:
+        x = x + r.random()
+    return x
+
+
+def test_a_staged_branch_drawing_python_random_numbers_is_refused():
+    assert autograph.convert(draws_under_a_traced_if)(1.0) == draws_under_a_traced_if(1.0)
+    for compiled in (autograph.to_graph(draws_under_a_traced_if),
+                     jax.jit(autograph.convert(draws_under_a_traced_if))):
+        with pytest.raises(autograph.ConversionError,
+                           match="random number generator 'r'.*jax.random") as info:
+            compiled(1.0)
+        assert f"{__file__}:" in str(info.value)
