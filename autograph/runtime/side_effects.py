@@ -44,7 +44,7 @@ from autograph.errors import ConversionError
 from autograph.runtime.trace_context import current_trace
 from autograph.runtime.tracing import caller_location, frame_location
 
-_CONTAINERS = (list, dict, set, collections.deque, bytearray)
+_CONTAINERS = (list, dict, set, collections.deque, bytearray)   # and their subclasses
 _SMALL = 256         # items whose identities a signature records
 _COPY_LIMIT = 100_000   # larger containers are watched, but cannot be restored
 _MAX_FUNCTIONS = 64
@@ -123,7 +123,7 @@ def watch(fns, carried=()) -> Watch:
                         target.__code__.co_filename):
                     pending.append(target)
                 continue
-            if isinstance(value, _CONTAINERS) and type(value) in _CONTAINERS or _is_iterator(
+            if isinstance(value, _CONTAINERS) or _is_iterator(
                     value) or _is_watched_array(value) or isinstance(value, _RANDOM):
                 seen.add(id(value))
                 entries.append((name, value, _signature(value), _copy(value)))
@@ -246,7 +246,11 @@ def _copy(value):
     if isinstance(value, _RANDOM):
         return _random_state(value)
     if isinstance(value, _CONTAINERS):
-        return value.copy() if len(value) <= _COPY_LIMIT else None
+        if len(value) > _COPY_LIMIT:
+            return None
+        # The items, copied and put back with the base type's own methods: a subclass
+        # (Counter, defaultdict, the user's) may override them.
+        return next(base for base in _CONTAINERS if isinstance(value, base))(value)
     if not isinstance(value, _GENERATORS):
         try:
             return value.__reduce__()
@@ -267,16 +271,18 @@ def _put_back(obj, copy) -> bool:
     elif isinstance(obj, np.random.Generator):
         obj.bit_generator.state = copy
     elif isinstance(obj, dict):
-        obj.clear()
-        obj.update(copy)
+        dict.clear(obj)
+        dict.update(obj, copy)
     elif isinstance(obj, set):
-        obj.clear()
-        obj.update(copy)
+        set.clear(obj)
+        set.update(obj, copy)
     elif isinstance(obj, collections.deque):
-        obj.clear()
-        obj.extend(copy)
-    elif isinstance(obj, (list, bytearray)):
-        obj[:] = copy
+        collections.deque.clear(obj)
+        collections.deque.extend(obj, copy)
+    elif isinstance(obj, list):
+        list.__setitem__(obj, slice(None), copy)
+    elif isinstance(obj, bytearray):
+        bytearray.__setitem__(obj, slice(None), copy)
     else:   # a builtin iterator: its position, where it can be set
         if len(copy) < 3 or not hasattr(obj, "__setstate__"):
             return False

@@ -17,7 +17,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_identity``: ``flag is True`` / ``is not False`` on flags that become
   traced (26.5).
 - ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
-  loop bodies, a helper appending Python values to a list under an ``if`` or in a
+  loop bodies, a helper appending Python values to a list (or counting them in a
+  ``collections.Counter``) under an ``if`` or in a
   ``while`` of traced trip count (26.6, 26.9), or in the right operand of an ``and``/``or``
   or a ``while`` condition (static or traced), or draws from a ``random.Random`` in a
   loop or an ``if``; sometimes beside a ``nonlocal`` writer,
@@ -194,8 +195,13 @@ class SilentFeatures:
                             else [])]
             else:
                 region = [f"sv_kq{k} = n % 3", f"while sv_kq{k} > 0:", [f"sv_kq{k} -= 1", *call]]
-            return [f"sv_lg{k} = []", *cell, f"def sv_em{k}(val):", [f"sv_lg{k}.append(val)"],
-                    *region, f"{v} = ({v} + len(sv_lg{k})) % 97"]
+            if r.random() < 0.3:   # a dict subclass (watched since issue 26's residue)
+                start, change, size = ("collections.Counter()", f"sv_lg{k}[val] += 1",
+                                       f"sum(sv_lg{k}.values())")
+            else:
+                start, change, size = "[]", f"sv_lg{k}.append(val)", f"len(sv_lg{k})"
+            return [f"sv_lg{k} = {start}", *cell, f"def sv_em{k}(val):", [change],
+                    *region, f"{v} = ({v} + {size}) % 97"]
         if r.random() < 0.3:   # a helper changing a list in an operand or loop condition
             helper = [f"sv_lg{k} = []", f"def sv_ck{k}(val):",
                       [f"sv_lg{k}.append(val)", f"return val < {r.randint(2, 6)}"]]

@@ -3,6 +3,7 @@ static loop runs unrolled (as jax.jit of the original runs it), a traced loop is
 ConversionError at the line that makes the change; never a change made once while
 tracing."""
 
+import collections
 import logging
 import random
 
@@ -389,3 +390,48 @@ def test_a_staged_branch_drawing_python_random_numbers_is_refused():
                            match="random number generator 'r'.*jax.random") as info:
             compiled(1.0)
         assert f"{__file__}:" in str(info.value)
+
+
+class Registry(dict):
+    """A dict subclass of the user's (an override, as such classes have)."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+
+
+def counts_under_a_traced_if(x):
+    counts = collections.Counter()
+
+    def note(key):
+        counts[key] += 1
+
+    for i in range(3):
+        if x > i:
+            note("big")
+        else:
+            note("small")
+    return counts["big"], counts["small"]
+
+
+def registers_in_a_static_loop(x):
+    registry = Registry()
+
+    def put(key):
+        registry[key] = 1
+
+    for i in range(3):
+        x = x + 1
+        put(i)
+    return x, len(registry)
+
+
+def test_subclasses_of_list_and_dict_are_watched_too():
+    """A Counter a helper counts into under a staged ``if`` counted both branches for
+    every input (Python (2, 1), compiled (3, 3)): only exact lists and dicts were
+    watched. Subclasses are now watched, and put back with the base type's methods."""
+    assert autograph.convert(counts_under_a_traced_if)(1.5) == (2, 1)
+    for compiled in (autograph.to_graph(counts_under_a_traced_if),
+                     jax.jit(autograph.convert(counts_under_a_traced_if))):
+        with pytest.raises(autograph.ConversionError, match="Counter 'counts'"):
+            compiled(1.5)
+    check(registers_in_a_static_loop, 1.0)   # a static loop runs unrolled
