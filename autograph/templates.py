@@ -72,8 +72,16 @@ def replace_expr(template: str, **replacements):
 
 def name(identifier: str, ctx=None) -> gast.Name:
     """A ``gast.Name`` node (load context unless ``ctx`` is given)."""
-    return gast.Name(id=identifier, ctx=ctx or gast.Load(), annotation=None,
-                     type_comment=None)
+    # (gast.Name's constructor, written out: names are most of what templates make)
+    new = _NAME.__new__(_NAME)
+    values = new.__dict__
+    values["id"] = identifier
+    values["ctx"] = ctx or _LOAD.__new__(_LOAD)
+    values["annotation"] = values["type_comment"] = None
+    return new
+
+
+_NAME, _LOAD = gast.Name, gast.Load
 
 
 def copy_tree(value):
@@ -116,12 +124,13 @@ def set_location(nodes, origin) -> None:
         if has_location is None:
             has_location = located[cls] = "lineno" in cls._attributes
         if has_location:
-            if getattr(node, "lineno", None) is not None:
+            if node.__dict__.get("lineno") is not None:
                 continue
             node.__dict__.update(loc)
         # (walk.child_nodes, inlined)
+        values = node.__dict__
         for field in fields_of[cls]:
-            value = getattr(node, field, None)
+            value = values.get(field)
             if value.__class__ is list:
                 extend([item for item in value
                         if isinstance(item, _AST) and item.__class__ not in leaves])
@@ -245,7 +254,8 @@ class _Replacer:
 
     def name(self, node):
         found, value = self.lookup(node.id)
-        ctx = node.ctx.__class__()
+        ctx = node.ctx.__class__
+        ctx = ctx.__new__(ctx)     # (a context has no fields: its constructor sets none)
         if not found:
             new = gast.Name.__new__(gast.Name)
             new.__dict__.update(node.__dict__)
