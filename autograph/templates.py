@@ -52,9 +52,14 @@ def _parse(template: str):
     return module.body
 
 
-def replace(template: str, **replacements) -> list:
-    """The statements of ``template`` with its placeholders replaced."""
-    replacer = _Replacer(replacements)
+def replace(template: str, *, moved=(), **replacements) -> list:
+    """The statements of ``template`` with its placeholders replaced.
+
+    An expression given is copied where it is inserted, so the caller's stays as it
+    was; ``moved`` names the placeholders whose expression the caller hands over
+    (it is in no tree and the caller does not use it again): the template's first
+    use of it takes it as it is, without a copy."""
+    replacer = _Replacer(replacements, moved)
     result = replacer.statements(_parse(template))   # (copies as it replaces)
     unused = set(replacements) - replacer.used
     if unused:
@@ -169,9 +174,10 @@ class _Replacer:
     are: shared by every use) with the placeholders replaced: each template node is
     copied once, as it is reached."""
 
-    def __init__(self, replacements):
+    def __init__(self, replacements, moved=()):
         self.replacements = replacements
         self.used = set()
+        self.movable = set(moved)     # (``replace``'s ``moved`` not yet inserted)
 
     def lookup(self, identifier):
         if identifier in self.replacements:
@@ -266,6 +272,9 @@ class _Replacer:
                 return _as_expr(value[0], ctx)
             elts = [_as_expr(v, ctx) for v in value]
             return gast.Tuple(elts=elts, ctx=ctx)
+        if node.id in self.movable and not isinstance(value, str):
+            self.movable.discard(node.id)
+            return _with_ctx(value, ctx)
         return _as_expr(value, ctx)
 
 
