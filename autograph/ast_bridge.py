@@ -407,10 +407,15 @@ def _ast_assign(node):
     values = new.__dict__
     values["targets"] = _a(node.targets)
     values["value"] = _a(node.value)
-    _copy_name_location(values, node)
+    _place(values, node)
+    return new
+
+
+def _place(values, old) -> None:
+    """``_copy_name_location(values, old)``, noting a location the fill would change."""
+    _copy_name_location(values, old)
     if _unlocated(values):
         _LOCATIONS.missing = True
-    return new
 
 
 _AST_ASSIGN = ast.Assign
@@ -439,9 +444,7 @@ def _ast_arg(node):
     values["arg"] = _a(node.id)
     values["annotation"] = _a(node.annotation)
     values["type_comment"] = _a(node.type_comment)
-    _copy_name_location(values, node)
-    if _unlocated(values):
-        _LOCATIONS.missing = True
+    _place(values, node)
     return new
 
 
