@@ -14,6 +14,7 @@ from autograph.walk import LEAVES, NODE_FIELDS
 _AST = gast.AST
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_SCOPE_CLASSES = frozenset(SCOPES)
 
 
 def walk_same_scope(node, skip=()) -> list:
@@ -25,19 +26,24 @@ def walk_same_scope(node, skip=()) -> list:
     several times per block."""
     found = []
     found_append = found.append
-    fields, leaves, scopes, node_type = NODE_FIELDS, LEAVES, SCOPES, _AST
+    fields, leaves, scopes, node_type = NODE_FIELDS, LEAVES, _SCOPE_CLASSES, _AST
+    name_class = gast.Name
     for root in node if isinstance(node, list) else [node]:
         stack = [root]
         pop, append, extend = stack.pop, stack.append, stack.extend
         while stack:
             current = pop()
             found_append(current)
-            if isinstance(current, scopes):
+            cls = current.__class__
+            values = current.__dict__
+            if cls is name_class:
+                if values.get("annotation") is None:
+                    continue          # (nothing under it)
+            elif cls in scopes:
                 extend(_evaluated_by_definition(current))
                 continue
             # (walk.child_nodes, inlined)
-            values = current.__dict__
-            for field in fields[current.__class__]:
+            for field in fields[cls]:
                 value = values.get(field)
                 if value.__class__ is list:
                     if skip:
