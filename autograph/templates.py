@@ -227,6 +227,9 @@ class _Replacer:
                     old = self.sequence(old)
                 else:
                     old = [self.node(x) if isinstance(x, _AST) else x for x in old]
+            elif old.__class__ in LEAVES:    # (a context or an operator: no fields)
+                leaf = old.__class__
+                old = leaf.__new__(leaf)
             elif isinstance(old, _AST):
                 old = self.node(old)
             fields[field] = old
