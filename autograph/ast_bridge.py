@@ -144,6 +144,7 @@ class _Direction:
         # Note each located node missing part of its location (``to_located_ast``).
         self.checks_locations = checks_locations
         self.handlers = {}    # source class -> function converting its nodes
+        self.generic = {}     # source class -> its ``_generic_of`` (for ``_generic``)
 
     def _gast(self, node):
         if self.checks_locations:
@@ -183,45 +184,68 @@ def _convert(node, direction):
 def _generic(node, direction):
     """What gast's ``generic_visit`` makes of ``node``."""
     cls = node.__class__
-    target = getattr(direction.target, cls.__name__, None)
-    return None if target is None else _generic_of(cls, target, direction)(node)
+    convert = direction.generic.get(cls)
+    if convert is None:
+        target = getattr(direction.target, cls.__name__, None)
+        if target is None:
+            return None
+        convert = direction.generic[cls] = _generic_of(cls, target, direction)
+    return convert(node)
 
 
 def _generic_of(cls, target, direction):
     """The function making what gast's ``generic_visit`` makes of a node of class
     ``cls``: the node of class ``target``, its fields converted, its location
-    copied."""
+    copied. Written out per class, its fields (each as ``_FIELD_LINES``) and
+    attributes unrolled: this runs for most nodes of every tree, both ways."""
     fields, attributes = cls._fields, cls._attributes
-    handlers, make_handler = direction.handlers, direction.handler
+    check = direction.checks_locations and "lineno" in target._attributes
+    lines = ["def convert(node):",
+             "    new = target.__new__(target)",
+             "    values = new.__dict__",
+             "    own = node.__dict__"]
+    for field in fields:
+        lines += [line.replace("FIELD", repr(field)) for line in _FIELD_LINES]
     # ``getattr(node, attr)`` of each attribute, without raising where a node lacks
     # one: the instance's value, else the class's (a default), else none.
-    class_values = tuple((attr, getattr(cls, attr, _MISSING)) for attr in attributes)
-    check = direction.checks_locations and "lineno" in target._attributes
+    defaults = {}
+    for i, attr in enumerate(attributes):
+        default = getattr(cls, attr, _MISSING)
+        if default is _MISSING:
+            lines += [f"    if {attr!r} in own:",
+                      f"        values[{attr!r}] = own[{attr!r}]"]
+        else:
+            defaults[f"default_{i}"] = default
+            lines += [f"    values[{attr!r}] = own.get({attr!r}, default_{i})"]
+    if check:
+        lines += ['    if (values.get("end_col_offset") is None',
+                  '            or values.get("end_lineno") is None',
+                  '            or "lineno" not in values or "col_offset" not in values):',
+                  "        state.missing = True"]
+    lines.append("    return new")
+    namespace = {"target": target, "handlers": direction.handlers,
+                 "make_handler": direction.handler, "AST": _AST, "value_of": _value,
+                 "direction": direction, "state": _LOCATIONS, **defaults}
+    exec(compile("\n".join(lines), f"<ast_bridge {cls.__name__}>", "exec"), namespace)
+    return namespace["convert"]
 
-    def convert(node):
-        new = target.__new__(target)
-        values = new.__dict__
-        own = node.__dict__
-        for field in fields:
-            if field in own:
-                value = own[field]
-                if value.__class__ is list:
-                    value = [(handlers.get(v.__class__) or make_handler(v.__class__))(v)
-                             if isinstance(v, _AST) else _value(v, direction) for v in value]
-                elif isinstance(value, _AST):
-                    value = (handlers.get(value.__class__) or make_handler(value.__class__))(
-                        value)
-                values[field] = value
-        for attr, default in class_values:
-            value = own.get(attr, default)
-            if value is not _MISSING:
-                values[attr] = value
-        if check and (values.get("end_col_offset") is None or values.get("end_lineno") is None
-                      or "lineno" not in values or "col_offset" not in values):
-            _LOCATIONS.missing = True
-        return new
 
-    return convert
+# One field of ``_generic_of``'s function (FIELD: the field's name).
+_FIELD_LINES = (
+    "    if FIELD in own:",
+    "        value = own[FIELD]",
+    "        if value.__class__ is list:",
+    "            if value:",
+    "                value = [(handlers.get(v.__class__) or make_handler(v.__class__))(v)",
+    "                         if isinstance(v, AST) else value_of(v, direction)",
+    "                         for v in value]",
+    "            else:",
+    "                value = []",
+    "        elif isinstance(value, AST):",
+    "            value = (handlers.get(value.__class__) or make_handler(value.__class__))(",
+    "                value)",
+    "        values[FIELD] = value",
+)
 
 
 _MISSING = object()
@@ -272,10 +296,10 @@ def _gast_name(node):
 
 
 def _copy_name_location(values, old):
-    """``_copy_location`` into a name's or parameter's ``__dict__`` ``values`` (both
-    kinds of name, and ``ast.arg``, have every location attribute), read from
-    ``old``'s own ``__dict__`` (their classes have no start and a None end by
-    default: ``_NAME_DEFAULTS_KNOWN``)."""
+    """``_copy_location`` into a name's, parameter's or assignment's ``__dict__``
+    ``values`` (both kinds of name and assignment, and ``ast.arg``, have every
+    location attribute), read from ``old``'s own ``__dict__`` (their classes have no
+    start and a None end by default: ``_NAME_DEFAULTS_KNOWN``)."""
     own = old.__dict__
     value = own.get("lineno")
     if value is not None:
@@ -305,7 +329,7 @@ _START, _END = ("lineno", "col_offset"), ("end_lineno", "end_col_offset")
 _NAME_DEFAULTS_KNOWN = all(
     not hasattr(cls, "lineno") and not hasattr(cls, "col_offset")
     and getattr(cls, "end_lineno", 0) is None and getattr(cls, "end_col_offset", 0) is None
-    for cls in (_GAST_NAME, _AST_NAME, ast.arg))
+    for cls in (_GAST_NAME, _AST_NAME, ast.arg, gast.Assign, ast.Assign))
 if not _NAME_DEFAULTS_KNOWN:
     _copy_name_location = _copy_name_location_by_getattr   # noqa: F811
 
@@ -354,11 +378,19 @@ def _ast_name(node):
     new = _AST_NAME.__new__(_AST_NAME)
     values = new.__dict__
     values["id"] = node.id
-    values["ctx"] = _convert(node.ctx, _TO_AST)
+    ctx = node.ctx
+    leaf = _AST_CONTEXTS.get(ctx.__class__)     # (one shared leaf per class)
+    if leaf is None:
+        leaf = _AST_CONTEXTS[ctx.__class__] = _convert(ctx, _TO_AST)
+    values["ctx"] = leaf
     _copy_name_location(values, node)
-    if _unlocated(values):
+    if (values.get("end_col_offset") is None or values.get("end_lineno") is None
+            or "lineno" not in values or "col_offset" not in values):    # (_unlocated)
         _LOCATIONS.missing = True
     return new
+
+
+_AST_CONTEXTS: dict = {}     # gast context class -> the ast leaf ``to_ast`` makes of it
 
 
 def _ast_except_handler(node):
@@ -369,7 +401,24 @@ def _ast_except_handler(node):
 
 
 def _ast_assign(node):
-    return _checked(_copy_location(ast.Assign(_a(node.targets), _a(node.value)), node))
+    # ast.Assign(_a(node.targets), _a(node.value)) with the location copied, written
+    # out (its classes' location defaults are the names', ``_NAME_DEFAULTS_KNOWN``).
+    new = _AST_ASSIGN.__new__(_AST_ASSIGN)
+    values = new.__dict__
+    values["targets"] = _a(node.targets)
+    values["value"] = _a(node.value)
+    _place(values, node)
+    return new
+
+
+def _place(values, old) -> None:
+    """``_copy_name_location(values, old)``, noting a location the fill would change."""
+    _copy_name_location(values, old)
+    if _unlocated(values):
+        _LOCATIONS.missing = True
+
+
+_AST_ASSIGN = ast.Assign
 
 
 def _ast_function(kind):
@@ -395,9 +444,7 @@ def _ast_arg(node):
     values["arg"] = _a(node.id)
     values["annotation"] = _a(node.annotation)
     values["type_comment"] = _a(node.type_comment)
-    _copy_name_location(values, node)
-    if _unlocated(values):
-        _LOCATIONS.missing = True
+    _place(values, node)
     return new
 
 

@@ -167,7 +167,8 @@ class _SourceFacts:
         starts, ends, spans, name_at = self.starts, self.ends, self.spans, self.name_at
         add_name, kinds, plans, node_type = self._add_name, _KINDS, _WALK_PLANS, ast.AST
         leaves = _LEAVES
-        name_class, attribute_class = ast.Name, ast.Attribute
+        name_class, attribute_class, constant_class = ast.Name, ast.Attribute, ast.Constant
+        names = self.names
         for sub in todo:        # (the list grows as the walk goes: breadth first)
             cls = sub.__class__
             plan = plans.get(cls)
@@ -188,8 +189,13 @@ class _SourceFacts:
                         name_at[span] = d["id"]
                     elif cls is attribute_class:
                         name_at[span] = d["attr"]
+            if cls is name_class:
+                names.add(d["id"])     # (its one name, no dot; its context a leaf)
+                continue
             if cls in kinds:
                 self._add(sub, span)
+                if cls is constant_class:
+                    continue           # (its fields hold no name)
             for field in fields:
                 value = d.get(field)
                 if value.__class__ is list:

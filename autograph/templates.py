@@ -52,9 +52,14 @@ def _parse(template: str):
     return module.body
 
 
-def replace(template: str, **replacements) -> list:
-    """The statements of ``template`` with its placeholders replaced."""
-    replacer = _Replacer(replacements)
+def replace(template: str, *, moved=(), **replacements) -> list:
+    """The statements of ``template`` with its placeholders replaced.
+
+    An expression given is copied where it is inserted, so the caller's stays as it
+    was; ``moved`` names the placeholders whose expression the caller hands over
+    (it is in no tree and the caller does not use it again): the template's first
+    use of it takes it as it is, without a copy."""
+    replacer = _Replacer(replacements, moved)
     result = replacer.statements(_parse(template))   # (copies as it replaces)
     unused = set(replacements) - replacer.used
     if unused:
@@ -72,8 +77,16 @@ def replace_expr(template: str, **replacements):
 
 def name(identifier: str, ctx=None) -> gast.Name:
     """A ``gast.Name`` node (load context unless ``ctx`` is given)."""
-    return gast.Name(id=identifier, ctx=ctx or gast.Load(), annotation=None,
-                     type_comment=None)
+    # (gast.Name's constructor, written out: names are most of what templates make)
+    new = _NAME.__new__(_NAME)
+    values = new.__dict__
+    values["id"] = identifier
+    values["ctx"] = ctx or _LOAD.__new__(_LOAD)
+    values["annotation"] = values["type_comment"] = None
+    return new
+
+
+_NAME, _LOAD = gast.Name, gast.Load
 
 
 def copy_tree(value):
@@ -116,12 +129,13 @@ def set_location(nodes, origin) -> None:
         if has_location is None:
             has_location = located[cls] = "lineno" in cls._attributes
         if has_location:
-            if getattr(node, "lineno", None) is not None:
+            if node.__dict__.get("lineno") is not None:
                 continue
             node.__dict__.update(loc)
         # (walk.child_nodes, inlined)
+        values = node.__dict__
         for field in fields_of[cls]:
-            value = getattr(node, field, None)
+            value = values.get(field)
             if value.__class__ is list:
                 extend([item for item in value
                         if isinstance(item, _AST) and item.__class__ not in leaves])
@@ -160,9 +174,10 @@ class _Replacer:
     are: shared by every use) with the placeholders replaced: each template node is
     copied once, as it is reached."""
 
-    def __init__(self, replacements):
+    def __init__(self, replacements, moved=()):
         self.replacements = replacements
         self.used = set()
+        self.movable = set(moved)     # (``replace``'s ``moved`` not yet inserted)
 
     def lookup(self, identifier):
         if identifier in self.replacements:
@@ -212,6 +227,9 @@ class _Replacer:
                     old = self.sequence(old)
                 else:
                     old = [self.node(x) if isinstance(x, _AST) else x for x in old]
+            elif old.__class__ in LEAVES:    # (a context or an operator: no fields)
+                leaf = old.__class__
+                old = leaf.__new__(leaf)
             elif isinstance(old, _AST):
                 old = self.node(old)
             fields[field] = old
@@ -245,7 +263,8 @@ class _Replacer:
 
     def name(self, node):
         found, value = self.lookup(node.id)
-        ctx = node.ctx.__class__()
+        ctx = node.ctx.__class__
+        ctx = ctx.__new__(ctx)     # (a context has no fields: its constructor sets none)
         if not found:
             new = gast.Name.__new__(gast.Name)
             new.__dict__.update(node.__dict__)
@@ -256,6 +275,9 @@ class _Replacer:
                 return _as_expr(value[0], ctx)
             elts = [_as_expr(v, ctx) for v in value]
             return gast.Tuple(elts=elts, ctx=ctx)
+        if node.id in self.movable and not isinstance(value, str):
+            self.movable.discard(node.id)
+            return _with_ctx(value, ctx)
         return _as_expr(value, ctx)
 
 

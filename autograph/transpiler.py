@@ -22,7 +22,6 @@ import __future__
 import ast
 import builtins
 import collections
-import copy
 import gc
 import inspect
 import linecache
@@ -480,9 +479,9 @@ class Transpiler:
                 call_trees.self_call_names(runtime_name)):
             runtime_name += "_"
         local = set(local_names(node))
+        definitions = _DEFINITION_CLASSES
         for sub in walk(node) if nodes is None else nodes:
-            if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                                    gast.Lambda)):
+            if sub.__class__ in definitions and sub is not node:
                 local |= local_names(sub)
         bound = local | set(fn.__code__.co_freevars)
         shadowing = bound | {n for n in user_names if n in fn.__globals__}
@@ -606,6 +605,7 @@ def _defines_functions(node, ctx) -> bool:
 
 
 _SCOPE_TYPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_DEFINITION_CLASSES = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
 
 
 def _is_convert_wrapper(value) -> bool:
@@ -698,7 +698,9 @@ def _compile(node, filename, runtime_name, original_code,
               *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
     # shadow the global it reads when it calls itself (recursion).
-    node = copy.copy(node)
+    renamed = node.__class__.__new__(node.__class__)     # (copy.copy, written out)
+    renamed.__dict__.update(node.__dict__)
+    node = renamed
     node.name = _CONVERTED_NAME
     factory = gast.FunctionDef(
         name=_FACTORY_NAME,

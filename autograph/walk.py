@@ -62,8 +62,9 @@ NODE_FIELDS = _NodeFields()
 def child_nodes(node) -> list:
     """The direct child nodes of ``node`` but leaves, in ``ast.iter_child_nodes`` order."""
     children = []
+    values = node.__dict__      # (a gast node's fields are all in it: no class defaults)
     for field in NODE_FIELDS[node.__class__]:
-        value = getattr(node, field, None)
+        value = values.get(field)
         if value.__class__ is list:
             children += [item for item in value
                          if isinstance(item, _AST) and item.__class__ not in LEAVES]
@@ -80,8 +81,9 @@ def walk(node):
     fields = NODE_FIELDS
     while todo:
         current = pop()
+        values = current.__dict__
         for field in fields[current.__class__]:
-            value = getattr(current, field, None)
+            value = values.get(field)
             if value.__class__ is list:
                 extend([item for item in value
                         if isinstance(item, _AST) and item.__class__ not in LEAVES])
@@ -97,8 +99,9 @@ def walk_list(node) -> list:
     append, extend = found.append, found.extend
     fields = NODE_FIELDS
     for current in found:     # (the list grows as the loop goes: breadth first)
+        values = current.__dict__
         for field in fields[current.__class__]:
-            value = getattr(current, field, None)
+            value = values.get(field)
             if value.__class__ is list:
                 extend([item for item in value
                         if isinstance(item, _AST) and item.__class__ not in LEAVES])

@@ -14,6 +14,8 @@ from autograph.analysis.scopes import SCOPES, walk_same_scope
 from autograph.walk import child_nodes, walk
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_PASSED = frozenset((gast.Name, gast.Constant))
+_NAME = gast.Name
 
 
 def bound_names(target) -> set[str]:
@@ -81,8 +83,10 @@ class _ModifiedNames(gast.NodeVisitor):
         return method(self, node)
 
     def generic_visit(self, node):
+        visit = self.visit
         for child in child_nodes(node):   # (operator and context leaves: nothing here)
-            self.visit(child)
+            if child.__class__ not in _PASSED:    # (visit_Name, visit_Constant: nothing)
+                visit(child)
 
     def visit_Constant(self, node):
         pass   # (NodeVisitor's own visit_Constant looks for legacy visit_Num & co.)
@@ -192,7 +196,11 @@ def _collect_reads(node, names):
         names |= _free_names(node)
         return
     for child in child_nodes(node):
-        _collect_reads(child, names)
+        if child.__class__ is _NAME:      # (the first case above, inlined)
+            if not isinstance(child.ctx, (gast.Store, gast.Param)):
+                names.add(child.id)
+        else:
+            _collect_reads(child, names)
 
 
 def _free_names(scope) -> set[str]:

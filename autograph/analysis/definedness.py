@@ -35,6 +35,9 @@ from autograph.analysis.closures import IMMEDIATE_OPERATORS
 from autograph.analysis.scopes import walk_same_scope
 from autograph.walk import walk
 
+_FUNCTIONS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef))
+_DECLARATIONS = frozenset((gast.Global, gast.Nonlocal))
+
 # After `return`, `raise`, `break` or `continue` nothing is reachable: every name
 # counts as bound there (the identity of the intersection at a join).
 _UNREACHABLE = None
@@ -50,7 +53,7 @@ def annotate_definedness(fn: gast.FunctionDef, nodes=None, locals_of=None) -> No
     if nodes is None:
         nodes = list(walk(fn))
     for node in nodes:
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        if node.__class__ in _FUNCTIONS:
             names = local_names(node)
             if locals_of is not None:
                 locals_of[id(node)] = names
@@ -139,7 +142,7 @@ class _Definedness:
         params += [a for a in (args.vararg, args.kwarg) if a is not None]
         names = {p.id for p in params}
         for sub in nodes:   # global/nonlocal names are bound outside
-            if isinstance(sub, (gast.Global, gast.Nonlocal)):
+            if sub.__class__ in _DECLARATIONS:
                 names.update(sub.names)
         names = frozenset(names)
         self.candidates = _flag_names(fn, nodes) - names

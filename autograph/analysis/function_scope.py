@@ -26,15 +26,21 @@ def name_order(fn):
     order = {}
     has_delete = False
     stack = list(reversed(fn.body)) + [fn.args]
+    pop, extend = stack.pop, stack.extend
+    name_class, delete_class, handler_class = gast.Name, gast.Delete, gast.ExceptHandler
     while stack:
-        node = stack.pop()
-        if isinstance(node, gast.Name):
+        node = pop()
+        cls = node.__class__
+        if cls is name_class:
             if node.id not in order:
                 order[node.id] = len(order)
-        elif isinstance(node, gast.Delete) or (
-                isinstance(node, gast.ExceptHandler) and node.name is not None):
+            if node.__dict__.get("annotation") is None:
+                continue     # (nothing under it)
+        elif cls is delete_class or (cls is handler_class and node.name is not None):
             has_delete = True
-        stack.extend(reversed(list(child_nodes(node))))
+        children = child_nodes(node)
+        children.reverse()
+        extend(children)
     return order, has_delete
 
 

@@ -36,9 +36,13 @@ def annotate_liveness(fn: gast.FunctionDef, nodes=None) -> None:
     """Annotate every control-flow statement of ``fn`` (nested functions included);
     lambdas are expressions read where they stand. ``nodes``: ``list(walk(fn))`` if
     the caller has it."""
+    functions = _FUNCTIONS
     for node in walk(fn) if nodes is None else nodes:
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        if node.__class__ in functions:
             _Liveness().block(node.body, frozenset(), None)
+
+
+_FUNCTIONS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef))
 
 
 # Statement class -> its method of _Liveness (None: the generic one), found once.
@@ -47,6 +51,12 @@ _UNKNOWN = object()
 
 
 class _Liveness:
+    def __init__(self):
+        # Per simple statement (by id; the tree does not change during the pass):
+        # what it kills and reads. A loop body is analysed until its head settles,
+        # twice at least, and again for each round of an enclosing loop.
+        self._simple = {}
+
     def block(self, stmts, live_out, loop):
         live = frozenset(live_out)
         for stmt in reversed(stmts):
@@ -63,7 +73,10 @@ class _Liveness:
         return self.simple(node, live_out)
 
     def simple(self, node, live_out):
-        return (live_out - _kills(node)) | _uses(node)
+        facts = self._simple.get(id(node))
+        if facts is None:
+            facts = self._simple[id(node)] = (_kills(node), _uses(node))
+        return (live_out - facts[0]) | facts[1]
 
     def stmt_If(self, node, live_out, loop):
         body_in = self.block(node.body, live_out, loop)

@@ -14,33 +14,50 @@ from autograph.walk import LEAVES, NODE_FIELDS
 _AST = gast.AST
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_SCOPE_CLASSES = frozenset(SCOPES)
 
 
-def walk_same_scope(node, skip=()):
+def walk_same_scope(node, skip=()) -> list:
     """``node`` (a node or a list of statements) and the nodes under it that run in
-    the same scope, depth first. A nested function, lambda or class is yielded with
-    the parts of its definition evaluated here, not its body; a node of a type in
-    ``skip`` is neither yielded nor entered. (Operator and context leaves, as
-    ``walk.child_nodes`` leaves them out.)"""
+    the same scope, depth first, as a list. A nested function, lambda or class is
+    given with the parts of its definition evaluated here, not its body; a node of a
+    type in ``skip`` is neither given nor entered. (Operator and context leaves, as
+    ``walk.child_nodes`` leaves them out.) Built without a generator: this walk runs
+    several times per block."""
+    found = []
+    found_append = found.append
+    fields, leaves, scopes, node_type = NODE_FIELDS, LEAVES, _SCOPE_CLASSES, _AST
+    name_class = gast.Name
     for root in node if isinstance(node, list) else [node]:
         stack = [root]
         pop, append, extend = stack.pop, stack.append, stack.extend
         while stack:
             current = pop()
-            yield current
-            if isinstance(current, SCOPES):
+            found_append(current)
+            cls = current.__class__
+            values = current.__dict__
+            if cls is name_class:
+                if values.get("annotation") is None:
+                    continue          # (nothing under it)
+            elif cls in scopes:
                 extend(_evaluated_by_definition(current))
                 continue
-            # (walk.child_nodes, inlined: this walk runs several times per block)
-            for field in NODE_FIELDS[current.__class__]:
-                value = getattr(current, field, None)
+            # (walk.child_nodes, inlined)
+            for field in fields[cls]:
+                value = values.get(field)
                 if value.__class__ is list:
-                    extend([item for item in value
-                            if isinstance(item, _AST) and item.__class__ not in LEAVES
-                            and not (skip and isinstance(item, skip))])
-                elif (isinstance(value, _AST) and value.__class__ not in LEAVES
+                    if skip:
+                        extend([item for item in value
+                                if isinstance(item, node_type) and item.__class__ not in leaves
+                                and not isinstance(item, skip)])
+                    else:
+                        extend([item for item in value
+                                if isinstance(item, node_type)
+                                and item.__class__ not in leaves])
+                elif (isinstance(value, node_type) and value.__class__ not in leaves
                       and not (skip and isinstance(value, skip))):
                     append(value)
+    return found
 
 
 def _evaluated_by_definition(scope):

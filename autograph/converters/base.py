@@ -34,9 +34,16 @@ class Transformer(gast.NodeTransformer):
         super().__init_subclass__(**kwargs)
         cls._visitors = {}
         cls._visits_leaves = any(hasattr(cls, "visit_" + leaf.__name__) for leaf in _LEAVES)
+        # Names and constants (about half of a tree's nodes) that a visit would give
+        # back unchanged are not visited: a constant where the class keeps
+        # ``visit_Constant`` as it is here, a name without an annotation where it has
+        # no ``visit_Name``.
+        cls._passes_constants = cls.visit_Constant is Transformer.visit_Constant
+        cls._passes_names = not hasattr(cls, "visit_Name")
 
     _visitors: dict = {}
     _visits_leaves = False
+    _passes_constants = _passes_names = False
     # A converter that rewrites statements only, and none inside a lambda: its
     # generic visit goes through the fields holding statements (and the except
     # handlers and match cases holding them), not into expressions.
@@ -67,16 +74,21 @@ class Transformer(gast.NodeTransformer):
             leaves, fields = _NO_LEAVES, node._fields
         else:
             leaves, fields = _LEAVES, NODE_FIELDS[node.__class__]
+        constant = _CONSTANT if self._passes_constants else None
+        name = _NAME if self._passes_names else None
+        values = node.__dict__     # (a gast node's fields are all in it: no class defaults)
         for field in fields:
-            try:
-                old = getattr(node, field)
-            except AttributeError:
-                continue
+            old = values.get(field, _ABSENT)
             if old.__class__ is list:
                 new_values = []
                 changed = False
                 for value in old:
-                    if value.__class__ not in leaves and isinstance(value, _AST):
+                    cls = value.__class__
+                    if cls is constant or (
+                            cls is name and value.__dict__.get("annotation") is None):
+                        new_values.append(value)
+                        continue
+                    if cls not in leaves and isinstance(value, _AST):
                         new = visit(value)
                         if new is not value:
                             changed = True
@@ -90,6 +102,9 @@ class Transformer(gast.NodeTransformer):
                 if changed:
                     old[:] = new_values
             elif old.__class__ not in leaves and isinstance(old, _AST):
+                cls = old.__class__
+                if cls is constant or (cls is name and old.__dict__.get("annotation") is None):
+                    continue
                 new = visit(old)
                 if new is None:
                     delattr(node, field)
@@ -110,3 +125,5 @@ _STATEMENT_HOLDERS = frozenset({"body", "orelse", "finalbody", "handlers", "case
 STATEMENT_FIELDS = _StatementFields()
 _NO_LEAVES = frozenset()
 _DEFINITIONS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
+_CONSTANT, _NAME = gast.Constant, gast.Name
+_ABSENT = object()

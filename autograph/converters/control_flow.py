@@ -226,7 +226,8 @@ class _ControlFlow(Transformer):
             """,
             ag__=self.ag, if_true=self.ctx.fresh_name("if_true"),
             if_false=self.ctx.fresh_name("if_false"), state=block.state, body=node.body,
-            orelse=node.orelse, test=node.test, state_in=block.state_in)
+            orelse=node.orelse, test=node.test, state_in=block.state_in,
+            moved=("test", "state_in"))
         defined = block.dead & annos.get(node, annos.DEFINED_IN, frozenset())
         for helper in new[:2]:
             take_as_defaults(helper, self._sorted(defined & modified_names(helper.body)))
@@ -250,7 +251,7 @@ class _ControlFlow(Transformer):
             """,
             ag__=self.ag, loop_test=self.ctx.fresh_name("loop_test"),
             loop_body=self.ctx.fresh_name("loop_body"), state=block.state, test=node.test,
-            body=node.body, state_in=block.state_in)
+            body=node.body, state_in=block.state_in, moved=("test", "state_in"))
         options = list(annos.get(node, annos.LOOP_OPTIONS, ()))
         if isinstance(node.test, gast.BoolOp) and not any(
                 k.arg == "maximum_iterations" for k in options):
@@ -290,7 +291,7 @@ class _ControlFlow(Transformer):
             """,
             ag__=self.ag, loop_body=self.ctx.fresh_name("loop_body"), item=item,
             unpack=unpack, state=block.state, body=node.body,
-            iterable=node.iter, state_in=block.state_in)
+            iterable=node.iter, state_in=block.state_in, moved=("iterable", "state_in"))
         extra_test = annos.get(node, annos.EXTRA_TEST)
         if extra_test is not None:
             test = templates.replace(

@@ -47,6 +47,17 @@ def test_expression_template_copies_repeated_values():
     assert expr.elts[0] is not expr.elts[1]
 
 
+def test_moved_value_is_inserted_once_as_it_is_and_copied_after():
+    value = gast.parse("a + 1").body[0].value
+    kept = gast.parse("b * 2").body[0].value
+    expr = templates.replace_expr("f(v, v, w)", v=value, w=kept, moved=("v",))
+    first, second, third = expr.args
+    assert first is value                           # handed over: no copy
+    assert second is not value and gast.dump(second) == gast.dump(value)
+    assert third is not kept and gast.dump(third) == gast.dump(kept)   # not moved: copied
+    assert _source([gast.Expr(value=expr)]) == "f(a + 1, a + 1, b * 2)"
+
+
 def test_set_location_leaves_user_code_alone():
     user = gast.parse("x = 1").body[0]
     user.lineno, user.col_offset = 42, 4

@@ -82,6 +82,39 @@ def test_statement_converters_give_what_a_visit_of_every_node_gives(monkeypatch)
     assert [Transpiler().source(f) for f in functions] == fast
 
 
+def test_converters_not_visiting_names_and_constants_make_the_same_code(monkeypatch):
+    """A converter's visit passes over a name without an annotation (where it has no
+    ``visit_Name``) and a constant: the code is what visiting them made; and a name
+    with an annotation is still visited (a call in it is the converter's)."""
+    from autograph.converters import base
+    from autograph.transpiler import Transpiler
+    from benchmarks.suite import conversion_sources
+    from benchmarks.workloads import get_workloads
+    from tests.autograph import test_walk_samples
+
+    functions = [*conversion_sources(get_workloads(None)), *test_walk_samples.FUNCTIONS]
+    fast = [Transpiler().source(f) for f in functions]
+    converters = list(_subclasses(base.Transformer))
+    assert sum(c._passes_names for c in converters) >= 5
+    for converter in converters:
+        monkeypatch.setattr(converter, "_passes_names", False)
+        monkeypatch.setattr(converter, "_passes_constants", False)
+    assert [Transpiler().source(f) for f in functions] == fast
+
+    class Calls(base.Transformer):
+        def __init__(self):
+            self.seen = []
+
+        def visit_Call(self, node):
+            self.seen.append(ast.unparse(gast.gast_to_ast(node)))
+            return self.generic_visit(node)
+
+    tree = gast.parse("def f(x: make(1), y=g(2)):\n    return h(x, 3)")
+    found = Calls()
+    found.visit(tree)
+    assert found.seen == ["make(1)", "g(2)", "h(x, 3)"]
+
+
 def _subclasses(cls):
     for sub in cls.__subclasses__():
         yield sub
