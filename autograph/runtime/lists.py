@@ -713,8 +713,7 @@ def _to_tensor_list(value, probe, room):
     if isinstance(value, TensorList):
         if _staging_depth() or not room:
             return value
-        pad = jnp.zeros((room, *value.buffer.shape[1:]), value.buffer.dtype)
-        return TensorList(jnp.concatenate([value.buffer, pad]), value.length)
+        return TensorList(_padded(value.buffer, room), value.length)
     element = probe.element
     if element is None:
         raise ConversionError(
@@ -722,9 +721,18 @@ def _to_tensor_list(value, probe, room):
             f"to there; declare what it holds: autograph.set_element_type({probe.name}, "
             "dtype, shape).", probe.where.filename, probe.where.lineno)
     items = [jnp.asarray(x, element.dtype) for x in value]
-    pad = jnp.zeros((room, *element.shape), element.dtype)
-    buffer = jnp.concatenate([jnp.stack(items), pad]) if items else pad
+    buffer = (_padded(jnp.stack(items), room) if items
+              else jnp.zeros((room, *element.shape), element.dtype))
     return TensorList(buffer, jnp.asarray(len(items), jnp.int32))
+
+
+def _padded(rows, room):
+    """``rows`` with ``room`` rows of zeros after them: one ``pad`` (what XLA makes
+    of a concatenation with zeros anyway), not zeros built and concatenated."""
+    if not room:
+        return rows
+    config = [(0, room, 0)] + [(0, 0, 0)] * (rows.ndim - 1)
+    return lax.pad(rows, np.zeros((), rows.dtype), config)
 
 
 def _element_of(value):
