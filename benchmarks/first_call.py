@@ -1,6 +1,6 @@
 """The first call of a function the process has never seen, split into its stages.
 
-    python -m benchmarks.first_call [rounds] [--cpu]
+    python -m benchmarks.first_call [rounds] [--cpu] [case ...]
 
 What a user waits for the first time they call ``autograph.to_graph(f)`` on a new
 function, against the same function written by hand with ``jax.lax``:
@@ -211,20 +211,23 @@ def equation_diffs(cases=CASES) -> list[list[str]]:
     return rows
 
 
-def main(rounds: int = 7, cpu: bool = False) -> None:
+def main(rounds: int = 7, cpu: bool = False, names=()) -> None:
     from .report import _table
 
     global _clock
     _clock = time.process_time if cpu else time.perf_counter
-    rows = measure(rounds)
+    cases = tuple(c for c in CASES if not names or c.name in names)
+    rows = measure(rounds, cases)
     print(f"first call of a new function, medians of {rounds} interleaved rounds "
           f"(jax {jax.__version__}, {jax.default_backend()}"
           f"{', CPU time' if cpu else ''})")
     print(_table(COLUMNS, format_rows(rows)))
     print("\njaxpr equations (nested included), autograph vs hand-written lax")
-    print(_table(["program", "autograph", "hand_lax", "difference"], equation_diffs()))
+    print(_table(["program", "autograph", "hand_lax", "difference"], equation_diffs(cases)))
 
 
 if __name__ == "__main__":
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
-    main(*map(int, [a for a in sys.argv[1:] if a not in flags]), cpu="--cpu" in flags)
+    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    names = [a for a in sys.argv[1:] if a not in flags and a not in numbers]
+    main(*map(int, numbers), cpu="--cpu" in flags, names=names)

@@ -61,7 +61,11 @@ from jax import lax, tree_util
 from jax.extend.core import ClosedJaxpr, DebugInfo, Jaxpr, Var, jaxpr_as_fun
 from jax.extend.core.primitives import cond_p
 
-from autograph.runtime.trace_context import BatchTracer, trace_flat
+from autograph.runtime.trace_context import (
+    BatchTracer,
+    lower_custom_vmap_calls_directly,
+    trace_flat,
+)
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -246,6 +250,21 @@ _PRIMAL_DEBUG = DebugInfo("custom_vmap fun", "staged_if", None, None)
 _RULE_DEBUG = DebugInfo("custom_vmap rule", "staged_if_vmap_rule", None, None)
 _JVP_PRIMAL_DEBUG = DebugInfo("custom_jvp fun", "staged_if", None, None)
 _JVP_DEBUG = DebugInfo("custom_jvp jvp", "staged_if_jvp", None, None)
+
+
+def _is_staged_if(call) -> bool:
+    """Whether the call jaxpr of a ``custom_vmap`` call is a staged if's."""
+    debug = getattr(call.jaxpr, "debug_info", None)
+    return debug is not None and debug.func_src_info == _PRIMAL_DEBUG.func_src_info \
+        and debug.traced_for == _PRIMAL_DEBUG.traced_for
+
+
+# Whether a staged if's custom_vmap call is lowered from its jaxpr as it is, not
+# traced again by JAX's rule (trace_context.lower_custom_vmap_calls_directly): about
+# a millisecond of collatz's lowering. Read at each lowering (a test turns it off).
+DIRECT_LOWERING = True
+_LOWERS_DIRECTLY = lower_custom_vmap_calls_directly(
+    lambda call: DIRECT_LOWERING and _is_staged_if(call))
 
 
 def _described(method, debug):

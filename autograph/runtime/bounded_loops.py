@@ -86,6 +86,7 @@ from jax.extend.core import ClosedJaxpr, Primitive, jaxpr_as_fun
 from jax.interpreters import ad, batching, mlir
 
 from autograph.runtime import paths
+from autograph.runtime.trace_context import trace_flat
 
 BASE = 16    # the least branching factor b of the replayed form: blocks of b^j steps
 STAGES = 4   # its stages at most: b grows with the bound past BASE ** STAGES
@@ -104,9 +105,19 @@ def bounded_while(cond_fun, body_fun, state, maximum_iterations: int):
         return state
     leaves, treedef = tree_util.tree_flatten(state)
     leaves = [jnp.asarray(leaf) for leaf in leaves]
+    if not any(_inexact(x) for x in leaves):
+        try:
+            out = _integer_while(cond_fun, body_fun, leaves, treedef, maximum_iterations)
+        except _NotInteger:
+            pass
+        else:
+            return tree_util.tree_unflatten(treedef, out)
     spec, leaves, consts = _trace_loop(cond_fun, body_fun, leaves, treedef,
                                        maximum_iterations)
-    out, _ = _run(spec, *consts, leaves)
+    if spec.quiet is None:
+        out, _ = _while(spec, *consts[:2], leaves)
+    else:
+        out, _ = _run(spec, *consts, leaves)
     return tree_util.tree_unflatten(treedef, out)
 
 
@@ -132,16 +143,55 @@ class _Spec:
 
     cond: ClosedJaxpr    # (*cond_consts, *state) -> bool
     body: ClosedJaxpr    # (*body_consts, *state) -> state
-    quiet: ClosedJaxpr   # the body without its prints and asserts, for derivatives
+    # The body without its prints and asserts, for derivatives; None where no state
+    # leaf is of a floating type (no tangent to take: a plain while_loop).
+    quiet: ClosedJaxpr | None
     maximum_iterations: int
 
 
-def _trace_loop(cond_fun, body_fun, leaves, treedef, maximum_iterations):
-    """Trace the loop functions on the state ``leaves`` (weak-typed leaves promoted
-    to the type the body gives them, as ``lax.while_loop`` does)."""
+class _NotInteger(Exception):
+    """``_integer_while`` declines: the body gives a leaf a floating type or a type
+    other than the one it entered with."""
+
+
+def _integer_while(cond_fun, body_fun, leaves, treedef, maximum_iterations):
+    """The loop over integer and boolean ``leaves`` whose body gives each leaf its
+    own type back: no tangent reaches or leaves it (JAX's JVP and linearize pass
+    its zeros by without a rule), so it is the ``while_loop`` the evaluated form
+    runs (``_while``, the ``t < N`` stop included), with the user's functions traced
+    by ``lax.while_loop`` itself. Raises ``_NotInteger`` (before anything is bound)
+    where the body makes a leaf a float or another type: the general form promotes
+    or reports it.
+
+    Before: the body and the test traced into jaxprs, those replayed into the
+    ``while_loop`` (three passes over the body's equations) under a ``custom_jvp``.
+    After: one trace, one ``while`` (fibonacci_while's first call)."""
+    flat_cond, flat_body = _flat_functions(cond_fun, body_fun, treedef)
+    types = [jax.typeof(x) for x in leaves]
+
+    def keep_going(carry):
+        t, values = carry
+        return jnp.logical_and(t < maximum_iterations, flat_cond(*values)[0])
+
+    def step(carry):
+        t, values = carry
+        out = flat_body(*values)
+        for x, y in zip(types, out, strict=True):
+            y = jax.typeof(y)
+            if ((x.shape, x.dtype) != (y.shape, y.dtype) or (x.weak_type and not y.weak_type)
+                    or jnp.issubdtype(y.dtype, jnp.inexact)):
+                raise _NotInteger
+        return t + 1, out
+
+    _, out = lax.while_loop(keep_going, step, (jnp.zeros((), jnp.int32), list(leaves)))
+    return out
+
+
+def _flat_functions(cond_fun, body_fun, treedef):
+    """The loop's test and body over the state's leaves, each giving a list."""
 
     def flat_cond(*xs):
-        return cond_fun(tree_util.tree_unflatten(treedef, xs))
+        return [cond_fun(tree_util.tree_unflatten(treedef, xs))]
 
     def flat_body(*xs):
         out = body_fun(tree_util.tree_unflatten(treedef, xs))
@@ -152,6 +202,13 @@ def _trace_loop(cond_fun, body_fun, leaves, treedef, maximum_iterations):
                 f"{out_tree} and {treedef}")
         return out_leaves
 
+    return flat_cond, flat_body
+
+
+def _trace_loop(cond_fun, body_fun, leaves, treedef, maximum_iterations):
+    """Trace the loop functions on the state ``leaves`` (weak-typed leaves promoted
+    to the type the body gives them, as ``lax.while_loop`` does)."""
+    flat_cond, flat_body = _flat_functions(cond_fun, body_fun, treedef)
     body, body_consts = _trace(flat_body, leaves)
     promoted = [_promote_weak(x, out) for x, out in zip(leaves, body.out_avals, strict=True)]
     if any(p is not x for p, x in zip(promoted, leaves, strict=True)):
@@ -163,7 +220,12 @@ def _trace_loop(cond_fun, body_fun, leaves, treedef, maximum_iterations):
                 "body_fun output and input must have identical types, got "
                 f"{out.str_short()} and {jax.typeof(x).str_short()}")
     cond, cond_consts = _trace(flat_cond, leaves)
-    if body.effects:
+    if not any(_inexact(x) for x in leaves):
+        # Integers and booleans only: every tangent out of the loop is a zero, which
+        # JAX's JVP and linearize pass by without a rule, so no custom_jvp is needed
+        # (its trace and the jaxpr layer it adds: fibonacci_while's first call).
+        quiet, quiet_consts = None, []
+    elif body.effects:
         with paths.replaying():  # a new function: make_jaxpr caches by function
             quiet, quiet_consts = _trace(lambda *xs: flat_body(*xs), leaves)
     else:
@@ -174,15 +236,16 @@ def _trace_loop(cond_fun, body_fun, leaves, treedef, maximum_iterations):
 
 def _trace(fn, args):
     """``fn`` as a jaxpr without constants: what it closes over (tracers of an
-    enclosing trace included) becomes its leading parameters, returned second."""
-    closed = jax.make_jaxpr(fn)(*args)
-    jaxpr = closed.jaxpr
+    enclosing trace included) becomes its leading parameters, returned second.
+    Traced by ``trace_context.trace_flat`` (no ``jit`` built around ``fn``, as
+    ``jax.make_jaxpr`` builds, each time)."""
+    jaxpr, consts, _ = trace_flat(fn, [jax.typeof(x) for x in args])
     names = jaxpr.debug_info.arg_names
     debug = jaxpr.debug_info._replace(
         arg_names=None if names is None else ("",) * len(jaxpr.constvars) + tuple(names))
     opened = jaxpr.replace(constvars=(), invars=(*jaxpr.constvars, *jaxpr.invars),
                            debug_info=debug)
-    return ClosedJaxpr(opened, ()), list(closed.consts)
+    return ClosedJaxpr(opened, ()), list(consts)
 
 
 def _promote_weak(value, out_aval):
@@ -200,6 +263,11 @@ def _same_type(a, b) -> bool:
 def _run(spec, cond_consts, body_consts, quiet_consts, xs):
     """The loop as a ``while_loop``; returns the final state and the trip count."""
     del quiet_consts
+    return _while(spec, cond_consts, body_consts, xs)
+
+
+def _while(spec, cond_consts, body_consts, xs):
+    """``_run`` without its derivative rule: the ``while_loop`` itself."""
     cond = jaxpr_as_fun(spec.cond)
     body = jaxpr_as_fun(spec.body)
     bound = spec.maximum_iterations

@@ -56,7 +56,7 @@ from jax import lax, tree_util
 from autograph.errors import ConversionError
 from autograph.runtime import paths, side_effects
 from autograph.runtime.abstract import abstract
-from autograph.runtime.trace_context import FRAMES, trace_active
+from autograph.runtime.trace_context import FRAMES, trace_active, trace_flat
 from autograph.runtime.tracing import FlatTree, caller_location, is_tracer, types_of
 
 
@@ -172,8 +172,7 @@ class TensorList:
         if is_tracer(index) and self._probe is not None:
             self._probe.used = True
         index = self._normalize(index)
-        buffer = self._buffer_for_read()
-        return buffer[index]
+        return _row(self._buffer_for_read(), index)
 
     def __len__(self):
         raise TypeError(_DATA_DEPENDENT + " It has no Python length: take its elements as "
@@ -211,6 +210,7 @@ class TensorList:
                 return index % self.length if index < 0 else index
             if index >= 0:
                 return index
+            return lax.add(self.length, index)  # one equation: no select on a known sign
         return jnp.where(index < 0, index + self.length, index)
 
     def _buffer_for_read(self):
@@ -276,8 +276,8 @@ class TensorList:
             self._probe.used = True
             self._probe.changes_length(pop=True)
         length = self.length - 1
-        item = self._buffer_for_read()[jnp.maximum(length, 0) if is_tracer(length)
-                                       else length if self.buffer is not None else 0]
+        item = _row(self._buffer_for_read(), lax.max(length, 0) if is_tracer(length)
+                    else length if self.buffer is not None else 0)
         return self._changed(self.buffer, length, self._probe), item
 
     def _set(self, index, value):
@@ -287,6 +287,31 @@ class TensorList:
             return self
         index = self._normalize(index)
         return self._changed(self.buffer.at[index].set(self._element(value)), self.length)
+
+
+def _row(buffer, index):
+    """``buffer[index]`` for an index ``TensorList._normalize`` gave: a position
+    counted from the buffer's start, or a traced one that JAX's indexing would wrap
+    by the capacity where negative and clamp into the buffer (out of the list's
+    range only where Python raises an ``IndexError`` that a traced index cannot).
+
+    Before: ``buffer[index]``, JAX's general indexing (its index parsing, a ``jit``
+    around the wrap) on every read. After: the same wrap and ``dynamic_slice`` in
+    ``lax`` primitives (not ``lax.dynamic_index_in_dim``, a ``jit`` of its own,
+    whose wrap goes through ``jnp``'s operators), or ``lax.index_in_dim``
+    for a position known in range; anything else (a static position past the
+    capacity, an index that is not an int32 scalar) still goes through
+    ``buffer[index]``, raising what it raises."""
+    if isinstance(index, int):
+        if 0 <= index < buffer.shape[0]:
+            return lax.index_in_dim(buffer, index, keepdims=False)
+    elif is_tracer(index) and not index.shape and index.dtype == np.int32:
+        index = lax.select(lax.lt(index, np.int32(0)),
+                           lax.add(index, np.int32(buffer.shape[0])), index)
+        row = lax.dynamic_slice(buffer, (index, *(0,) * (buffer.ndim - 1)),
+                                (1, *buffer.shape[1:]), allow_negative_indices=False)
+        return lax.squeeze(row, (0,))
+    return buffer[index]
 
 
 _DATA_DEPENDENT = (
@@ -688,8 +713,7 @@ def _to_tensor_list(value, probe, room):
     if isinstance(value, TensorList):
         if _staging_depth() or not room:
             return value
-        pad = jnp.zeros((room, *value.buffer.shape[1:]), value.buffer.dtype)
-        return TensorList(jnp.concatenate([value.buffer, pad]), value.length)
+        return TensorList(_padded(value.buffer, room), value.length)
     element = probe.element
     if element is None:
         raise ConversionError(
@@ -697,9 +721,18 @@ def _to_tensor_list(value, probe, room):
             f"to there; declare what it holds: autograph.set_element_type({probe.name}, "
             "dtype, shape).", probe.where.filename, probe.where.lineno)
     items = [jnp.asarray(x, element.dtype) for x in value]
-    pad = jnp.zeros((room, *element.shape), element.dtype)
-    buffer = jnp.concatenate([jnp.stack(items), pad]) if items else pad
+    buffer = (_padded(jnp.stack(items), room) if items
+              else jnp.zeros((room, *element.shape), element.dtype))
     return TensorList(buffer, jnp.asarray(len(items), jnp.int32))
+
+
+def _padded(rows, room):
+    """``rows`` with ``room`` rows of zeros after them: one ``pad`` (what XLA makes
+    of a concatenation with zeros anyway), not zeros built and concatenated."""
+    if not room:
+        return rows
+    config = [(0, room, 0)] + [(0, 0, 0)] * (rows.ndim - 1)
+    return lax.pad(rows, np.zeros((), rows.dtype), config)
 
 
 def _element_of(value):
@@ -758,17 +791,23 @@ def _run_probe(step, probe_state, item) -> tuple:
     flat = FlatTree(tuple(probe_state), _traceable)
     outputs = []
 
-    def probe(item, *traced):
-        outputs.extend(types_of(v) for v in step(flat.rebuild(traced), item))
+    items, item_tree = tree_util.tree_flatten(item if item is not None else 0)
+
+    def probe(*traced):
+        item = tree_util.tree_unflatten(item_tree, traced[:len(items)])
+        state = flat.rebuild(traced[len(items):])
+        outputs.extend(types_of(v) for v in step(state, item))
+        return []
 
     # Weak types kept: a Python scalar that starts the loop is weakly typed in the
     # real trace too, and the types the body gives (an element's dtype, what a start
     # promotes to: ``p + jnp.int8(1)`` is int8 from ``p = 0``) follow from them.
-    avals = [abstract(leaf) for leaf in flat.selected]
+    avals = [jax.typeof(x) for x in (*items, *abstract(flat.selected))]
     with _Staging():
         # The loop's one probe: a carry must have its buffers' size and element type
-        # before the real trace.
-        jax.eval_shape(probe, item if item is not None else 0, *avals)
+        # before the real trace. Traced as a staged if's branches are
+        # (trace_context.trace_flat), without the jit jax.eval_shape builds each time.
+        trace_flat(probe, avals)
     return tuple(outputs)
 
 

@@ -14,8 +14,10 @@ This is also the one runtime module that asks JAX's private trace state
 (``jax._src``), which has no public accessor: ``trace_active``,
 ``under_jit``, ``current_trace``, and ``vmap``'s tracer type (``BatchTracer``,
 which ``batched_select`` asks about); ``trace_flat``, the tracing into a jaxpr
-that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it; and the one
-cast JAX keeps private: to a dtype that stays weakly typed (``weak_cast``).
+that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it; the one
+cast JAX keeps private: to a dtype that stays weakly typed (``weak_cast``); and the
+lowering of a staged ``if``'s ``custom_vmap`` call from its jaxpr as it is
+(``lower_custom_vmap_calls_directly``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import jax
 from jax._src import core as _jax_core  # trace state has no public accessor
 from jax._src.interpreters.batching import BatchTracer  # noqa: F401 - vmap's tracer type, for batched_select
 from jax._src.lax import lax as _jax_lax  # a weak-typed cast has no public form
+from jax.interpreters import mlir
 
 
 class _Frames(threading.local):
@@ -128,6 +131,46 @@ def trace_flat(fn, avals):
     wrap, trace, debug = TRACING
     jaxpr, out_avals, consts = trace(wrap(fn, debug_info=debug), list(avals))
     return jaxpr, consts, out_avals
+
+
+def _call_lowering_parts():
+    """``(custom_vmap_p, JAX's lowering rule for it, JAX's lowering of a custom_jvp
+    call's jaxpr)`` where the installed JAX has them in the form
+    ``lower_custom_vmap_calls_directly`` uses (as jax 0.10 does), else None."""
+    try:
+        import inspect
+
+        from jax._src.custom_batching import custom_vmap_p
+        from jax._src.custom_derivatives import _custom_jvp_vjp_call_lowering
+        from jax._src.interpreters import mlir as _mlir
+        original = _mlir._lowerings[custom_vmap_p].rule
+        if "call_jaxpr" not in inspect.signature(_custom_jvp_vjp_call_lowering).parameters:
+            return None
+        return custom_vmap_p, original, _custom_jvp_vjp_call_lowering
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):  # pragma: no cover
+        return None
+
+
+def lower_custom_vmap_calls_directly(ours) -> bool:
+    """Lower each ``custom_vmap`` call whose call jaxpr ``ours(call)`` accepts, and
+    that has no effects, by lowering that jaxpr in place, as JAX lowers a
+    ``custom_jvp`` call (its own rule, ``call_jaxpr`` given); every other call keeps
+    JAX's rule. JAX lowers a ``custom_vmap`` call by ``mlir.lower_fun`` of its
+    evaluation: the call's signature read and its jaxpr traced again, at every
+    lowering, into the same equations. False where the installed JAX differs (its
+    rule kept)."""
+    parts = _call_lowering_parts()
+    if parts is None:
+        return False
+    primitive, original, lower_jaxpr = parts
+
+    def rule(ctx, *args, call, **params):
+        if ctx.platforms is None and not call.effects and ours(call):
+            return lower_jaxpr(ctx, *args, call_jaxpr=call)
+        return original(ctx, *args, call=call, **params)
+
+    mlir.register_lowering(primitive, rule)
+    return True
 
 
 def weak_cast(value, dtype):

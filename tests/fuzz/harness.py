@@ -168,7 +168,8 @@ def is_valid(program: Program, all_inputs) -> bool:
     """Whether the program computes the same in numpy int32/float32 with every
     overflow raising: then int32/float32 under JAX cannot change its results."""
     namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np,
-                 "operator": operator, "random": random, "collections": collections}
+                 "operator": operator, "random": random, "collections": collections,
+                 "autograph": autograph}
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)

@@ -18,10 +18,16 @@ wrong value changes the program's result in every mode:
   appends in every branch of an ``if``/``elif``/``else`` on traced values (the
   length stays known after the loop);
 - ``pystate``: Python loops over big state, dict keys that do not sort (complex
-  numbers), lists nested thousands deep.
+  numbers), lists nested thousands deep;
+- ``while_list``: a ``while`` on a traced counter, bounded by
+  ``set_loop_options(maximum_iterations=B)`` (B above every trip count, so that the
+  bound never cuts Python's loop short), appending integers to a list it reads at
+  ``[-1]``, ``[-2]`` (once two are there), ``[0]`` and a traced index, then its
+  ``len`` and items after the loop: staged, an integer loop (a plain
+  ``while_loop``) over a buffer read at a traced length.
 
 Each kind's loop variables are named after it (``gi``, ``ti``, ``wi``, ``si``,
-``pi`` and a number), so ``kinds(source)`` tells which kinds a program holds.
+``pi``, ``li`` and a number), so ``kinds(source)`` tells which kinds a program holds.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from __future__ import annotations
 import re
 
 INT_VARS = ("x", "y", "z")
-PRELUDE = "import jax.numpy as jnp\nimport numpy as np"
-KINDS = {"grow": "gi", "triangle": "ti", "window": "wi", "stack": "si", "pystate": "pi"}
+PRELUDE = "import jax.numpy as jnp\nimport numpy as np\nimport autograph"
+KINDS = {"grow": "gi", "triangle": "ti", "window": "wi", "stack": "si", "pystate": "pi",
+         "while_list": "li"}
 RETURNED_LIST = "out0"
 
 
@@ -163,6 +170,30 @@ class LoopStatements:
                     f"for {item} in {lst}:", [f"{target} = ({target} + {item}) % 97"]]
         return [f"for {i} in range({k}):",   # form 4, at the top level
                 [f"{RETURNED_LIST}.append(({atom} + {i}) % 11)"]]
+
+    # -- while_list -----------------------------------------------------------------
+
+    def _while_list(self, scope, top_level):
+        r = self.rng
+        c, lst = self._name("while_list"), self._name("while_list")
+        target, atom, other = r.choice(INT_VARS), self._atom(scope), self._atom(scope)
+        most = r.randint(0, 4)          # trips: at most (most + 4)
+        bound = most + 4 + r.choice([1, 2, 7])
+        start = [f"{atom} % 7"] + ([f"{other} % 5"] if r.random() < 0.5 else [])
+        read = r.choice([f"{lst}[-1] * {r.randint(1, 3)}",
+                         f"{lst}[-1] + {lst}[{c} % len({lst})]",
+                         f"{lst}[0] - {lst}[len({lst}) // 2]",
+                         f"{lst}[-1] + ({lst}[-2] if len({lst}) > 1 else {c})"])
+        body = [f"autograph.set_loop_options(maximum_iterations={bound})",
+                f"{lst}.append(({read} + {c}) % 31)"]
+        if r.random() < 0.3:
+            body.append(f"{target} = ({target} + {lst}[-1]) % 97")
+        body.append(f"{c} += 1")
+        after = r.choice([f"len({lst}) + {lst}[-1]", f"{lst}[-1] * 2 - {lst}[0]",
+                          f"{lst}[len({lst}) // 2] + len({lst})"])
+        return [f"{lst} = [{', '.join(start)}]", f"{c} = 0",
+                f"while {c} < {other} % 5 + {most}:", body,
+                f"{target} = ({target} + {after}) % 97"]
 
     # -- pystate --------------------------------------------------------------------
 

@@ -326,3 +326,36 @@ def test_an_integer_if_inside_a_differentiated_function():
     assert_close(jax.vmap(jax.grad(scaled), in_axes=(0, None))(xs, n),
                  jnp.stack([jax.grad(scaled_by_hand)(float(v), n) for v in xs]))
     assert_close(jax.jacrev(scaled)(x, n), expected)
+
+
+def _lowered_both_ways(fn, args, monkeypatch):
+    """``fn``'s StableHLO with a staged if's custom_vmap lowered from its jaxpr as it
+    is, and by JAX's own rule (which traces the jaxpr again)."""
+    seen = []
+    is_staged_if = batched_select._is_staged_if
+    monkeypatch.setattr(batched_select, "_is_staged_if",
+                        lambda call: seen.append(is_staged_if(call)) or seen[-1])
+    direct = jax.jit(fn).lower(*args).as_text()
+    if "custom_vmap_call" in primitive_counts(jax.make_jaxpr(fn)(*args)):
+        assert any(seen)   # lowered by the direct rule
+    monkeypatch.setattr(batched_select, "DIRECT_LOWERING", False)
+    by_jax = jax.jit(fn).lower(*args).as_text()
+    monkeypatch.setattr(batched_select, "DIRECT_LOWERING", True)
+    return direct, by_jax
+
+
+def test_a_staged_if_lowered_from_its_jaxpr_is_what_jax_lowers(monkeypatch):
+    if not batched_select._LOWERS_DIRECTLY:
+        pytest.skip("the installed JAX lowers custom_vmap calls its own way only")
+    converted, rnn_converted = autograph.convert(collatz), autograph.convert(rnn)
+    ns = jnp.arange(1, 9, dtype=jnp.int32)
+    cases = [(converted, (jnp.int32(27),)), (jax.vmap(converted), (ns,)),
+             (jax.grad(loss(rnn_converted)), (SEQ,)), (rnn_converted, (SEQ[0],))]
+    for fn, args in cases:
+        direct, by_jax = _lowered_both_ways(fn, args, monkeypatch)
+        assert direct == by_jax
+    for fn, args in (cases[0], cases[3]):
+        assert "custom_vmap_call" in primitive_counts(jax.make_jaxpr(fn)(*args))
+    assert jax.jit(converted)(jnp.int32(27)) == collatz(27)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(converted))(ns),
+                                  [collatz(int(n)) for n in ns])

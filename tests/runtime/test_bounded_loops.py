@@ -475,3 +475,66 @@ def test_body_that_changes_type_is_refused_at_the_loop():
 
     with pytest.raises(Exception, match="changes type|identical types|shape"):
         jax.jit(autograph.convert(bad))(jnp.float32(1.0))
+
+
+# -- loops over integers only: a plain while_loop ------------------------------------
+
+
+def steps_until(x, limit):
+    """An integer loop whose trip count depends on a float it closes over."""
+    k, total = 0, 0
+    while k * 0.5 < x:
+        set_loop_options(maximum_iterations=limit)
+        total = total + k * k
+        k += 1
+    return k, total
+
+
+def _primitives(jaxpr):
+    names, todo = set(), [jaxpr]
+    while todo:
+        for eqn in todo.pop().eqns:
+            names.add(eqn.primitive.name)
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        todo.append(inner)
+    return names
+
+
+@pytest.mark.parametrize("x", [0.0, 2.2, 100.0])
+def test_integer_loop_is_a_plain_while_with_the_bound(x):
+    converted = autograph.convert(steps_until)
+    jaxpr = jax.make_jaxpr(lambda x: converted(x, 7))(jnp.float32(x)).jaxpr
+    assert "while" in _primitives(jaxpr) and "custom_jvp_call" not in _primitives(jaxpr)
+    expected = steps_until(x, 7) if x < 10 else (7, sum(k * k for k in range(7)))
+    got = jax.jit(converted, static_argnums=1)(jnp.float32(x), 7)
+    assert tuple(map(int, got)) == tuple(expected)
+
+
+def test_integer_loop_differentiates_to_zero_and_batches():
+    converted = autograph.convert(steps_until)
+
+    def scaled(x):
+        k, total = converted(x, 7)
+        return x * k + total
+
+    xs = jnp.array([0.0, 1.2, 2.6, 50.0], jnp.float32)
+    # The loop's integer outputs carry no tangent: d/dx (x * k + total) is k.
+    assert_close(jax.vmap(jax.grad(scaled))(xs), jnp.array([0, 3, 6, 7], jnp.float32))
+    assert_close(jax.jit(jax.vmap(jax.grad(scaled)))(xs), jnp.array([0, 3, 6, 7], jnp.float32))
+    assert_close(jax.jvp(scaled, (jnp.float32(1.2),), (jnp.float32(1.0),))[1], 3.0)
+    ks, totals = jax.vmap(lambda x: converted(x, 7))(xs)
+    assert ks.tolist() == [0, 3, 6, 7] and totals.tolist() == [0, 5, 55, 91]
+
+
+def test_weak_integer_start_that_becomes_a_float_keeps_the_differentiable_form():
+    def run(x):
+        return bounded_loops.bounded_while(
+            lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] + x), (0, 0), 10)[1]
+
+    jaxpr = jax.make_jaxpr(run)(jnp.float32(1.5)).jaxpr
+    assert "custom_jvp_call" in _primitives(jaxpr)
+    assert_close(run(jnp.float32(1.5)), 4.5)
+    assert_close(jax.grad(run)(jnp.float32(1.5)), 3.0)

@@ -58,6 +58,41 @@ def test_tensor_list_reads_writes_and_pops():
         ag.list_append(lst, jnp.ones(2))
 
 
+def _jax_indexing_read(buffer, length, index):
+    """What a read of a staged list gave through JAX's own indexing: a negative
+    index counted from the traced length, then ``buffer[index]``."""
+    return buffer[jnp.where(index < 0, index + length, index)]
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.int8, jnp.uint8])
+def test_reads_at_a_traced_length_are_jax_indexing_reads(dtype):
+    buffer = jnp.arange(10.0, 16.0)
+    read = jax.jit(lambda length, i: TensorList(buffer, length)[i])
+    reference = jax.jit(_jax_indexing_read)
+    for length in (0, 1, 4, 6):
+        for i in range(-9, 9):
+            if i < 0 and dtype == jnp.uint8:
+                continue
+            index = jnp.asarray(i, dtype)
+            assert read(jnp.int32(length), index) == reference(buffer, jnp.int32(length),
+                                                               index)
+            # A Python index (past the capacity too: JAX's indexing of it, as before).
+            static = jax.jit(lambda length, i=i: TensorList(buffer, length)[i])
+            assert static(jnp.int32(length)) == reference(buffer, jnp.int32(length),
+                                                          jnp.int32(i))
+
+
+def test_a_read_at_a_traced_length_is_a_dynamic_slice():
+    lst = TensorList(jnp.zeros((5, 2)), jnp.int32(3))
+    for index in (-1, 2, jnp.int32(-2)):
+        jaxpr = jax.make_jaxpr(lambda length, i=index: TensorList(lst.buffer, length)[i])(
+            lst.length).jaxpr
+        names = {eqn.primitive.name for eqn in jaxpr.eqns}
+        assert names <= {"add", "lt", "select_n", "dynamic_slice", "squeeze", "slice"}, names
+    np.testing.assert_array_equal(TensorList(jnp.arange(6.0).reshape(3, 2), jnp.int32(2))[-1],
+                                  [2.0, 3.0])
+
+
 def test_tensor_list_is_a_pytree():
     lst = TensorList(jnp.zeros((4, 2)), jnp.int32(1))
     leaves, treedef = jax.tree_util.tree_flatten(lst)

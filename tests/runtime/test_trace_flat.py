@@ -95,3 +95,41 @@ def test_loops_and_conditionals_both_ways(tracing):
         assert_close(np.stack(z_), np.stack(z))
         assert isinstance(z, list)
     assert jax.jit(converted)(x, 2)[0].dtype == jnp.float32
+
+
+def grown_bounded(x, n):
+    values = [x]
+    i = 0
+    while i < n:
+        autograph.set_loop_options(maximum_iterations=6)
+        values.append(jnp.sin(values[-1]) + x * 0.5)
+        i += 1
+    return values[-1] * 2.0 + jnp.sum(autograph.stack(values))
+
+
+def counted_list(first, n):
+    out = [first]
+    i = 0
+    while i < n:
+        autograph.set_loop_options(maximum_iterations=9)
+        out.append(out[-1] * 2 + i)
+        i += 1
+    return out[-1], len(out)
+
+
+def test_bounded_loops_and_their_list_probe_both_ways(tracing):
+    # The list probe (lists.stage_lists) and a bounded loop's jaxprs go through
+    # trace_flat; an integer bounded loop is lax.while_loop of the body itself.
+    converted = autograph.convert(grown_bounded)
+    x = jnp.float32(0.3)
+    for n in (0, 2, 5):
+        assert_close(grown_bounded(x, n), jax.jit(converted)(x, jnp.int32(n)))
+        assert_close(jax.grad(grown_bounded)(x, n), jax.grad(converted)(x, jnp.int32(n)))
+    counts = primitive_counts(jax.make_jaxpr(converted)(x, jnp.int32(2)))
+    assert counts["custom_jvp_call"] == 1 and counts["while"] == 1
+    converted = autograph.convert(counted_list)
+    for n in (0, 1, 6):
+        last, length = jax.jit(converted)(jnp.int32(3), jnp.int32(n))
+        assert (int(last), int(length)) == counted_list(3, n)
+    counts = primitive_counts(jax.make_jaxpr(converted)(jnp.int32(3), jnp.int32(2)))
+    assert counts["while"] == 1 and "custom_jvp_call" not in counts
