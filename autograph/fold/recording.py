@@ -336,6 +336,7 @@ class Registry:
         self.fast_signatures: dict = {}     # see Recorder.call
         self.class_index: dict = {}         # buffer class -> its column in a batch's merge
         self.root_keys: dict = {}           # the result structures of recordings, interned
+        self.site_specs: dict = {}          # (code, site) -> recording_sites.Spec or GENERAL
         self.fast_declined = None           # why recording_fast declined this function
         self.recorded = {"fast": 0, "general": 0}   # trees recorded by each path
 
@@ -547,7 +548,7 @@ class Recorder:
                 "schedules a recursion over the tree's structure only", *site)
         copy = self.copies.get(f)
         if copy is None:
-            copy = self.copies[f] = recording_copy(f, self.hook, self.positional_hook)
+            copy = self.copies[f] = self._copy(f)
         memo[key] = _RUNNING
         stack = self.stack
         stack.append(None)
@@ -573,6 +574,10 @@ class Recorder:
             raise
         memo[key] = (out, args, kwargs)
         return out
+
+    def _copy(self, f):
+        """The recording copy of ``f`` bound to this recorder's hooks."""
+        return recording_copy(f, self.hook, self.positional_hook)
 
     def _run(self, copy, args, kwargs, prefix):
         self.stack.append(_Activation(prefix))
@@ -664,8 +669,12 @@ class Recorder:
 
     def _arrays(self):
         packed = {}
-        for sig, nodes in self.nodes.items():
+        # by the registry's numbers, not by first use: the fast path makes a
+        # signature's tables before its first node
+        for sig, nodes in sorted(self.nodes.items(), key=lambda item: item[0].number):
             n = len(nodes.data)     # rows: a list per node, or flat (recording_fast)
+            if not n:
+                continue
             rows = np.asarray(nodes.rows, np.int32).reshape(n, -1)
             data = [np.asarray([d[j] for d in nodes.data], aval.dtype).reshape(n, *aval.shape)
                     for j, aval in enumerate(sig.data_avals)]
