@@ -32,6 +32,7 @@ a call repeated on the two sides of a branch).
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import sys
 import threading
@@ -336,6 +337,7 @@ class Registry:
         self.fast_signatures: dict = {}     # see Recorder.call
         self.class_index: dict = {}         # buffer class -> its column in a batch's merge
         self.root_keys: dict = {}           # the result structures of recordings, interned
+        self.kinds: dict = {}               # the values' kinds, interned
         self.site_specs: dict = {}          # (code, site) -> recording_sites.Spec or GENERAL
         self.fast_declined = None           # why recording_fast declined this function
         self.recorded = {"fast": 0, "general": 0}   # trees recorded by each path
@@ -344,6 +346,8 @@ class Registry:
         sig = self.signatures.get(key)
         if sig is None:
             sig = Signature(len(self.by_number), callee, treedef, kinds, self.param_avals)
+            # one kind object per class: a specialised call site tests it with `is`
+            sig.out_kinds = tuple(self.kinds.setdefault(k, k) for k in sig.out_kinds)
             self.signatures[key] = sig
             self.by_number.append(sig)
         return sig
@@ -373,9 +377,6 @@ class Recording:
 
     def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys):
         self.packed = packed
-        self.groups = {sig: (rows[:, 0], rows[:, 1:1 + len(sig.in_classes)],
-                             rows[:, 1 + len(sig.in_classes):], data)
-                       for sig, (rows, data) in packed.items()}
         self.counts = counts
         self.class_index = class_index      # the registry's: shared by a batch's recordings
         for cls in counts:
@@ -390,6 +391,13 @@ class Recording:
         # interned: the recordings of a batch must share it (an identity test per tree)
         self.root_key = root_keys.setdefault((root_treedef, self.root_classes),
                                              (root_treedef, self.root_classes))
+
+    @functools.cached_property
+    def groups(self):
+        """``packed`` split into heights, inputs, outputs and data (views)."""
+        return {sig: (rows[:, 0], rows[:, 1:1 + len(sig.in_classes)],
+                      rows[:, 1 + len(sig.in_classes):], data)
+                for sig, (rows, data) in self.packed.items()}
 
 
 class _Fork(BaseException):
@@ -501,8 +509,9 @@ class Recorder:
         return self._node(sig, values, data, data_keys)
 
     def _node(self, sig, values, data, data_keys):
-        # ids, not the placeholders: comparing placeholders records a comparison
-        cse_key = (sig, *map(id, values), *data_keys)
+        # rows, not the placeholders: comparing placeholders records a comparison (the
+        # signature fixes each input's class, and a row its value in this recording)
+        cse_key = (sig, *map(_IDX, values), *data_keys)
         cse = self.cse
         hit = cse.get(cse_key)
         if hit is not None:
@@ -675,14 +684,27 @@ class Recorder:
             n = len(nodes.data)     # rows: a list per node, or flat (recording_fast)
             if not n:
                 continue
-            rows = np.asarray(nodes.rows, np.int32).reshape(n, -1)
-            data = [np.asarray([d[j] for d in nodes.data], aval.dtype).reshape(n, *aval.shape)
+            rows = self._rows_array(nodes.rows).reshape(n, -1)
+            data = [_column([d[j] for d in nodes.data], aval, n)
                     for j, aval in enumerate(sig.data_avals)]
             packed[sig] = (rows, data)
         return packed
 
+    @staticmethod
+    def _rows_array(rows):
+        """A signature's rows (a list per node) as one int32 array."""
+        return np.asarray(rows, np.int32)
+
+
+def _column(values, aval, n):
+    """The values of one data argument of ``n`` nodes as an array of ``aval``."""
+    if not aval.shape:     # Python numbers: fromiter skips asarray's type discovery
+        return np.fromiter(values, aval.dtype, n)
+    return np.asarray(values, aval.dtype).reshape(n, *aval.shape)
+
 
 _RUNNING = object()        # the memo's entry for a call still running
+_IDX = operator.attrgetter("idx")
 
 _DEPTH_MESSAGE = (
     "autograph.fold: the recursion's depth depends on computed values here: a loop or a "

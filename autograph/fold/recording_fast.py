@@ -31,8 +31,11 @@ from __future__ import annotations
 import gc
 import itertools
 
+import numpy as np
+
 from autograph.fold.recording import (
     _BUILTINS,
+    _IDX,
     _RUNNING,
     Nodes,
     Param,
@@ -41,7 +44,7 @@ from autograph.fold.recording import (
     Value,
     fold_call,
 )
-from autograph.fold.recording_sites import site_hooks
+from autograph.fold.recording_sites import fill_sites
 from autograph.fold.rewrite import recording_copy, site_arities
 
 # Why the fast path was declined for a registry's function (see ``record``).
@@ -104,7 +107,7 @@ class FastRecorder(Recorder):
         self.site_lists.append(sites)
         copy = recording_copy(f, self.hook, sites)
         self.copies[f] = copy       # before binding: a recursion step's hook calls it
-        sites += site_hooks(self, f.__code__, site_arities(f), self.positional_hook)
+        fill_sites(sites, self, f.__code__, site_arities(f), self.positional_hook)
         return copy
 
     def _node(self, sig, values, data, data_keys):
@@ -120,8 +123,7 @@ class FastRecorder(Recorder):
         outputs = [(kind, self.counter(kind[1])) for kind in sig.out_kinds]
 
         def write(values, data, data_keys):
-            # ids, not the placeholders: comparing placeholders records a comparison
-            key = (sig, *map(id, values), *data_keys)
+            key = (sig, *map(_IDX, values), *data_keys)     # as Recorder._node's
             hit = cse.get(key)
             if hit is not None:
                 return hit[0]
@@ -143,6 +145,12 @@ class FastRecorder(Recorder):
             return result
 
         return write
+
+    @staticmethod
+    def _rows_array(rows):
+        """A signature's rows, flat here, as one int32 array (fromiter: no type
+        discovery per element)."""
+        return np.fromiter(rows, np.int32, len(rows))
 
     def _counts(self):
         counts = {cls: next(counter) for cls, counter in self.counters.items()}

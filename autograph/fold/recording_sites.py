@@ -15,8 +15,8 @@ first call it sees, a site of a function is learned once per registry:
 
       cell(p, (h1, c1), (h2, c2))  ->  if f is cell and type(a0) is Param and ...:
                                            x0, x1 = a1; x2, x3 = a2
-                                           if type(x0) is Value and x0.kind == K0 ...:
-                                               key = (SIG, id(x0), id(x1), id(x2), id(x3))
+                                           if type(x0) is Value and x0.kind is K0 ...:
+                                               key = (SIG, x0.idx, x1.idx, x2.idx, x3.idx)
                                                ... one rows.extend, two Values
 
 - anything else (a builtin, a call without placeholders, a helper taking tree
@@ -27,6 +27,8 @@ number where a placeholder was) goes to the general hook, so a site that sees
 several patterns records the same as before, only slower. Generated functions
 are compiled once per (site, pattern) and bound per tree to that recording's
 tables (``Spec.bind``).
+
+    fill_sites(sites, recorder, code, arities, fallback)   # per copy, per tree
 """
 
 from __future__ import annotations
@@ -66,11 +68,11 @@ class Spec:
         return self.binder(recorder.cse, nodes.rows, nodes.data, fallback, *counters)
 
 
-def site_hooks(recorder, code, arities, fallback):
-    """The list of hooks of a copy's sites (``arities``: ``rewrite.site_arities``)
-    for ``recorder``: learned ones bound, the others learners."""
+def fill_sites(sites, recorder, code, arities, fallback):
+    """Fill ``sites``, the list of hooks of a copy's call sites (``arities``:
+    ``rewrite.site_arities``), for ``recorder``: learned ones bound, the others
+    learners (which replace themselves in it)."""
     specs = recorder.registry.site_specs
-    sites = []
     for i, arity in enumerate(arities):
         spec = specs.get((code, i))
         if arity is None or spec is GENERAL:
@@ -79,7 +81,6 @@ def site_hooks(recorder, code, arities, fallback):
             sites.append(_learner(recorder, code, i, sites, fallback))
         else:
             sites.append(spec.bind(recorder, fallback))
-    return sites
 
 
 def _learner(recorder, code, i, sites, fallback):
@@ -170,7 +171,9 @@ def _node_binder(f, sig, pattern):
         elif tag in ("v", "p"):
             k = f"K{next(names)}"
             consts[k] = what
-            outer.append(f"type({a}) is {'Value' if tag == 'v' else 'Param'} and {a}.kind == {k}")
+            test = "type({a}) is Value and {a}.kind is {k}" if tag == "v" else (
+                "type({a}) is Param and {a}.kind == {k}")
+            outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
         else:
@@ -180,14 +183,14 @@ def _node_binder(f, sig, pattern):
                 x, k = f"x{len(values)}", f"K{next(names)}"
                 consts[k] = kind
                 xs.append(x)
-                inner.append(f"type({x}) is Value and {x}.kind == {k}")
+                inner.append(f"type({x}) is Value and {x}.kind is {k}")
                 values.append(x)
             unpack.append(f"{', '.join(xs)}, = {a}")
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
         consts[f"OUT{j}"] = kind
     counters = "".join(f", c{j}" for j in range(n_out))
-    key = "(SIG" + "".join(f", id({v})" for v in values) + "".join(f", {d}" for d in data) + ")"
+    key = "(SIG" + "".join(f", {v}.idx" for v in values) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
              "    cse_get, extend, append = cse.get, rows.extend, datas.append",
              f"    def site(f, {', '.join(args)}):",
@@ -207,7 +210,7 @@ def _node_binder(f, sig, pattern):
         f"append(({''.join(d + ', ' for d in data)}))",
         *[f"r{j} = Value(OUT{j}, o{j}, h)" for j in range(n_out)],
         f"result = {_build(sig, n_out)}",
-        f"cse[key] = (result, ({''.join(v + ', ' for v in values)}))",
+        "cse[key] = (result,)",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
