@@ -60,6 +60,7 @@ class Value:
     __slots__ = ("kind", "cls", "idx", "height")
 
     def __init__(self, kind, idx, height):
+        # recording_sites' generated writers set these four slots without __init__
         self.kind = kind        # ("v", cls), shared by every value of its class
         self.cls = kind[1]      # (shape, dtype name): the buffer it lives in
         self.idx = idx          # its row there, in its tree's recording
@@ -338,7 +339,7 @@ class Registry:
         self.class_index: dict = {}         # buffer class -> its column in a batch's merge
         self.root_keys: dict = {}           # the result structures of recordings, interned
         self.kinds: dict = {}               # the values' kinds, interned
-        self.site_specs: dict = {}          # (code, site) -> recording_sites.Spec or GENERAL
+        self.site_specs: dict = {}          # code -> per site: recording_sites.Spec, GENERAL
         self.fast_declined = None           # why recording_fast declined this function
         self.recorded = {"fast": 0, "general": 0}   # trees recorded by each path
 

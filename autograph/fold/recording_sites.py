@@ -72,25 +72,27 @@ def fill_sites(sites, recorder, code, arities, fallback):
     """Fill ``sites``, the list of hooks of a copy's call sites (``arities``:
     ``rewrite.site_arities``), for ``recorder``: learned ones bound, the others
     learners (which replace themselves in it)."""
-    specs = recorder.registry.site_specs
+    specs = recorder.registry.site_specs.get(code)     # one hash of the code per copy
+    if specs is None:
+        specs = recorder.registry.site_specs[code] = [None] * len(arities)
     for i, arity in enumerate(arities):
-        spec = specs.get((code, i))
+        spec = specs[i]
         if arity is None or spec is GENERAL:
             sites.append(fallback)
         elif spec is None:
-            sites.append(_learner(recorder, code, i, sites, fallback))
+            sites.append(_learner(recorder, specs, i, sites, fallback))
         else:
             sites.append(spec.bind(recorder, fallback))
 
 
-def _learner(recorder, code, i, sites, fallback):
+def _learner(recorder, specs, i, sites, fallback):
     """The hook of a site not learned yet: the general hook, then learn the site
-    from this call and put its specialised hook in its place."""
+    from this call (into ``specs``, the registry's for its function) and put its
+    specialised hook in its place."""
 
     def learn(f, *args):
         out = fallback(f, *args)
-        spec = _learn(recorder, f, args)
-        recorder.registry.site_specs[(code, i)] = spec
+        spec = specs[i] = _learn(recorder, f, args)
         sites[i] = fallback if spec is GENERAL else spec.bind(recorder, fallback)
         return out
 
@@ -160,7 +162,8 @@ def bind(FN, copy, memo, fallback):
 def _node_binder(f, sig, pattern):
     """The binder of the hook that writes ``sig``'s nodes for calls of ``f`` with
     arguments of ``pattern``: ("v"|"p", kind), (tuple|list, kinds) or ("d", type)."""
-    consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build}
+    consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
+              "new": object.__new__}
     args = [f"a{j}" for j in range(len(pattern))]
     outer, unpack, inner, values, data = ["f is F"], [], [], [], []
     names = itertools.count()
@@ -188,7 +191,7 @@ def _node_binder(f, sig, pattern):
             unpack.append(f"{', '.join(xs)}, = {a}")
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
-        consts[f"OUT{j}"] = kind
+        consts[f"OUT{j}"], consts[f"CLS{j}"] = kind, kind[1]
     counters = "".join(f", c{j}" for j in range(n_out))
     key = "(SIG" + "".join(f", {v}.idx" for v in values) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
@@ -208,7 +211,8 @@ def _node_binder(f, sig, pattern):
         "extend((" + "".join(f"{x}, " for x in ["h", *[f"{v}.idx" for v in values],
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
         f"append(({''.join(d + ', ' for d in data)}))",
-        *[f"r{j} = Value(OUT{j}, o{j}, h)" for j in range(n_out)],
+        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.cls = CLS{j}; r{j}.idx = o{j}; "
+          f"r{j}.height = h" for j in range(n_out)],     # Value(...) without its __init__ frame
         f"result = {_build(sig, n_out)}",
         "cse[key] = (result,)",
         "return result"]]
