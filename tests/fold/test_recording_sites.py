@@ -6,7 +6,6 @@ import gc
 import inspect
 import random
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -14,18 +13,11 @@ import pytest
 import autograph
 from autograph.fold import recording_fast, recording_sites, rewrite
 from autograph.fold.recording import Recorder, Registry
+from tests.fold import test_recording_fast as fast
 from tests.fold import trees as T
 from tests.fold.test_recording_fast import avals, helpers, nary_tree, same_recording, shared_tree
 
-
-@pytest.fixture(scope="module")
-def lstm():
-    return T.treelstm_params(jax.random.PRNGKey(0), 4, vocab=50)
-
-
-@pytest.fixture(scope="module")
-def rnn():
-    return T.rnn_params(jax.random.PRNGKey(1), 4)
+lstm, rnn = fast.lstm, fast.rnn         # its parameter fixtures
 
 
 def through_one_registry(fn, p, trees):
