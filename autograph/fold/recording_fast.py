@@ -16,8 +16,12 @@ is one pass over them, one table lookup and the node's row:
     cell(p, (h, c), (h2, c2))   ->  key (cell, p, (tuple, 2), v, v, (tuple, 2), v, v)
                                     -> its signature -> one row, two Values
 
-Everything else (keyword arguments, nested containers, arrays as data, a helper
-taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
+That hook is each call site's fallback: a site learns from its first call (once
+per registry, ``recording_sites.py``) whether it is a step of the recursion or a
+node of one pattern of arguments, and from then on runs code generated for that
+(the same memo entry, the same row), handing any call that does not match to the
+hook. Everything else (keyword arguments, nested containers, arrays as data, a
+helper taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
 a computed value (``bool`` of a placeholder) is where the fast path stops: the
 tree is recorded again by the general recorder, which forks, joins with selects
 and raises the depth errors at the user's line; the registry remembers it, and

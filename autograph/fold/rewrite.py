@@ -3,18 +3,21 @@
 Recording runs the user's own recursion over a tree in plain Python, with
 placeholders standing for the arrays. To see each call that receives a
 placeholder (``cell(p, h_left, h_right)``, ``jnp.tanh(h)``) as one node, the
-recording copy routes every call through one hook, and nothing else changes:
+recording copy routes every call through a hook, and nothing else changes. A call
+without keyword arguments goes to its own call site's entry of the list
+``__fold_sites__`` (so that each site can be specialised to what it sees,
+``recording_sites.py``), one with keywords to ``__fold_call__``:
 
-    def encode(p, node):                      def encode(p, node):
-        if node.is_leaf:                          if node.is_leaf:
-            return leaf(p, node.word)     ->          return __fold_call__(leaf, p, node.word)
-        return cell(p, encode(p, node.l),         return __fold_call__(cell, p,
-                    encode(p, node.r))                __fold_call__(encode, p, node.l),
-                                                      __fold_call__(encode, p, node.r))
+    def encode(p, node):                  def encode(p, node):
+        if node.is_leaf:                      if node.is_leaf:
+            return leaf(p, node.word)  ->         return __fold_sites__[0](leaf, p, node.word)
+        return cell(p, encode(p, node.l),     return __fold_sites__[3](cell, p,
+                    encode(p, node.r))            __fold_sites__[1](encode, p, node.l),
+                                                  __fold_sites__[2](encode, p, node.r))
 
 The copy is compiled once per function, with the user's file name and line
 numbers, so an error raised while recording names the user's line. Each recorder
-binds its own copy to its hook; free variables are bound to their values then
+binds its own copy to its hooks; free variables are bound to their values then
 (a recording is a snapshot of its tree's run).
 """
 
