@@ -169,3 +169,32 @@ def test_the_copy_routes_positional_calls_through_one_hook_per_site():
                                   [site(0), site(1)])
     copy("p", T.Node(word=1), "r")
     assert seen == [(0, "embed"), (1, "mix"), ("kw", "mix")]
+
+
+def _state(p, word, scale, even):
+    h = T.embed(p, word) * jnp.where(even, scale, -scale)
+    return {"h": h, "c": -h}
+
+
+def _merge(p, left, right, flag):
+    h = T.mix(p, left["h"], right["c"])
+    return {"h": jnp.where(flag, h, -h), "c": left["c"] + right["h"]}
+
+
+def walk(p, node):
+    """Dict results (built by their treedef), Python numbers and booleans as data."""
+    if node.is_leaf:
+        return _state(p, node.word, 0.5, node.word % 2 == 0)
+    return _merge(p, walk(p, node.left), walk(p, node.right), node.left.is_leaf)
+
+
+def test_dict_results_numbers_and_booleans_through_learned_sites(rnn):
+    trees = T.random_batch(random.Random(8), 6, 1, 12, vocab=50) + [T.chain_tree(6, 50)]
+    registry = through_one_registry(walk, rnn, trees)
+    # _merge takes dicts: the general hook
+    assert kinds(registry, walk) == ["node", "recursion", "recursion", "general"]
+    roots = autograph.fold(walk)(rnn, trees)
+    expected = [walk(rnn, t) for t in trees]
+    for name in "hc":
+        np.testing.assert_allclose(roots[name], jnp.stack([e[name] for e in expected]),
+                                   rtol=1e-6, atol=1e-6)
