@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import types
 
 from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value
 
@@ -165,7 +166,11 @@ def _node_binder(f, sig, pattern):
     consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
               "new": object.__new__}
     args = [f"a{j}" for j in range(len(pattern))]
-    outer, unpack, inner, values, data = ["f is F"], [], [], [], []
+    callee = "f is F"
+    if type(f) is types.MethodType:     # self.cell: a new bound method per attribute read
+        consts.update(Method=types.MethodType, FUNC=f.__func__, SELF=f.__self__)
+        callee = "type(f) is Method and f.__func__ is FUNC and f.__self__ is SELF"
+    outer, unpack, inner, values, data = [callee], [], [], [], []
     names = itertools.count()
     for a, (tag, what) in zip(args, pattern, strict=True):
         if tag == "d":

@@ -198,3 +198,28 @@ def test_dict_results_numbers_and_booleans_through_learned_sites(rnn):
     for name in "hc":
         np.testing.assert_allclose(roots[name], jnp.stack([e[name] for e in expected]),
                                    rtol=1e-6, atol=1e-6)
+
+
+class Model:
+    """Callees read as attributes of an object: a bound method is a new object per
+    read, so its site tests the function and the object."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def cell(self, p, a, b):
+        return T.mix(p, a, b) * self.scale
+
+
+def test_bound_methods_as_callees_are_learned_by_function_and_object(rnn):
+    model, other = Model(2.0), Model(3.0)
+
+    def run(p, node):
+        return (model if node.is_leaf or node.left.is_leaf else other).cell(
+            p, T.embed(p, 1), run(p, node.left) if not node.is_leaf else T.embed(p, 2))
+
+    trees = T.random_batch(random.Random(9), 6, 1, 10, vocab=50)
+    registry = through_one_registry(run, rnn, trees)
+    assert "node" in kinds(registry, run)
+    np.testing.assert_allclose(autograph.fold(run)(rnn, trees),
+                               jnp.stack([run(rnn, t) for t in trees]), rtol=1e-6, atol=1e-6)
