@@ -465,10 +465,13 @@ def measure_recording_paths(batch, seed=3):
         "bare": lambda: [bare(t) for t in trees],
         "general": lambda: [Recorder(registry, encode).record(t) for t in trees],
         "fast": lambda: [recording_fast.record(registry, encode, t) for t in trees],
+        "unspecialised": lambda: [recording_fast.record(registry, encode, t, specialise=False)
+                                  for t in trees],
     }, TimingPlan(rounds=7, sample_s=0.05, budget_s=3.0)).items()}
     out = {f"{name}_us_per_node": s / nodes * 1e6 for name, s in med.items()}
     out.update(nodes=nodes, fast_over_bare=med["fast"] / med["bare"],
-               general_over_fast=med["general"] / med["fast"])
+               general_over_fast=med["general"] / med["fast"],
+               unspecialised_over_fast=med["unspecialised"] / med["fast"])
     return out
 
 
@@ -535,7 +538,8 @@ def table(result) -> str:
     lines.append(f"recording alone ({paths['nodes']} nodes, us per node, interleaved): bare "
                  f"{paths['bare_us_per_node']:.2f}, general {paths['general_us_per_node']:.2f}, "
                  f"fast {paths['fast_us_per_node']:.2f} ({paths['fast_over_bare']:.0f}x bare, "
-                 f"general/fast {paths['general_over_fast']:.2f})")
+                 f"general/fast {paths['general_over_fast']:.2f}; call sites unspecialised "
+                 f"{paths['unspecialised_us_per_node']:.2f})")
     return "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ a call repeated on the two sides of a branch).
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import sys
 import threading
@@ -59,6 +60,7 @@ class Value:
     __slots__ = ("kind", "cls", "idx", "height")
 
     def __init__(self, kind, idx, height):
+        # recording_sites' generated writers set these four slots without __init__
         self.kind = kind        # ("v", cls), shared by every value of its class
         self.cls = kind[1]      # (shape, dtype name): the buffer it lives in
         self.idx = idx          # its row there, in its tree's recording
@@ -336,6 +338,8 @@ class Registry:
         self.fast_signatures: dict = {}     # see Recorder.call
         self.class_index: dict = {}         # buffer class -> its column in a batch's merge
         self.root_keys: dict = {}           # the result structures of recordings, interned
+        self.kinds: dict = {}               # the values' kinds, interned
+        self.site_specs: dict = {}          # code -> per site: recording_sites.Spec, GENERAL
         self.fast_declined = None           # why recording_fast declined this function
         self.recorded = {"fast": 0, "general": 0}   # trees recorded by each path
 
@@ -343,6 +347,8 @@ class Registry:
         sig = self.signatures.get(key)
         if sig is None:
             sig = Signature(len(self.by_number), callee, treedef, kinds, self.param_avals)
+            # one kind object per class: a specialised call site tests it with `is`
+            sig.out_kinds = tuple(self.kinds.setdefault(k, k) for k in sig.out_kinds)
             self.signatures[key] = sig
             self.by_number.append(sig)
         return sig
@@ -372,9 +378,6 @@ class Recording:
 
     def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys):
         self.packed = packed
-        self.groups = {sig: (rows[:, 0], rows[:, 1:1 + len(sig.in_classes)],
-                             rows[:, 1 + len(sig.in_classes):], data)
-                       for sig, (rows, data) in packed.items()}
         self.counts = counts
         self.class_index = class_index      # the registry's: shared by a batch's recordings
         for cls in counts:
@@ -389,6 +392,13 @@ class Recording:
         # interned: the recordings of a batch must share it (an identity test per tree)
         self.root_key = root_keys.setdefault((root_treedef, self.root_classes),
                                              (root_treedef, self.root_classes))
+
+    @functools.cached_property
+    def groups(self):
+        """``packed`` split into heights, inputs, outputs and data (views)."""
+        return {sig: (rows[:, 0], rows[:, 1:1 + len(sig.in_classes)],
+                      rows[:, 1 + len(sig.in_classes):], data)
+                for sig, (rows, data) in self.packed.items()}
 
 
 class _Fork(BaseException):
@@ -500,8 +510,9 @@ class Recorder:
         return self._node(sig, values, data, data_keys)
 
     def _node(self, sig, values, data, data_keys):
-        # ids, not the placeholders: comparing placeholders records a comparison
-        cse_key = (sig, *map(id, values), *data_keys)
+        # rows, not the placeholders: comparing placeholders records a comparison (the
+        # signature fixes each input's class, and a row its value in this recording)
+        cse_key = (sig, *map(_IDX, values), *data_keys)
         cse = self.cse
         hit = cse.get(cse_key)
         if hit is not None:
@@ -547,7 +558,7 @@ class Recorder:
                 "schedules a recursion over the tree's structure only", *site)
         copy = self.copies.get(f)
         if copy is None:
-            copy = self.copies[f] = recording_copy(f, self.hook, self.positional_hook)
+            copy = self.copies[f] = self._copy(f)
         memo[key] = _RUNNING
         stack = self.stack
         stack.append(None)
@@ -573,6 +584,10 @@ class Recorder:
             raise
         memo[key] = (out, args, kwargs)
         return out
+
+    def _copy(self, f):
+        """The recording copy of ``f`` bound to this recorder's hooks."""
+        return recording_copy(f, self.hook, self.positional_hook)
 
     def _run(self, copy, args, kwargs, prefix):
         self.stack.append(_Activation(prefix))
@@ -664,16 +679,33 @@ class Recorder:
 
     def _arrays(self):
         packed = {}
-        for sig, nodes in self.nodes.items():
+        # by the registry's numbers, not by first use: the fast path makes a
+        # signature's tables before its first node
+        for sig, nodes in sorted(self.nodes.items(), key=lambda item: item[0].number):
             n = len(nodes.data)     # rows: a list per node, or flat (recording_fast)
-            rows = np.asarray(nodes.rows, np.int32).reshape(n, -1)
-            data = [np.asarray([d[j] for d in nodes.data], aval.dtype).reshape(n, *aval.shape)
+            if not n:
+                continue
+            rows = self._rows_array(nodes.rows).reshape(n, -1)
+            data = [_column([d[j] for d in nodes.data], aval, n)
                     for j, aval in enumerate(sig.data_avals)]
             packed[sig] = (rows, data)
         return packed
 
+    @staticmethod
+    def _rows_array(rows):
+        """A signature's rows (a list per node) as one int32 array."""
+        return np.asarray(rows, np.int32)
+
+
+def _column(values, aval, n):
+    """The values of one data argument of ``n`` nodes as an array of ``aval``."""
+    if not aval.shape:     # Python numbers: fromiter skips asarray's type discovery
+        return np.fromiter(values, aval.dtype, n)
+    return np.asarray(values, aval.dtype).reshape(n, *aval.shape)
+
 
 _RUNNING = object()        # the memo's entry for a call still running
+_IDX = operator.attrgetter("idx")
 
 _DEPTH_MESSAGE = (
     "autograph.fold: the recursion's depth depends on computed values here: a loop or a "

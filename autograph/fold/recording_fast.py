@@ -16,8 +16,12 @@ is one pass over them, one table lookup and the node's row:
     cell(p, (h, c), (h2, c2))   ->  key (cell, p, (tuple, 2), v, v, (tuple, 2), v, v)
                                     -> its signature -> one row, two Values
 
-Everything else (keyword arguments, nested containers, arrays as data, a helper
-taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
+That hook is each call site's fallback: a site learns from its first call (once
+per registry, ``recording_sites.py``) whether it is a step of the recursion or a
+node of one pattern of arguments, and from then on runs code generated for that
+(the same memo entry, the same row), handing any call that does not match to the
+hook. Everything else (keyword arguments, nested containers, arrays as data, a
+helper taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
 a computed value (``bool`` of a placeholder) is where the fast path stops: the
 tree is recorded again by the general recorder, which forks, joins with selects
 and raises the depth errors at the user's line; the registry remembers it, and
@@ -31,8 +35,11 @@ from __future__ import annotations
 import gc
 import itertools
 
+import numpy as np
+
 from autograph.fold.recording import (
     _BUILTINS,
+    _IDX,
     _RUNNING,
     Nodes,
     Param,
@@ -41,6 +48,8 @@ from autograph.fold.recording import (
     Value,
     fold_call,
 )
+from autograph.fold.recording_sites import fill_sites
+from autograph.fold.rewrite import recording_copy, site_arities
 
 # Why the fast path was declined for a registry's function (see ``record``).
 VALUE_BRANCH = "a branch on a computed value"
@@ -59,10 +68,12 @@ class FastRecorder(Recorder):
     nodes are written by one closure per signature (:meth:`_writer`): rows appended
     to one flat list per signature, output rows counted per buffer class."""
 
-    def __init__(self, registry, fn):
+    def __init__(self, registry, fn, specialise=True):
         super().__init__(registry, fn)
+        self.specialise = specialise
         self.writers: dict = {}         # signature -> its writer
         self.counters: dict = {}        # buffer class -> itertools.count of its rows
+        self.site_lists: list = []      # the hooks of each copy's call sites
         self.positional_hook = self._make_hook()
 
     def close(self):
@@ -70,10 +81,38 @@ class FastRecorder(Recorder):
         recorder), so that the recorder dies by reference counting."""
         self.positional_hook = None
         self.copies.clear()
+        for sites in self.site_lists:     # a copy and its sites' hooks refer to each other
+            sites.clear()
 
     def decide(self, pred, frame):
         """``bool`` of a placeholder: the general recorder forks here; not this one."""
         raise _Declined(VALUE_BRANCH)
+
+    def nodes_of(self, sig):
+        """The tables of ``sig``'s nodes in this recording (made on first use)."""
+        nodes = self.nodes.get(sig)
+        if nodes is None:
+            nodes = self.nodes[sig] = Nodes()
+        return nodes
+
+    def counter(self, cls):
+        """The ``itertools.count`` of the rows of buffer class ``cls``."""
+        counter = self.counters.get(cls)
+        if counter is None:
+            counter = self.counters[cls] = itertools.count()
+        return counter
+
+    def _copy(self, f):
+        """The recording copy of ``f`` whose sites are this recorder's learned hooks
+        (``recording_sites``)."""
+        if not self.specialise:
+            return recording_copy(f, self.hook, self.positional_hook)
+        sites: list = []
+        self.site_lists.append(sites)
+        copy = recording_copy(f, self.hook, sites)
+        self.copies[f] = copy       # before binding: a recursion step's hook calls it
+        fill_sites(sites, self, f.__code__, site_arities(f), self.positional_hook)
+        return copy
 
     def _node(self, sig, values, data, data_keys):
         writer = self.writers.get(sig)
@@ -83,18 +122,12 @@ class FastRecorder(Recorder):
 
     def _writer(self, sig):
         """``Recorder._node`` for the nodes of ``sig``, its tables bound."""
-        nodes = self.nodes[sig] = Nodes()
+        nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
-        outputs = []
-        for kind in sig.out_kinds:
-            counter = self.counters.get(kind[1])
-            if counter is None:
-                counter = self.counters[kind[1]] = itertools.count()
-            outputs.append((kind, counter))
+        outputs = [(kind, self.counter(kind[1])) for kind in sig.out_kinds]
 
         def write(values, data, data_keys):
-            # ids, not the placeholders: comparing placeholders records a comparison
-            key = (sig, *map(id, values), *data_keys)
+            key = (sig, *map(_IDX, values), *data_keys)     # as Recorder._node's
             hit = cse.get(key)
             if hit is not None:
                 return hit[0]
@@ -117,8 +150,15 @@ class FastRecorder(Recorder):
 
         return write
 
+    @staticmethod
+    def _rows_array(rows):
+        """A signature's rows, flat here, as one int32 array (fromiter: no type
+        discovery per element)."""
+        return np.fromiter(rows, np.int32, len(rows))
+
     def _counts(self):
-        return {cls: next(counter) for cls, counter in self.counters.items()}
+        counts = {cls: next(counter) for cls, counter in self.counters.items()}
+        return {cls: n for cls, n in counts.items() if n}
 
     def _make_hook(self):
         fn, memo, copies = self.fn, self.memo, self.copies
@@ -185,11 +225,12 @@ class FastRecorder(Recorder):
         return hook
 
 
-def record(registry, fn, tree) -> Recording:
+def record(registry, fn, tree, *, specialise=True) -> Recording:
     """The recording of ``fn`` over ``tree``: by a :class:`FastRecorder`, or by the
     general :class:`Recorder` where the fast one declines (the registry keeps the
     reason, ``registry.fast_declined``, and the counts of each path,
-    ``registry.recorded``).
+    ``registry.recorded``). ``specialise=False`` leaves every call site on the fast
+    path's general hook (``recording_sites`` unused: for comparison).
 
     Python's cyclic garbage collector is paused while a tree is recorded: the
     recorder's thousands of small objects (placeholders, rows, memo entries) live
@@ -200,15 +241,15 @@ def record(registry, fn, tree) -> Recording:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _record(registry, fn, tree)
+        return _record(registry, fn, tree, specialise)
     finally:
         if enabled:
             gc.enable()
 
 
-def _record(registry, fn, tree):
+def _record(registry, fn, tree, specialise):
     if registry.fast_declined is None:
-        recorder = FastRecorder(registry, fn)
+        recorder = FastRecorder(registry, fn, specialise)
         try:
             recording = recorder.record(tree)
         except _Declined as declined:

@@ -29,7 +29,7 @@ def same_recording(a, b):
     if a.counts != b.counts or a.roots != b.roots or a.root_treedef != b.root_treedef:
         return False
     a_packed, b_packed = by_callee(a), by_callee(b)
-    if list(a_packed) != list(b_packed):
+    if a_packed.keys() != b_packed.keys():     # (in the order of their registry's numbers)
         return False
     for sig, (rows, data) in a_packed.items():
         other_rows, other_data = b_packed[sig]
@@ -242,7 +242,7 @@ def _random_model(rng):
     """A recursion over binary trees built from random parts: which calls, how the
     children are combined (tuple, list, operators), repeated calls (shared rows),
     Python numbers as data, a branch on a computed value sometimes."""
-    combine = rng.choice(["mix", "tuple", "list", "ops", "twice"])
+    combine = rng.choice(["mix", "tuple", "list", "ops", "twice", "switch"])
     leaf_scale = rng.choice([None, 2, 0.5])
     branch = rng.random() < 0.25
 
@@ -259,8 +259,13 @@ def _random_model(rng):
             h = _pair(p, [a, b])
         elif combine == "ops":
             h = jnp.tanh(a - b) + 0.25 * a
-        else:
+        elif combine == "twice":
             h = T.mix(p, a, b) + T.mix(p, a, b)
+        else:       # one call site, several patterns: callees, a tuple or a list, a number
+            left, right = node.left.is_leaf, node.right.is_leaf
+            f = T.mix if left and right else _weigh
+            h = f(p, a, b if left and right else (b, a) if left else [a, b] if right
+                  else 0.5)
         if branch and h.sum() > 0:
             return -h
         return h
@@ -272,6 +277,10 @@ def _pair(p, children):
     return jnp.tanh(p["w"] @ jnp.concatenate(children))
 
 
+def _weigh(p, a, parts):
+    return a * parts if not isinstance(parts, (tuple, list)) else _pair(p, parts)
+
+
 def check_random(seed):
     """One random recursion over a few random trees (some with a shared subtree):
     a list of mismatch descriptions."""
@@ -280,10 +289,14 @@ def check_random(seed):
     p = T.rnn_params(jax.random.PRNGKey(seed % 4), 4)
     trees = T.random_batch(rng, 3, 1, 16, vocab=50) + [shared_tree(rng)]
     bad = []
+    shared = Registry(avals(p))         # the later trees on the sites the first learned
     for i, tree in enumerate(trees):
         general, fast, _ = both(model, p, tree)
         if not same_recording(general, fast):
             bad.append(f"seed {seed} tree {i}: the fast recording differs")
+        if not same_recording(general, recording_fast.record(shared, model, tree)):
+            bad.append(f"seed {seed} tree {i}: the fast recording through one registry "
+                       "differs")
     return bad
 
 

@@ -1,0 +1,250 @@
+"""Recording's call sites, each specialised to the arguments it sees.
+
+The recording copy calls ``__fold_sites__[i](f, ...)`` at its ``i``-th call
+without keyword arguments (``rewrite.py``). The fast recorder starts every site
+on a *learner* (its general hook, then a look at what the call was); from the
+first call it sees, a site of a function is learned once per registry:
+
+- a step of the recursion (``encode(p, node.left)``, ``f`` the folded function):
+  the memo lookup and the copy's call, written for the site's arity;
+- a node with plain arguments (placeholders, Python numbers, tuples and lists of
+  placeholders), whose signature exists: a function generated for that pattern
+  of arguments, which checks it (the callee, each argument's type, each
+  placeholder's kind, each tuple's length) and then writes the node inline, the
+  same row the general writer writes:
+
+      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and type(a0) is Param and ...:
+                                           x0, x1 = a1; x2, x3 = a2
+                                           if type(x0) is Value and x0.kind is K0 ...:
+                                               key = (SIG, x0.idx, x1.idx, x2.idx, x3.idx)
+                                               ... one rows.extend, two Values
+
+- anything else (a builtin, a call without placeholders, a helper taking tree
+  nodes): the general hook, for good.
+
+A call the site's pattern does not match (another callee, another shape, a
+number where a placeholder was) goes to the general hook, so a site that sees
+several patterns records the same as before, only slower. Generated functions
+are compiled once per (site, pattern) and bound per tree to that recording's
+tables (``Spec.bind``).
+
+    fill_sites(sites, recorder, code, arities, fallback)   # per copy, per tree
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import types
+
+from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value
+
+GENERAL = "general"          # a site left to the general hook
+
+_recursion_binders: dict = {}    # arity -> compiled binder of the recursion step
+
+
+class Spec:
+    """A compiled specialisation of one call site: ``bind(recorder, sites)`` makes
+    the site's hook for one recording."""
+
+    __slots__ = ("kind", "binder", "sig")
+
+    def __init__(self, kind, binder, sig=None):
+        self.kind = kind            # "recursion" or "node"
+        self.binder = binder
+        self.sig = sig
+
+    def bind(self, recorder, fallback):
+        """The hook of this site in ``recorder``'s recording (``fallback``: its
+        general hook)."""
+        if self.kind == "recursion":
+            copy = recorder.copies.get(recorder.fn)
+            if copy is None:
+                return fallback
+            return self.binder(recorder.fn, copy, recorder.memo, fallback)
+        sig = self.sig
+        nodes = recorder.nodes_of(sig)
+        counters = [recorder.counter(kind[1]) for kind in sig.out_kinds]
+        return self.binder(recorder.cse, nodes.rows, nodes.data, fallback, *counters)
+
+
+def fill_sites(sites, recorder, code, arities, fallback):
+    """Fill ``sites``, the list of hooks of a copy's call sites (``arities``:
+    ``rewrite.site_arities``), for ``recorder``: learned ones bound, the others
+    learners (which replace themselves in it)."""
+    specs = recorder.registry.site_specs.get(code)     # one hash of the code per copy
+    if specs is None:
+        specs = recorder.registry.site_specs[code] = [None] * len(arities)
+    for i, arity in enumerate(arities):
+        spec = specs[i]
+        if arity is None or spec is GENERAL:
+            sites.append(fallback)
+        elif spec is None:
+            sites.append(_learner(recorder, specs, i, sites, fallback))
+        else:
+            sites.append(spec.bind(recorder, fallback))
+
+
+def _learner(recorder, specs, i, sites, fallback):
+    """The hook of a site not learned yet: the general hook, then learn the site
+    from this call (into ``specs``, the registry's for its function) and put its
+    specialised hook in its place."""
+
+    def learn(f, *args):
+        out = fallback(f, *args)
+        spec = specs[i] = _learn(recorder, f, args)
+        sites[i] = fallback if spec is GENERAL else spec.bind(recorder, fallback)
+        return out
+
+    return learn
+
+
+def _learn(recorder, f, args):
+    if f is recorder.fn:
+        return Spec("recursion", _recursion_binder(len(args)))
+    try:
+        if f in _BUILTINS:
+            return GENERAL
+    except TypeError:           # an unhashable callable
+        return GENERAL
+    pattern, key = [], [f]
+    found = False
+    for x in args:
+        t = type(x)
+        if t is Value or t is Param:
+            pattern.append(("v" if t is Value else "p", x.kind))
+            key.append(x.kind)
+            found = True
+        elif t is tuple or t is list:
+            if not x or any(type(y) is not Value for y in x):
+                return GENERAL
+            pattern.append((t, tuple(y.kind for y in x)))
+            key.append((t, len(x)))
+            key.extend(y.kind for y in x)
+            found = True
+        elif t is int or t is float or t is bool:
+            pattern.append(("d", t))
+            key.append(t)
+        else:
+            return GENERAL
+    sig = recorder.fast_signatures.get(tuple(key)) if found else None
+    if sig is None:
+        return GENERAL
+    return Spec("node", _node_binder(f, sig, pattern), sig)
+
+
+def _recursion_binder(arity):
+    binder = _recursion_binders.get(arity)
+    if binder is None:
+        args = ", ".join(f"a{j}" for j in range(arity))
+        ids = "".join(f", id(a{j})" for j in range(arity))
+        source = f"""
+def bind(FN, copy, memo, fallback):
+    memo_get = memo.get
+    def site(f, {args}):
+        if f is FN:
+            key = (FN{ids})
+            hit = memo_get(key)
+            if hit is None:
+                memo[key] = RUNNING
+                out = copy({args})
+                memo[key] = (out, ({args}{',' if arity == 1 else ''}))
+                return out
+            if hit is not RUNNING:
+                return hit[0]
+        return fallback(f, {args})
+    return site
+"""
+        binder = _recursion_binders[arity] = _compile(source, {"RUNNING": _RUNNING})
+    return binder
+
+
+def _node_binder(f, sig, pattern):
+    """The binder of the hook that writes ``sig``'s nodes for calls of ``f`` with
+    arguments of ``pattern``: ("v"|"p", kind), (tuple|list, kinds) or ("d", type)."""
+    consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
+              "new": object.__new__}
+    args = [f"a{j}" for j in range(len(pattern))]
+    callee = "f is F"
+    if type(f) is types.MethodType:     # self.cell: a new bound method per attribute read
+        consts.update(Method=types.MethodType, FUNC=f.__func__, SELF=f.__self__)
+        callee = "type(f) is Method and f.__func__ is FUNC and f.__self__ is SELF"
+    outer, unpack, inner, values, data = [callee], [], [], [], []
+    names = itertools.count()
+    for a, (tag, what) in zip(args, pattern, strict=True):
+        if tag == "d":
+            outer.append(f"type({a}) is {what.__name__}")
+            data.append(a)
+        elif tag in ("v", "p"):
+            k = f"K{next(names)}"
+            consts[k] = what
+            test = "type({a}) is Value and {a}.kind is {k}" if tag == "v" else (
+                "type({a}) is Param and {a}.kind == {k}")
+            outer.append(test.format(a=a, k=k))
+            if tag == "v":
+                values.append(a)
+        else:
+            outer.append(f"type({a}) is {tag.__name__} and len({a}) == {len(what)}")
+            xs = []
+            for kind in what:
+                x, k = f"x{len(values)}", f"K{next(names)}"
+                consts[k] = kind
+                xs.append(x)
+                inner.append(f"type({x}) is Value and {x}.kind is {k}")
+                values.append(x)
+            unpack.append(f"{', '.join(xs)}, = {a}")
+    n_out = len(sig.out_kinds)
+    for j, kind in enumerate(sig.out_kinds):
+        consts[f"OUT{j}"], consts[f"CLS{j}"] = kind, kind[1]
+    counters = "".join(f", c{j}" for j in range(n_out))
+    key = "(SIG" + "".join(f", {v}.idx" for v in values) + "".join(f", {d}" for d in data) + ")"
+    lines = [f"def bind(cse, rows, datas, fallback{counters}):",
+             "    cse_get, extend, append = cse.get, rows.extend, datas.append",
+             f"    def site(f, {', '.join(args)}):",
+             f"        if {' and '.join(outer)}:"]
+    body = [*unpack, f"if {' and '.join(inner)}:"] if inner else []
+    pad = " " * (12 + (4 if inner else 0))
+    lines += [" " * 12 + line for line in body]
+    lines += [pad + line for line in [
+        f"key = {key}",
+        "hit = cse_get(key)",
+        "if hit is not None:",
+        "    return hit[0]",
+        *_height(values),
+        *[f"o{j} = next(c{j})" for j in range(n_out)],
+        "extend((" + "".join(f"{x}, " for x in ["h", *[f"{v}.idx" for v in values],
+                                                   *[f"o{j}" for j in range(n_out)]]) + "))",
+        f"append(({''.join(d + ', ' for d in data)}))",
+        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.cls = CLS{j}; r{j}.idx = o{j}; "
+          f"r{j}.height = h" for j in range(n_out)],     # Value(...) without its __init__ frame
+        f"result = {_build(sig, n_out)}",
+        "cse[key] = (result,)",
+        "return result"]]
+    lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
+    return _compile("\n".join(lines) + "\n", consts)
+
+
+def _height(values):
+    """1 + the largest height of ``values`` (0 for none), as the general writer has it."""
+    if not values:
+        return ["h = 0"]
+    lines = [f"h = {values[0]}.height"]
+    for v in values[1:]:
+        lines += [f"if {v}.height > h:", f"    h = {v}.height"]
+    return lines + ["h += 1"]
+
+
+def _build(sig, n_out):
+    outs = ", ".join(f"r{j}" for j in range(n_out))
+    if sig.build is tuple:
+        return f"({outs}{',' if n_out == 1 else ''})"
+    if isinstance(sig.build, operator.itemgetter):
+        return "r0"
+    return f"BUILD([{outs}])"
+
+
+def _compile(source, consts):
+    namespace = dict(consts)
+    exec(compile(source, "<autograph.fold recording site>", "exec"), namespace)
+    return namespace.pop("bind")     # no cycle through its globals: it dies by refcount
