@@ -113,8 +113,30 @@ def _tracing_internals():
         return None
 
 
+def _checked_internals():
+    """``_tracing_internals()`` where tracing a function that closes over a concrete
+    array gives one input per abstract value and the array among the constants, as
+    ``trace_flat`` promises (jax 0.11 hoists such constants into the jaxpr's inputs);
+    else None. Asked on the first ``trace_flat``, when JAX's backend is up anyway."""
+    found = _tracing_internals()
+    if found is None:
+        return None
+    wrap, trace, debug = found
+    try:
+        with jax.ensure_compile_time_eval():
+            const = jax.numpy.ones(2, jax.numpy.float32)
+        jaxpr, _, consts = trace(wrap(lambda a: [a * const], debug_info=debug),
+                                 [jax.typeof(const)])
+    except Exception:  # noqa: BLE001 - any surprise: the public path
+        return None
+    if len(jaxpr.invars) != 1 or len(consts) != len(jaxpr.constvars):
+        return None
+    return found
+
+
+_UNCHECKED = object()
 # None: trace_flat goes through jax.make_jaxpr (a test forces it)
-TRACING = _tracing_internals()
+TRACING = _UNCHECKED
 
 
 def trace_flat(fn, avals):
@@ -123,6 +145,9 @@ def trace_flat(fn, avals):
     gives (closed-over tracers of enclosing traces among the ``consts``), traced
     the way ``lax.cond`` traces a branch, without building a ``jit`` around it
     (reading the function's signature, missing its cache) each time."""
+    global TRACING
+    if TRACING is _UNCHECKED:
+        TRACING = _checked_internals()
     if TRACING is None:
         closed = jax.make_jaxpr(fn)(*(jax.ShapeDtypeStruct(a.shape, a.dtype,
                                                            weak_type=a.weak_type)
