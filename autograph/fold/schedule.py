@@ -443,7 +443,10 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                     root_treedef, root_classes, sizes, steps, counter)
-    rows = layout.rows
+    rows = chooser.rows.get(layout)
+    if rows is None:
+        rows = chooser.rows[layout] = layout.rows
+    layout.__dict__["rows"] = rows      # the cached_property, made once per layout
     # every output's buffer row (rows allotted by the layout: see Rows), by its
     # merged row; then the inputs and roots read through it
     new_rows = {c: np.empty(totals[c], np.int32) for c in classes}
@@ -528,6 +531,7 @@ class SizeChooser:
     def __init__(self):
         self.issued: dict = {}
         self.levels: dict = {}      # (shape key, steps) -> level_map of its first batch
+        self.rows: dict = {}        # layout -> its Rows
 
     def __call__(self, shape_key, need, placed, design):
         """``(sizes, placement)``: ``placed(steps)`` places the batch into a layout's
