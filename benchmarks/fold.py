@@ -26,6 +26,7 @@ random batches, and recording cost per node against the bare recursion.
     python -m benchmarks.fold              # small profile (a few minutes, 2 cores)
     python -m benchmarks.fold --full       # the issue's sizes: 64 trees, H = 128 and 512
     python -m benchmarks.fold --widths 128,512 --batches 20   # small timing, both widths
+    python -m benchmarks.fold --widths 512 --rows fold_fwd,oracle_fwd   # some rows only
 """
 
 from __future__ import annotations
@@ -488,9 +489,10 @@ GOALS = [
 ]
 
 
-def run(profile="small", progress=print, widths=None, batches=None):
+def run(profile="small", progress=print, widths=None, batches=None, rows=None):
     """All measurements of one profile ("tiny", "small", "full") as a dict;
-    ``widths`` and ``batches`` override the profile's."""
+    ``widths`` and ``batches`` override the profile's; ``rows``: the timed rows
+    (names, e.g. ``("fold_fwd", "oracle_fwd")``), all if None."""
     config = dict(PROFILES[profile])
     if widths:
         config["widths"] = tuple(widths)
@@ -499,7 +501,8 @@ def run(profile="small", progress=print, widths=None, batches=None):
     out = {"profile": profile, "device": jax.devices()[0].device_kind, "widths": []}
     for hidden in config["widths"]:
         progress(f"fold: H = {hidden}, {config['batch']} trees of {LOW}-{HIGH} leaves")
-        out["widths"].append(measure_width(hidden, config["batch"], config["plan"]))
+        out["widths"].append(measure_width(hidden, config["batch"], config["plan"],
+                                           rows=rows))
     progress(f"fold: compiles over {config['batches']} random batches")
     out["compiles"] = measure_compiles(config["batches"], config["batch"])
     out["recording"] = measure_recording(config["batch"])
@@ -549,11 +552,14 @@ def main(argv=None):
     parser.add_argument("--tiny", action="store_true", help="a smoke run")
     parser.add_argument("--widths", help="state widths H, comma-separated (e.g. 128,512)")
     parser.add_argument("--batches", type=int, help="random batches for the compile count")
+    parser.add_argument("--rows", help="timed rows only, comma-separated (e.g. "
+                        "fold_fwd,fold_grad,oracle_fwd,oracle_grad)")
     args = parser.parse_args(argv)
     profile = "full" if args.full else "tiny" if args.tiny else "small"
     widths = [int(w) for w in args.widths.split(",")] if args.widths else None
+    rows = tuple(args.rows.split(",")) if args.rows else None
     print(table(run(profile, progress=lambda s: print(s, file=sys.stderr), widths=widths,
-                    batches=args.batches)))
+                    batches=args.batches, rows=rows)))
 
 
 if __name__ == "__main__":

@@ -1,26 +1,33 @@
 """The executor: one compiled program per :class:`~autograph.fold.schedule.Layout`.
 
-    buffers[c]    zeros (rows, *shape) per class of value (shape, dtype)
+    buffers[c]    zeros (rows, *shape) per class of value (shape, dtype), the rows
+                  allotted by the layout (``Layout.rows``): each leaf signature's
+                  and each step's outputs contiguous
     leaves        per height-0 signature: the callee vmapped over all its nodes at
-                  once, outputs scattered into their rows
-    steps         in order: gather the step's inputs from the buffers, the callee
-                  vmapped over the step's slots, scatter its outputs; a run of
-                  steps of one capacity is a scan, a step of its own is unrolled
+                  once, each output written as one slice
+    steps         in order: gather the step's inputs from the buffers (by index),
+                  the callee vmapped over the step's slots, each output written as
+                  one slice of ``K`` rows at the step's first row; a run of steps
+                  of one capacity is a scan, a step of its own is unrolled
     roots         gathered from their rows, stacked over the trees
 
-Outputs are written by *adding* into rows that are still zero: an ``.at[].set``
-would make the backward pass of each step copy the whole buffer (its transpose
-must zero the overwritten rows of the cotangent), where ``.add`` transposes to a
-plain gather. With one inner signature (a TreeLSTM's cell) a step computes
+Outputs are written into rows that are still zero, as a ``dynamic_update_slice``
+(in place, like a depth-batched level written by hand) whose backward pass is
+that of an *add* (:func:`_put`): the slice of the cotangent. An overwrite's
+transpose would zero those rows of the cotangent, and a scatter by index (the
+rows of a step scattered over the buffer) costs XLA a loop over the rows where a
+slice is one copy. With one inner signature (a TreeLSTM's cell) a step computes
 straight, its intermediates kept for the backward pass like a hand-written
 level's (the steps are sized to the levels: about the real rows). With several,
 a step's signature is a scalar per step: the inputs of every signature are
 gathered, then ``lax.switch`` runs only the step's callee on its rows (the last
-branch, nothing: an empty step). The buffers stay outside the switch: a
-conditional that takes them as operands makes XLA copy them each step. The
-switch is recomputed in the backward pass (``_recomputed``). A scan of the only
-inner signature has its own backward pass (``_scan_run``): the parameters'
-cotangent is taken once over the run's rows, not added into the carry per step.
+branch, nothing: an empty step), and the outputs are scattered by index (every
+signature's, the others' slots to the dump row). The buffers stay outside the
+switch: a conditional that takes them as operands makes XLA copy them each
+step. The switch is recomputed in the backward pass (``_recomputed``). A scan of
+the only inner signature has its own backward pass (``_scan_run``): the
+parameters' cotangent is taken once over the run's rows, not added into the
+carry per step.
 """
 
 from __future__ import annotations
@@ -57,31 +64,70 @@ def _scatter(sig, buffers, class_index, outputs_rows, outs):
     return buffers
 
 
+def _write(sig, buffers, class_index, starts, outs):
+    """Each output ``j`` into the rows from ``starts[j]`` on (still zero: see :func:`_put`)."""
+    for j, (c, out) in enumerate(zip(sig.out_classes, outs, strict=True)):
+        i = class_index[c]
+        out = out.astype(buffers[i].dtype)
+        if jnp.issubdtype(out.dtype, jnp.inexact):
+            buffers[i] = _put(buffers[i], out, starts[j])
+        else:       # no gradient
+            buffers[i] = lax.dynamic_update_slice_in_dim(buffers[i], out, starts[j], axis=0)
+    return buffers
+
+
+@jax.custom_vjp
+def _put(buffer, rows, start):
+    """``buffer`` with ``rows`` added into its rows from ``start`` on, which are zero:
+    written as a slice (``dynamic_update_slice``, in place), its backward pass the
+    slice of the cotangent (an add's), not the zeroing of those rows an overwrite's
+    transpose does."""
+    return lax.dynamic_update_slice_in_dim(buffer, rows, start, axis=0)
+
+
+def _put_forward(buffer, rows, start):
+    return _put(buffer, rows, start), (start, rows.shape[0])
+
+
+def _put_backward(saved, ct):
+    start, n = saved
+    return ct, lax.dynamic_slice_in_dim(ct, start, n, axis=0), None
+
+
+_put.defvjp(_put_forward, _put_backward)
+
+
 def execute(params, arrays, layout):
     """The roots of a planned batch (``layout`` static: one trace per layout)."""
     if layout.counter is not None:
         layout.counter()
-    class_index = {c: i for i, c in enumerate(layout.classes)}
-    rows = layout.sizes[:len(layout.classes)]
+    rows = layout.rows
+    class_index = rows.class_index
     buffers = [jnp.zeros((r, *shape), np.dtype(dtype))
-               for r, (shape, dtype) in zip(rows, layout.classes, strict=True)]
-    for sig, leaf in zip(layout.leaf_sigs, arrays["leaf"], strict=True):
-        n = leaf["outputs"].shape[0]
+               for r, (shape, dtype) in zip(rows.total, layout.classes, strict=True)]
+    leaf_sizes = layout.sizes[len(layout.classes):]
+    for sig, leaf, n, starts in zip(layout.leaf_sigs, arrays["leaf"], leaf_sizes,
+                                    rows.leaf_starts, strict=True):
         outs = _compute(sig, params, [], leaf["data"], n)
-        buffers = _scatter(sig, buffers, class_index, leaf["outputs"], outs)
+        buffers = _write(sig, buffers, class_index, starts, outs)
     sigs = layout.inner_sigs
-    step = partial(_one_signature if len(sigs) == 1 else _switched, params, class_index, sigs)
+    if len(sigs) == 1:
+        step = partial(_one_signature, params, class_index, sigs[0])
+        firsts = rows.starts[sigs[0]]
+    else:
+        step = partial(_switched, params, class_index, sigs)
+        firsts = arrays["steps"]["sig"]
     first_step = first_slot = 0
     for K, count in layout.runs():
         slots = slice(first_slot, first_slot + K * count)
-        chunks = (arrays["steps"]["sig"][first_step:first_step + count],
+        chunks = (firsts[first_step:first_step + count],
                   tree_util.tree_map(lambda x, slots=slots, K=K, count=count: x[slots].reshape(
                       count, K, *x.shape[1:]), arrays["steps"]["per_sig"]))
         first_step, first_slot = first_step + count, slots.stop
         if count == 1:          # a step of its own: unrolled, as a level written by hand
             buffers, _ = step(buffers, tree_util.tree_map(lambda x: x[0], chunks))
         elif len(sigs) == 1 and _differentiable(sigs[0]):
-            buffers = _scan_run(sigs[0], class_index, params, buffers, chunks[1][0])
+            buffers = _scan_run(sigs[0], class_index, params, buffers, chunks)
         else:
             buffers, _ = lax.scan(step, buffers, chunks)
     roots = [buffers[class_index[c]][arrays["roots"][:, j]]
@@ -89,14 +135,14 @@ def execute(params, arrays, layout):
     return tree_util.tree_unflatten(layout.root_treedef, roots)
 
 
-def _one_signature(params, class_index, sigs, buffers, chunk):
-    """A step of the only inner signature: computed whatever its slots hold (an
-    empty step's slots repeat a node computed earlier and write to the dump row)."""
-    _, (part,) = chunk
-    sig = sigs[0]
+def _one_signature(params, class_index, sig, buffers, chunk):
+    """A step of the only inner signature, its outputs written as slices from the
+    step's first rows: computed whatever its slots hold (a padded slot repeats a
+    node computed earlier and writes a row nothing reads)."""
+    starts, (part,) = chunk
     values = _gather(sig, buffers, class_index, part["inputs"])
-    outs = _compute(sig, params, values, list(part["data"]), part["outputs"].shape[0])
-    return _scatter(sig, list(buffers), class_index, part["outputs"], outs), None
+    outs = _compute(sig, params, values, list(part["data"]), part["inputs"].shape[0])
+    return _write(sig, list(buffers), class_index, starts, outs), None
 
 
 def _differentiable(sig):
@@ -104,7 +150,7 @@ def _differentiable(sig):
                for _, dtype in sig.in_classes + sig.out_classes)
 
 
-def _scan_run(sig, class_index, params, buffers, part):
+def _scan_run(sig, class_index, params, buffers, chunks):
     """A run of steps of the only inner signature, as a ``scan`` whose backward
     pass is written here: a reverse scan carries the buffers' cotangent and each
     step adds its inputs' cotangent into it, in place; the parameters' cotangent
@@ -112,7 +158,8 @@ def _scan_run(sig, class_index, params, buffers, part):
     scan adds a parameter-sized cotangent into its carry every step: for a
     chain's narrow steps that add costs more than the step.) Each step keeps its
     gathered inputs for the backward pass, which recomputes the callee."""
-    count, K = part["outputs"].shape[:2]
+    starts, (part,) = chunks
+    count, K = part["inputs"].shape[:2]
 
     def apply(params, values, data, n):
         outs = _compute(sig, params, values, data, n)
@@ -121,11 +168,12 @@ def _scan_run(sig, class_index, params, buffers, part):
 
     def forward(params, buffers, part, keep):
         def body(buffers, step):
+            step_starts, step = step
             values = _gather(sig, buffers, class_index, step["inputs"])
             outs = apply(params, values, list(step["data"]), K)
-            buffers = _scatter(sig, list(buffers), class_index, step["outputs"], outs)
+            buffers = _write(sig, list(buffers), class_index, step_starts, outs)
             return buffers, values if keep else None
-        return lax.scan(body, list(buffers), part)
+        return lax.scan(body, list(buffers), (starts, part))
 
     @jax.custom_vjp
     def run(params, buffers, part):
@@ -139,8 +187,10 @@ def _scan_run(sig, class_index, params, buffers, part):
         params, values, part = saved
 
         def body(ct, step):
-            step_values, step_part = step
-            ct_outs = [ct[class_index[c]][step_part["outputs"][:, j]]
+            step_values, step_starts, step_part = step
+            # gathered by index: a dynamic slice of the carried cotangent here made
+            # XLA CPU copy the whole buffer every step (a chain's gradient 3-5x)
+            ct_outs = [ct[class_index[c]][step_starts[j] + jnp.arange(K)]
                        for j, c in enumerate(sig.out_classes)]
             _, vjp = jax.vjp(lambda v: apply(params, v, list(step_part["data"]), K),
                              step_values)
@@ -151,7 +201,7 @@ def _scan_run(sig, class_index, params, buffers, part):
                 ct[i] = ct[i].at[step_part["inputs"][:, j]].add(ct_values[j])
             return ct, ct_outs
 
-        ct, ct_outs = lax.scan(body, list(ct), (values, part), reverse=True)
+        ct, ct_outs = lax.scan(body, list(ct), (values, starts, part), reverse=True)
         rows = partial(tree_util.tree_map, lambda x: x.reshape(count * K, *x.shape[2:]))
         _, vjp = jax.vjp(lambda p: apply(p, rows(values), rows(list(part["data"])),
                                          count * K), params)

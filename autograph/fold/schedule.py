@@ -25,11 +25,16 @@ one step of its own) places a later batch whose levels fit by a table lookup
 (:func:`level_map`, :func:`place_by_levels`); list scheduling runs only when a
 level spills.
 
-A padded slot repeats a real node of its step and writes to the class's dump
-row (the last row, never read): its gradient is then exactly zero, never
-``0 * nan``. A step with no nodes (spare) computes nothing.
+The buffers' rows are allotted by the layout (:class:`Rows`), not by the
+recordings: each leaf signature's outputs, then each step's, contiguous, so a
+step writes each output as one slice at a row known from the layout alone; the
+plan renumbers every node's output rows, then its inputs and the roots, through
+that allotment. A padded slot repeats a real node of its step and writes its
+own row (one that nothing reads) or, in steps of several signatures, which
+scatter by index, the class's dump row (the last): its gradient is then exactly
+zero, never ``0 * nan``. A step with no nodes (spare) computes nothing.
 
-The sizes (buffer rows, leaves, the steps' capacities) are what one compiled
+The sizes (the rows of the recordings' classes, leaves, the steps' capacities) are what one compiled
 executor is specialised to. A batch reuses the smallest executor issued so far
 whose buffers hold it (not more than about twice its rows) and whose steps it
 can be placed into; otherwise it gets its own steps, made at least as large as
@@ -39,6 +44,7 @@ so far and a new compile happens only when a batch outgrows them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -103,6 +109,11 @@ class Layout:
         """Everything but the sizes: layouts with equal shape keys share buckets."""
         return self._key()[:-2]
 
+    @functools.cached_property
+    def rows(self):
+        """Where every output goes in the buffers (:class:`Rows`)."""
+        return Rows.of(self)
+
     def runs(self):
         """``(capacity, steps)`` of each run of equal capacities: one scan each."""
         runs: list = []
@@ -112,6 +123,61 @@ class Layout:
             else:
                 runs.append([k, 1])
         return [tuple(r) for r in runs]
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """The buffers' rows, allotted by the layout: each writer's outputs contiguous.
+
+    A class's buffer holds, in order: each leaf signature's outputs of the class
+    (``leaves`` rows per output), then every step's (``K`` rows per output of the
+    class, as many outputs as any inner signature has of it), then a dump row.
+    A step's output ``j`` is then written as one slice of ``K`` rows at
+    ``step_starts(sig)[step, j]`` (like a level of a depth-batched program
+    written by hand), not scattered row by row; a padded slot writes its own row,
+    which nothing reads."""
+
+    total: tuple            # rows per class, the dump row (the last) included
+    leaf_starts: tuple      # per leaf signature, the first row of each output
+    base: tuple             # per class, the first row of the steps' part
+    per_slot: tuple         # per class, rows per slot of a step
+    offsets: np.ndarray     # the first slot of each step (slots end to end)
+    starts: dict            # per inner signature: (steps, outputs), each output's first row
+    class_index: dict
+
+    @classmethod
+    def of(cls, layout):
+        class_index = {c: i for i, c in enumerate(layout.classes)}
+        used = [0] * len(layout.classes)
+        leaf_starts = []
+        for sig, n in zip(layout.leaf_sigs, layout.sizes[len(layout.classes):], strict=True):
+            starts = []
+            for c in sig.out_classes:
+                starts.append(used[class_index[c]])
+                used[class_index[c]] += n
+            leaf_starts.append(tuple(starts))
+        per_slot = tuple(max((sig.out_classes.count(c) for sig in layout.inner_sigs),
+                             default=0) for c in layout.classes)
+        caps = np.asarray(layout.steps, np.int64)
+        slots = int(caps.sum())
+        total = tuple(u + slots * m + 1 for u, m in zip(used, per_slot, strict=True))
+        offsets = np.cumsum(caps) - caps
+        starts = {}
+        for sig in layout.inner_sigs:
+            starts[sig] = np.zeros((len(caps), len(sig.out_classes)), np.int32)
+            rank: dict = {}
+            for j, c in enumerate(sig.out_classes):
+                i = class_index[c]
+                rank[c] = rank.get(c, -1) + 1
+                starts[sig][:, j] = used[i] + offsets * per_slot[i] + rank[c] * caps
+        return cls(total, tuple(leaf_starts), tuple(used), per_slot, offsets, starts,
+                   class_index)
+
+    def dump(self, sig):
+        """The dump row of each output of ``sig`` (written by padded slots of
+        steps that scatter)."""
+        return np.asarray([self.total[self.class_index[c]] - 1 for c in sig.out_classes],
+                          np.int32)
 
 
 class Plan:
@@ -344,7 +410,6 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     folded function."""
     merged, totals, roots, root_treedef, root_classes = merge(recordings)
     classes = tuple(sorted(totals, key=repr))
-    class_index = {c: i for i, c in enumerate(classes)}
     sigs = sorted(merged, key=lambda s: s.number)
     leaf_sigs = tuple(s for s in sigs if not s.in_classes)
     inner_sigs = tuple(s for s in sigs if s.in_classes)
@@ -378,44 +443,65 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                     root_treedef, root_classes, sizes, steps, counter)
-    rows = sizes[:len(classes)]
-    dump = [r - 1 for r in rows]
-
-    def out_dump(sig):
-        return np.asarray([dump[class_index[c]] for c in sig.out_classes], np.int32)
-
+    rows = chooser.rows.get(layout)
+    if rows is None:
+        rows = chooser.rows[layout] = layout.rows
+    layout.__dict__["rows"] = rows      # the cached_property, made once per layout
+    # every output's buffer row (rows allotted by the layout: see Rows), by its
+    # merged row; then the inputs and roots read through it
+    new_rows = {c: np.empty(totals[c], np.int32) for c in classes}
     leaf_arrays = []
-    for sig, cap in zip(leaf_sigs, sizes[len(classes):], strict=True):
+    for sig, cap, starts in zip(leaf_sigs, sizes[len(classes):], rows.leaf_starts,
+                                strict=True):
         _, _, outputs, data = merged[sig]
         n = len(outputs)
-        take = np.zeros(cap, np.int64)
-        take[:n] = np.arange(n)
-        outs = outputs[take]
-        outs[n:] = out_dump(sig)
-        leaf_arrays.append({"outputs": outs, "data": [d[take] for d in data]})
+        for j, c in enumerate(sig.out_classes):
+            new_rows[c][outputs[:, j]] = starts[j] + np.arange(n, dtype=np.int32)
+        leaf_arrays.append({"data": [np.concatenate([d, np.repeat(d[:1], cap - n, axis=0)])
+                                     for d in data]})
+    slotted = []
+    for sig, steps_of_nodes in zip(inner_sigs, node_step, strict=True):
+        _, _, outputs, _ = merged[sig]
+        take, real, slot = _slots(steps_of_nodes, steps)
+        first = (rows.starts[sig][steps_of_nodes]
+                 + (slot - rows.offsets[steps_of_nodes]).astype(np.int32)[:, None])
+        for j, c in enumerate(sig.out_classes):
+            new_rows[c][outputs[:, j]] = first[:, j]
+        slotted.append((take, real, first))
 
     # every step's slots laid end to end, one array each (few leaves to pass to
     # jit: each is a transfer); the executor slices the runs out (static offsets)
     per_sig = []
-    for sig, steps_of_nodes in zip(inner_sigs, node_step, strict=True):
-        _, inputs, outputs, data = merged[sig]
-        take, real = _slots(steps_of_nodes, steps)
-        outs = outputs[take]
-        outs[~real] = out_dump(sig)
-        per_sig.append({"inputs": inputs[take], "outputs": outs,
-                        "data": [d[take] for d in data]})
+    for sig, (take, real, first) in zip(inner_sigs, slotted, strict=True):
+        _, inputs, _, data = merged[sig]
+        part = {"inputs": _through(new_rows, sig.in_classes, inputs)[take],
+                "data": [d[take] for d in data]}
+        if len(inner_sigs) > 1:     # steps of several signatures scatter by index
+            outs = np.empty((len(take), len(sig.out_classes)), np.int32)
+            outs[:] = rows.dump(sig)
+            outs[real] = first[take[real]]
+            part["outputs"] = outs
+        per_sig.append(part)
     step_sig = np.asarray(step_sig, np.int32)
     step_sig[step_sig < 0] = len(inner_sigs)         # an empty step: computes nothing
     arrays = {"leaf": leaf_arrays, "steps": {"sig": step_sig, "per_sig": per_sig},
-              "roots": roots}
+              "roots": _through(new_rows, root_classes, roots)}
     return Plan(arrays, layout)
+
+
+def _through(new_rows, classes, rows):
+    """``rows`` (one column per entry of ``classes``) renumbered by ``new_rows``."""
+    out = np.empty(rows.shape, np.int32)
+    for c, cols in _columns(classes):
+        out[:, cols] = new_rows[c][rows[:, cols]]
+    return out
 
 
 def _slots(node_step, capacities):
     """The node in each slot of every step (the steps' slots end to end), and which
     slots are real. A padded slot repeats its step's first node; a step with none
     of its own, the signature's earliest node (its inputs are computed before every
-    step it can be computed in: real values, never nan)."""
+    step it can be computed in: real values, never nan). Also each node's slot."""
     order = np.argsort(node_step, kind="stable")
     steps = node_step[order]
     n_in = np.bincount(steps, minlength=len(capacities))
@@ -427,7 +513,9 @@ def _slots(node_step, capacities):
     take[where] = order
     real = np.zeros(len(take), bool)
     real[where] = True
-    return take, real
+    slot = np.empty(len(order), np.int64)
+    slot[order] = where
+    return take, real, slot
 
 
 class SizeChooser:
@@ -443,6 +531,7 @@ class SizeChooser:
     def __init__(self):
         self.issued: dict = {}
         self.levels: dict = {}      # (shape key, steps) -> level_map of its first batch
+        self.rows: dict = {}        # layout -> its Rows
 
     def __call__(self, shape_key, need, placed, design):
         """``(sizes, placement)``: ``placed(steps)`` places the batch into a layout's

@@ -268,3 +268,21 @@ def test_new_random_batches_are_placed_by_the_layouts_lookup(monkeypatch):
         batched.plan(T.random_batch(rng, 64, 16, 128))
         fast += any(looked_up)
     assert fast >= 10
+
+
+def test_each_step_writes_contiguous_rows_read_only_later(lstm):
+    # the layout allots each step K rows per output (schedule.Rows): the step writes
+    # them as one slice, so the plan carries no output rows for one signature, and
+    # every input a step reads lies in the leaves' rows or an earlier step's
+    p, trees, batched = lstm
+    plan = batched.plan(trees, params=p)
+    layout, (sig,) = plan.layout, plan.layout.inner_sigs
+    rows, part = layout.rows, plan.arrays["steps"]["per_sig"][0]
+    assert "outputs" not in part
+    starts = rows.starts[sig]
+    regions = sorted((int(s), int(s) + k) for s_row, k in zip(starts, layout.steps,
+                                                              strict=True) for s in s_row)
+    assert all(a[1] <= b[0] for a, b in zip(regions, regions[1:]))        # disjoint
+    assert regions[-1][1] < rows.total[0]                                 # the dump row after
+    for step, (offset, k) in enumerate(zip(rows.offsets, layout.steps, strict=True)):
+        assert (part["inputs"][offset:offset + k] < starts[step].min()).all()
