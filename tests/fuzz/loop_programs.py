@@ -27,7 +27,7 @@ wrong value changes the program's result in every mode:
   ``while_loop``) over a buffer read at a traced length.
 
 Each kind's loop variables are named after it (``gi``, ``ti``, ``wi``, ``si``,
-``pi``, ``li`` and a number), so ``kinds(source)`` tells which kinds a program holds.
+``pi``, ``wl`` and a number), so ``kinds(source)`` tells which kinds a program holds.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import re
 INT_VARS = ("x", "y", "z")
 PRELUDE = "import jax.numpy as jnp\nimport numpy as np\nimport autograph"
 KINDS = {"grow": "gi", "triangle": "ti", "window": "wi", "stack": "si", "pystate": "pi",
-         "while_list": "li"}
+         "while_list": "wl"}
 RETURNED_LIST = "out0"
 
 
