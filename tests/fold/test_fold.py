@@ -1,5 +1,6 @@
 """autograph.fold against the plain per-node recursion: eager, inside jit, under grad."""
 
+import itertools
 import random
 
 import jax
@@ -282,7 +283,7 @@ def test_each_step_writes_contiguous_rows_read_only_later(lstm):
     starts = rows.starts[sig]
     regions = sorted((int(s), int(s) + k) for s_row, k in zip(starts, layout.steps,
                                                               strict=True) for s in s_row)
-    assert all(a[1] <= b[0] for a, b in zip(regions, regions[1:]))        # disjoint
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(regions))       # disjoint
     assert regions[-1][1] < rows.total[0]                                 # the dump row after
     for step, (offset, k) in enumerate(zip(rows.offsets, layout.steps, strict=True)):
         assert (part["inputs"][offset:offset + k] < starts[step].min()).all()
