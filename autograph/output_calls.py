@@ -43,6 +43,7 @@ def writes_output(f) -> bool:
 def writes_output_method(owner, name: str) -> bool:
     """Whether ``owner.<name>(...)`` writes text outside the program (a ``Logger``'s
     ``info``, a text stream's ``write``)."""
-    if isinstance(owner, (logging.Logger, logging.LoggerAdapter)):
+    kind = type(owner)   # not isinstance: an object may set `__class__` to anything
+    if issubclass(kind, (logging.Logger, logging.LoggerAdapter)):
         return name in LOGGER_METHODS
-    return isinstance(owner, io.TextIOBase) and name in STREAM_METHODS
+    return issubclass(kind, io.TextIOBase) and name in STREAM_METHODS

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import pytest
 
 import autograph
+from tests.differential import check
 
 log = logging.getLogger("tests.output_calls")
 
@@ -190,3 +191,21 @@ if __name__ == "__main__":
         found = run_fuzz(options.count, options.seed, pathlib.Path(tmp))
     print("\n\n".join(found))
     print(f"{options.count} programs, {len(found)} with other text")
+
+
+class Pretender:
+    __class__ = 413   # isinstance() on it asks issubclass(413, ...), which raises
+
+    def write(self, text):
+        return len(text)
+
+
+def calls_a_method_of_an_object_with_a_strange_class(x):
+    p = Pretender()
+    return p.write("ab") + x
+
+
+def test_an_object_whose_class_attribute_is_not_a_class_is_no_output_stream():
+    """(found by CPython's test_super under convert: the check used isinstance, which an
+    object's own ``__class__`` can make raise TypeError)"""
+    check(calls_a_method_of_an_object_with_a_strange_class, 1.0)
