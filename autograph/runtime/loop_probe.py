@@ -11,7 +11,11 @@ one abstract iteration of the body (``probe_body``) tells at once
   real trace will see;
 - the type it gives every variable, so that a weakly typed start that promotes
   (``p = 0`` then ``p = p + 0.5``) is promoted here, by the rule JAX's own loops
-  apply (``promoted_start``), and JAX traces the body once instead of twice.
+  apply (``promoted_start``), and JAX traces the body once instead of twice;
+  where the iteration's output is weak (``s + w`` for ``w`` a Python float
+  argument of ``jit``) the start stays weak, as Python's unrolled ``s`` is. A loop
+  with no unbound variables is probed for that only where a weak tracer of a
+  higher kind is near a Python-number start (``may_stay_weak``).
 
 Before: the hole probe, then a second probe for the lists, then JAX's trace and its
 retrace of a promoting start (4 runs of the body). After: one probe, one trace.
@@ -63,10 +67,13 @@ class BodyProbe(NamedTuple):
 NOTHING = BodyProbe(None, None, None)
 
 
-def probe_body(iteration, state, item, names, where, *, with_lists: bool) -> BodyProbe:
+def probe_body(iteration, state, item, names, where, *, with_lists: bool,
+               weak_near=tuple) -> BodyProbe:
     """Probe ``iteration(state, item)`` (one iteration of the loop, on an abstract
-    ``item``) where ``state`` has unbound variables; with ``with_lists`` (the loop
-    stages its lists) the lists it may grow are probed in the same run.
+    ``item``) where ``state`` has unbound variables, or a weakly typed start that a
+    weakly typed tracer the body reads (``weak_near()``: what it closes over) may turn
+    into a weak value of another dtype (``may_stay_weak``); with ``with_lists`` (the
+    loop stages its lists) the lists it may grow are probed in the same run.
 
     The lists are seen as buffers in that run; where one then stays a Python list
     (the body neither grows nor writes it), the types the probe found for the
@@ -75,19 +82,60 @@ def probe_body(iteration, state, item, names, where, *, with_lists: bool) -> Bod
     list in Python, say) is probed as before: unbound variables first, the lists
     after, in ``stage_lists``."""
     _, holes, _ = split_unbound(state)
-    if not holes:
+    weak = not holes and may_stay_weak(state, weak_near)
+    if not holes and not weak:
         return NOTHING
     if with_lists:
         listed = ListProbe(state, names, where)
         if listed.probes and not listed.inside_outer_probe:
             with listed.recording():
-                found = HoleProbe.run(iteration, listed.state, item)
+                found = HoleProbe.run(iteration, listed.state, item, always=weak)
             if found.error is None and not _holds_buffer(found.shapes):
                 if not listed.keeps_python_list(state):
                     return BodyProbe(found, listed, found.outputs)
-                return BodyProbe(HoleProbe.run(iteration, state, item), listed, None)
-    found = HoleProbe.run(iteration, state, item)
+                return BodyProbe(HoleProbe.run(iteration, state, item, always=weak),
+                                 listed, None)
+    found = HoleProbe.run(iteration, state, item, always=weak)
     return BodyProbe(found, None, found.outputs if found.error is None else None)
+
+
+def may_stay_weak(state, near) -> bool:
+    """Whether a weakly typed start in ``state`` (``s = 0``) may become a weak value
+    of another dtype in an iteration: a weakly typed tracer of a higher kind (a
+    float for an int start, a complex for a float one) is among the values the body
+    closes over (``near()``: ``s + x`` for ``x``, a Python float argument of
+    ``jit``), or, for a start that is a Python number, in the state. Python's
+    unrolled ``s`` is then weak, where JAX's loop would promote the start to a
+    strong dtype (``promoted_start`` keeps it weak, given the probe's outputs). A
+    body that reaches such a tracer some other way (an attribute, a global), or a
+    weak tracer start that meets one carried beside it, is not seen: its carry
+    comes out strongly typed."""
+    numbers, tracers = [], []
+    for leaf in tree_util.tree_leaves(state):
+        if type(leaf) in _KINDS:
+            numbers.append(_KINDS[type(leaf)])
+        elif (kind := _weak_kind(leaf)) is not None:
+            tracers.append(kind)
+    if not numbers and not tracers:
+        return False
+    if numbers and tracers and max(tracers) > min(numbers):
+        return True
+    lowest = min(numbers + tracers)
+    return any((kind := _weak_kind(leaf)) is not None and kind > lowest
+               for leaf in tree_util.tree_leaves(near()))
+
+
+def _weak_kind(leaf):
+    """The kind (``_KINDS``) of a weakly typed scalar tracer, else None."""
+    if isinstance(leaf, jax.core.Tracer):
+        aval = leaf.aval
+        if getattr(aval, "weak_type", False) and aval.shape == ():
+            return _KINDS.get(_SCALAR_TYPES.get(aval.dtype.kind))
+    return None
+
+
+_KINDS = {int: 1, float: 2, complex: 3}
+_SCALAR_TYPES = {"i": int, "u": int, "f": float, "c": complex}
 
 
 def _holds_buffer(tree) -> bool:

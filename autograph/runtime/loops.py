@@ -311,6 +311,18 @@ def _top_level_tracer(state) -> bool:
     return any(isinstance(value, Tracer) for value in state)
 
 
+def _closed_over(fn) -> list:
+    """The values of the bound variables that ``fn`` reads from an enclosing function."""
+    fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (carried_state.py)
+    values = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an unbound cell
+            continue
+    return values
+
+
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
     fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (carried_state.py)
@@ -593,7 +605,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             with region.opened():
                 body = loop_probe.probe_body(
                     iteration, state, item, spec.names, spec.where,
-                    with_lists=lowering.stage_lists and spec.extra_test is None)
+                    with_lists=lowering.stage_lists and spec.extra_test is None,
+                    weak_near=lambda: _closed_over(loop_body))
                 out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
             failure = error
@@ -949,7 +962,7 @@ def _start_promotes(before, after) -> bool:
     ``after`` in an iteration: every leaf that changes dtype starts weakly typed (a
     Python scalar) and promotes to the dtype it becomes, so the loop starts it there
     (``x = 0`` then ``x = x + 0.5``). A strongly typed start (``jnp.int32(0)``) does
-    not promote."""
+    not promote, nor does a Python bool (``True + 0.5``: JAX's bool is never weak)."""
     before_leaves, before_tree = tree_util.tree_flatten(before)
     after_leaves, after_tree = tree_util.tree_flatten(after)
     if before_tree != after_tree:
@@ -957,7 +970,8 @@ def _start_promotes(before, after) -> bool:
     for x, y in zip(before_leaves, after_leaves, strict=True):
         if x.shape != y.shape:
             return False
-        if x.dtype != y.dtype and not (x.weak_type and jnp.result_type(x, y) == y.dtype):
+        if x.dtype != y.dtype and not (x.weak_type and x.dtype != jnp.bool_
+                                       and jnp.result_type(x, y) == y.dtype):
             return False
     return True
 

@@ -123,11 +123,11 @@ class HoleProbe:
         self.outputs = outputs
 
     @classmethod
-    def run(cls, iteration, state, item):
+    def run(cls, iteration, state, item, *, always: bool = False):
         """The probe of ``iteration(state, item)`` (abstract ``item``); None when the
-        state has no holes."""
+        state has no holes, unless ``always`` (for its ``outputs``)."""
         defined, holes, rebuild = split_unbound(state)
-        if not holes:
+        if not holes and not always:
             return None
         unbound = set()
         outputs = []

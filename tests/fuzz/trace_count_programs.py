@@ -141,7 +141,7 @@ def _if_program(rng, name) -> str:
 
 def _loop_program(rng, name) -> str:
     pre, inside, out = ["s = x * 1.0"], ["s = s + 1"], ["s"]
-    features = rng.sample(["first_binding", "append", "cell", "box", "promote"],
+    features = rng.sample(["first_binding", "append", "cell", "box", "promote", "weak"],
                           rng.randint(0, 3))
     header = rng.choice(["for i in range(3):", "for i in range(x):",
                          "while s < x + 3:"])
@@ -175,11 +175,15 @@ def _loop_program(rng, name) -> str:
         pre.append(f"p = {rng.choice(_STARTS)}")
         inside.append(f"p = p + {rng.choice(_STEPS)}")
         out.append("p")
+    if "weak" in features:   # w: a Python float argument of jit, a weak tracer
+        pre.append(f"r = {rng.choice(('0', '2', '1.5'))}")
+        inside.append(rng.choice(("r = r + w", "r = w * r + 1")))
+        out.append("r")
     body = ["    " + line for line in pre]
     body += ["    " + header, '        tick("body")']
     body += ["        " + line for line in inside]
     body.append(f"    return ({', '.join(out)},)")
-    return f"def {name}(x):\n" + "\n".join(body) + "\n"
+    return f"def {name}(x, w=0.5):\n" + "\n".join(body) + "\n"
 
 
 def generate(seed: int, count: int) -> list[Program]:
@@ -224,22 +228,35 @@ def check(p: Program) -> None:
                     p.problems.append(f"x={x}: {got} for Python's {expected}")
                     return
         if "for i in range(3):" in p.source:   # jax.jit of the original runs it too
+            lists = _read_from_lists(p.source)
             p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2)),
-                                            compiled(jnp.int32(2)))
+                                            compiled(jnp.int32(2)), lists)
+            if "w" in p.fn.__code__.co_varnames:   # a Python float: a weak tracer
+                p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2), 1.5),
+                                                compiled(jnp.int32(2), 1.5), lists)
     except ConversionError as error:
         p.refused = str(error).splitlines()[0]
     except Exception as error:  # noqa: BLE001 - reported with the program
         p.problems.append(f"{type(error).__name__}: {str(error)[:300]}")
 
 
-def _type_differences(expected, got) -> list:
-    """The results whose dtype differs from ``jax.jit`` of the original's, or that are
-    weakly typed where its are not. (A staged loop's carry is strongly typed where
-    Python's unrolled value is weak, as in a hand-written ``lax`` loop.)"""
+def _read_from_lists(source) -> set:
+    """The positions of the returned values that read a grown list (``lst[-1]``)."""
+    returned = source.rstrip().splitlines()[-1].strip()[len("return ("):-len(",)")]
+    return {k for k, e in enumerate(returned.split(", ")) if e.startswith("lst")}
+
+
+def _type_differences(expected, got, lists=frozenset()) -> list:
+    """The results whose dtype or weak type differs from ``jax.jit`` of the
+    original's (a weakly typed start that a weak tracer makes a weak value of
+    another dtype stays weak, as Python's unrolled value does). A read of a grown
+    list (positions ``lists``) may be strongly typed where Python's element is weak:
+    a staged list's buffer has one strong dtype (a known difference)."""
     problems = []
     for k, (e, g) in enumerate(zip(expected, got, strict=True)):
         e, g = jax.typeof(e), jax.typeof(g)
-        if e.dtype != g.dtype or (g.weak_type and not e.weak_type):
+        weak_differs = g.weak_type != e.weak_type and not (k in lists and e.weak_type)
+        if e.dtype != g.dtype or weak_differs:
             problems.append(f"result {k}: {g.str_short()} for jit's {e.str_short()}")
     return problems
 
