@@ -1,10 +1,11 @@
 """Library calls whose effect is text written outside the program: ``logging``'s
-functions and ``Logger`` methods, ``warnings.warn``, a text stream's ``write``
-(``sys.stdout.write``). Python makes that effect each time the call runs; in a
-staged branch or loop body the call would run once, while tracing, whatever the
-condition. The calls converter routes them through ``converted_call`` (by the value
-its name has when the function is converted) and the runtime makes the call when
-the program runs, where Python would (``printing.call_when_run``), as for ``print``.
+functions and ``Logger`` methods, ``warnings.warn``, a stream's ``write`` and
+``writelines`` (``sys.stdout.write``, a file ``open`` gives, text or binary).
+Python makes that effect each time the call runs; in a staged branch or loop body
+the call would run once, while tracing, whatever the condition. The calls converter
+routes them through ``converted_call`` (by the value its name has when the function
+is converted) and the runtime makes the call when the program runs, where Python
+would (``printing.call_when_run``), as for ``print``.
 Shared by ``converters/call_trees.py`` and the runtime."""
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def writes_output(f) -> bool:
 
 def writes_output_method(owner, name: str) -> bool:
     """Whether ``owner.<name>(...)`` writes text outside the program (a ``Logger``'s
-    ``info``, a text stream's ``write``)."""
+    ``info``, a stream's ``write``: any ``io.IOBase``, a file included)."""
     kind = type(owner)   # not isinstance: an object may set `__class__` to anything
     if issubclass(kind, (logging.Logger, logging.LoggerAdapter)):
         return name in LOGGER_METHODS
-    return issubclass(kind, io.TextIOBase) and name in STREAM_METHODS
+    return issubclass(kind, io.IOBase) and name in STREAM_METHODS

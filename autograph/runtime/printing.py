@@ -47,8 +47,11 @@ def print_(*args, **kwargs):
         return builtins.print(*args, **kwargs)
     sep, end, file, flush = _options(**kwargs)
 
+    where = caller_location()
+
     def show(*shown):
         target = sys.stdout if file is None else file
+        _check_open(target, "print", where)
         builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
     return _when_run(show, args, {}, traced, "print")
@@ -63,11 +66,28 @@ def call_when_run(f, /, *args, **kwargs):
     if not traced and not _staging():
         return f(*args, **kwargs)
 
+    what = getattr(f, "__qualname__", "this call")
+    where = caller_location()
+
     def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
+        _check_open(getattr(f, "__self__", None), what, where)
         f(*(str(a) if type(a) is DeferredFormat else a for a in shown), **shown_kwargs)
 
-    _when_run(call, args, kwargs, traced, getattr(f, "__qualname__", "this call"))
+    _when_run(call, args, kwargs, traced, what)
     return None
+
+
+def _check_open(stream, what, where):
+    """Raise, naming the user's line, where the stream a staged ``print`` or write
+    goes to was closed before the compiled program ran: a file the function opens
+    in a ``with`` block is closed when the block ends, while tracing."""
+    if getattr(stream, "closed", False) is True:
+        raise ValueError(
+            f"{where.filename}:{where.lineno}: this {what} is made when the compiled "
+            f"program runs, and {stream!r} was closed by then (a file the function "
+            "opens in a `with` block is closed when the block ends, while tracing). "
+            "Open the file outside the function and pass it in, or return the "
+            "values and write them after the call.")
 
 
 def _when_run(call, args, kwargs, traced, what):

@@ -91,6 +91,43 @@ def test_a_stream_write_in_a_staged_loop_writes_per_iteration_taken(capsys):
         assert capsys.readouterr().out == expected
 
 
+def test_a_binary_file_write_in_a_staged_branch_writes_when_the_branch_runs(tmp_path):
+    path = tmp_path / "out.bin"
+    with open(path, "wb") as sink:
+        def writes_when_positive(x):
+            if x > 0:
+                sink.write(b"positive\n")
+            return x * 2
+
+        for x in (-1.0, 1.5):
+            writes_when_positive(x)
+            autograph.convert(writes_when_positive)(x)
+            for compiled in _compiled(writes_when_positive):
+                compiled(jnp.float32(x))
+                jax.effects_barrier()
+    assert path.read_bytes() == b"positive\n" * 4
+
+
+def opens_its_own_file(x, path):
+    with open(path, "a") as f:
+        if x > 0:
+            f.write("positive\n")
+    return x * 2
+
+
+def test_a_write_to_a_file_closed_while_tracing_names_the_users_line(tmp_path):
+    path = str(tmp_path / "log.txt")
+    assert opens_its_own_file(1.0, path) == 2.0
+    assert autograph.convert(opens_its_own_file)(1.0, path) == 2.0
+    assert open(path).read() == "positive\n" * 2
+    line = opens_its_own_file.__code__.co_firstlineno + 3
+    with pytest.raises(Exception, match=rf"{__file__}:{line}: this TextIOWrapper.write .*"
+                                        "closed"):
+        autograph.to_graph(opens_its_own_file, static_argnums=1)(jnp.float32(1.0), path)
+        jax.effects_barrier()
+    assert open(path).read() == "positive\n" * 2
+
+
 def test_under_vmap_only_the_examples_taking_the_branch_log(log_text):
     jax.vmap(autograph.convert(logs_the_branch_taken))(jnp.array([-1.0, 2.0, 3.0]))
     jax.effects_barrier()
@@ -107,7 +144,7 @@ def test_the_calls_go_through_converted_call():
 # -- a differential fuzzer of output calls in staged regions ----------------------------
 
 OUTPUT_CALLS = ('sys.stdout.write(f"w{tag} {v}\\n")', 'log.info("l{tag} %s", v)',
-                'print(f"p{tag}", v)')
+                'print(f"p{tag}", v)', 'raw.write(b"b{tag}\\n")')
 
 
 def random_program(rng, name):
@@ -148,8 +185,8 @@ def run_fuzz(count, seed, directory):
     for k in range(count):
         source = random_program(rng, f"f{k}")
         path = directory / f"output_fuzz_{seed}_{k}.py"
-        path.write_text("import logging, sys\nlog = logging.getLogger('tests.output_calls')\n"
-                        + source)
+        path.write_text("import io, logging, sys\nlog = logging.getLogger('tests.output_calls')\n"
+                        "raw = io.BytesIO()\n" + source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -168,7 +205,9 @@ def run_fuzz(count, seed, directory):
                     jax.effects_barrier()
             finally:
                 module.log.removeHandler(handler)
-            texts.append(stream.getvalue())
+            texts.append(stream.getvalue() + module.raw.getvalue().decode())
+            module.raw.seek(0)
+            module.raw.truncate()
         if texts[0] != texts[1]:
             bad.append(f"{source}# x={x} n={n}\n# Python {texts[0]!r}\n# to_graph {texts[1]!r}")
     return bad
