@@ -661,40 +661,37 @@ class Recorder:
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         try:
-            out = self.activate(self.fn, (params, tree), {})
-            leaves, treedef = tree_util.tree_flatten(out)
-            roots = []
-            for leaf in leaves:
-                if not isinstance(leaf, Value):
-                    leaf = self.call(as_array, (leaf,), {})
-                roots.append((leaf.cls, leaf.idx))
+            roots, treedef = self.run_root(params, tree)
         finally:
             _local.recorder = previous
         packed = self._arrays()
-        return Recording(packed, self._counts(), roots, treedef,
+        return Recording(packed, dict(self.counts), roots, treedef,
                          self.registry.class_index, self.registry.root_keys)
 
-    def _counts(self):
-        return dict(self.counts)
+    def run_root(self, params, tree):
+        """The user's function run on ``tree`` (this recorder current): the (class,
+        row) of each leaf of its result, and the result's structure."""
+        out = self.activate(self.fn, (params, tree), {})
+        leaves, treedef = tree_util.tree_flatten(out)
+        roots = []
+        for leaf in leaves:
+            if not isinstance(leaf, Value):
+                leaf = self.call(as_array, (leaf,), {})
+            roots.append((leaf.cls, leaf.idx))
+        return roots, treedef
 
     def _arrays(self):
         packed = {}
-        # by the registry's numbers, not by first use: the fast path makes a
-        # signature's tables before its first node
+        # by the registry's numbers, as recording_batch.split has them
         for sig, nodes in sorted(self.nodes.items(), key=lambda item: item[0].number):
-            n = len(nodes.data)     # rows: a list per node, or flat (recording_fast)
+            n = len(nodes.data)
             if not n:
                 continue
-            rows = self._rows_array(nodes.rows).reshape(n, -1)
+            rows = np.asarray(nodes.rows, np.int32)
             data = [_column([d[j] for d in nodes.data], aval, n)
                     for j, aval in enumerate(sig.data_avals)]
             packed[sig] = (rows, data)
         return packed
-
-    @staticmethod
-    def _rows_array(rows):
-        """A signature's rows (a list per node) as one int32 array."""
-        return np.asarray(rows, np.int32)
 
 
 def _column(values, aval, n):

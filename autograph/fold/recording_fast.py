@@ -35,8 +35,6 @@ from __future__ import annotations
 import gc
 import itertools
 
-import numpy as np
-
 from autograph.fold.recording import (
     _BUILTINS,
     _IDX,
@@ -46,8 +44,10 @@ from autograph.fold.recording import (
     Recorder,
     Recording,
     Value,
+    _local,
     fold_call,
 )
+from autograph.fold.recording_batch import split
 from autograph.fold.recording_sites import fill_sites
 from autograph.fold.rewrite import recording_copy, site_arities
 
@@ -83,6 +83,39 @@ class FastRecorder(Recorder):
         self.copies.clear()
         for sites in self.site_lists:     # a copy and its sites' hooks refer to each other
             sites.clear()
+
+    def record_trees(self, trees):
+        """Record ``trees`` one after another in this recorder's tables (each with a
+        fresh memo and common-subexpression table): their recordings
+        (``recording_batch.split``), and why the fast path stopped at the tree
+        after the last of them, or None when it recorded all."""
+        params = Param((), self.registry.param_avals)
+        previous = getattr(_local, "recorder", None)
+        _local.recorder = self
+        starts, roots, reason = [], [], None
+        memo, cse, nodes = self.memo, self.cse, self.nodes
+        try:
+            for tree in trees:
+                memo.clear()        # the sites hold these dicts: cleared, not replaced
+                cse.clear()
+                start = {sig: len(table.data) for sig, table in nodes.items()}
+                try:
+                    roots.append(self.run_root(params, tree))
+                except _Declined as declined:
+                    reason = declined.reason
+                    for sig, table in nodes.items():    # the tree's nodes so far
+                        kept = start.get(sig, 0)
+                        del table.data[kept:]
+                        del table.rows[kept * (1 + len(sig.in_classes)
+                                               + len(sig.out_classes)):]
+                    break
+                starts.append(start)
+        finally:
+            _local.recorder = previous
+            memo.clear()
+            cse.clear()
+        ends = {sig: len(table.data) for sig, table in nodes.items()}
+        return split(self, starts, ends, roots), reason
 
     def decide(self, pred, frame):
         """``bool`` of a placeholder: the general recorder forks here; not this one."""
@@ -150,15 +183,13 @@ class FastRecorder(Recorder):
 
         return write
 
-    @staticmethod
-    def _rows_array(rows):
-        """A signature's rows, flat here, as one int32 array (fromiter: no type
-        discovery per element)."""
-        return np.fromiter(rows, np.int32, len(rows))
-
-    def _counts(self):
-        counts = {cls: next(counter) for cls, counter in self.counters.items()}
-        return {cls: n for cls, n in counts.items() if n}
+    def record(self, tree):
+        """One tree's recording (:meth:`record_trees`); ``_Declined`` where the
+        fast path cannot record it."""
+        recordings, reason = self.record_trees([tree])
+        if reason is not None:
+            raise _Declined(reason)
+        return recordings[0]
 
     def _make_hook(self):
         fn, memo, copies = self.fn, self.memo, self.copies
@@ -226,11 +257,18 @@ class FastRecorder(Recorder):
 
 
 def record(registry, fn, tree, *, specialise=True) -> Recording:
-    """The recording of ``fn`` over ``tree``: by a :class:`FastRecorder`, or by the
-    general :class:`Recorder` where the fast one declines (the registry keeps the
-    reason, ``registry.fast_declined``, and the counts of each path,
-    ``registry.recorded``). ``specialise=False`` leaves every call site on the fast
-    path's general hook (``recording_sites`` unused: for comparison).
+    """The recording of ``fn`` over ``tree`` (:func:`record_batch` of one tree)."""
+    return record_batch(registry, fn, [tree], specialise=specialise)[0]
+
+
+def record_batch(registry, fn, trees, *, specialise=True) -> list[Recording]:
+    """The recording of ``fn`` over each of ``trees``: all by one
+    :class:`FastRecorder` (its sites bound once, its tables cut per tree by
+    ``recording_batch.split``), or from the first tree where it declines by the
+    general :class:`Recorder`, one per tree (the registry keeps the reason,
+    ``registry.fast_declined``, and the counts of each path, ``registry.recorded``).
+    ``specialise=False`` leaves every call site on the fast path's general hook
+    (``recording_sites`` unused: for comparison).
 
     Python's cyclic garbage collector is paused while a tree is recorded: the
     recorder's thousands of small objects (placeholders, rows, memo entries) live
@@ -241,23 +279,23 @@ def record(registry, fn, tree, *, specialise=True) -> Recording:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _record(registry, fn, tree, specialise)
+        return _record(registry, fn, list(trees), specialise)
     finally:
         if enabled:
             gc.enable()
 
 
-def _record(registry, fn, tree, specialise):
+def _record(registry, fn, trees, specialise):
+    recordings = []
     if registry.fast_declined is None:
         recorder = FastRecorder(registry, fn, specialise)
         try:
-            recording = recorder.record(tree)
-        except _Declined as declined:
-            registry.fast_declined = declined.reason
-        else:
-            registry.recorded["fast"] += 1
-            return recording
+            recordings, reason = recorder.record_trees(trees)
         finally:
             recorder.close()
-    registry.recorded["general"] += 1
-    return Recorder(registry, fn).record(tree)
+        registry.recorded["fast"] += len(recordings)
+        if reason is not None:
+            registry.fast_declined = reason
+    rest = trees[len(recordings):]
+    registry.recorded["general"] += len(rest)
+    return recordings + [Recorder(registry, fn).record(tree) for tree in rest]
