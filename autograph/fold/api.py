@@ -108,16 +108,22 @@ class Fold:
         self._last_registry = registry
         return registry
 
+    def _record(self, registry, tree):
+        """One tree's recording, cached (:meth:`_record_all` of one tree)."""
+        return self._record_all(registry, [tree])[0]
+
     def _record_all(self, registry, trees):
         """Each tree's recording: the cached ones reused, the others (each once)
         recorded together, by one recorder (``recording_fast.record_batch``)."""
         recordings, new = [], {}
         for tree in trees:
-            hit = self._recordings.get((id(registry), id(tree)))
+            key = (id(registry), id(tree))
+            hit = self._recordings.get(key)
             if hit is not None and hit[0] is tree:
-                self._recordings.move_to_end((id(registry), id(tree)))
-            recordings.append(hit[1] if hit is not None and hit[0] is tree else None)
-            if recordings[-1] is None:
+                self._recordings.move_to_end(key)
+                recordings.append(hit[1])
+            else:
+                recordings.append(None)
                 new[id(tree)] = tree
         if new:
             made = dict(zip(new, recording_fast.record_batch(registry, self.fn, new.values()),

@@ -57,14 +57,16 @@ _local = threading.local()
 class Value:
     """A placeholder for one array a recorded node computes: (class, row, height)."""
 
-    __slots__ = ("kind", "cls", "idx", "height")
+    __slots__ = ("kind", "idx", "height")
 
     def __init__(self, kind, idx, height):
-        # recording_sites' generated writers set these four slots without __init__
+        # recording_sites' generated writers set these three slots without __init__
         self.kind = kind        # ("v", cls), shared by every value of its class
-        self.cls = kind[1]      # (shape, dtype name): the buffer it lives in
         self.idx = idx          # its row there, in its tree's recording
         self.height = height    # 1 + the largest height of the values it was made from
+
+    # (shape, dtype name): the buffer it lives in; read off its kind, not stored
+    cls = property(lambda self: self.kind[1])
 
     shape = property(lambda self: self.cls[0])
     dtype = property(lambda self: np.dtype(self.cls[1]))
@@ -112,7 +114,8 @@ class Param:
     def __init__(self, path, aval):
         self.path = path
         self.aval = aval
-        self.kind = ("p", path)
+        # interned: a specialised call site tests a parameter's kind with `is`
+        self.kind = _PARAM_KINDS.setdefault(("p", path), ("p", path))
 
     def __repr__(self):
         return f"<fold parameters {''.join(_path_text(self.path)) or 'p'}>"
@@ -185,6 +188,7 @@ def _is_static_key(key):
 
 
 _ARRAY_PROPERTIES = frozenset({"T", "mT", "real", "imag"})
+_PARAM_KINDS: dict = {}
 _callees: dict = {}
 
 
@@ -294,6 +298,7 @@ class Signature:
         self.out_classes = tuple((tuple(leaf.shape), np.dtype(leaf.dtype).name)
                                  for leaf in leaves)
         self.out_kinds = tuple(("v", c) for c in self.out_classes)
+        self.width = 1 + len(self.in_classes) + len(self.out_classes)   # a node's row
         if self.out_treedef == tree_util.tree_structure(0):
             self.build = operator.itemgetter(0)
         elif self.out_treedef == tree_util.tree_structure((0,) * len(leaves)):
@@ -363,7 +368,8 @@ class Nodes:
 
     def __init__(self):
         self.rows = []      # (height, input rows..., output rows...) per node, or flat
-        self.data = []      # the data arguments of each node
+        self.data = []      # the data arguments of each node (the fast recorder: of
+        #                     each node of a signature that has any)
 
 
 class Recording:

@@ -47,8 +47,7 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
     for s, sig in enumerate(sigs):
         nodes = recorder.nodes[sig]
         n = int(bounds[-1, s])
-        width = 1 + len(sig.in_classes) + len(sig.out_classes)
-        rows = np.fromiter(nodes.rows, np.int32, n * width).reshape(n, width)
+        rows = np.fromiter(nodes.rows, np.int32, n * sig.width).reshape(n, sig.width)
         if n_trees > 1 and n:
             columns = [column[cls] for cls in sig.in_classes + sig.out_classes]
             rows[:, 1:] -= np.repeat(offsets[:, columns].astype(np.int32), per_tree[:, s],

@@ -48,11 +48,16 @@ from autograph.fold.recording import (
     fold_call,
 )
 from autograph.fold.recording_batch import split
-from autograph.fold.recording_sites import fill_sites
+from autograph.fold.recording_sites import MISS, fill_sites
 from autograph.fold.rewrite import recording_copy, site_arities
 
 # Why the fast path was declined for a registry's function (see ``record``).
 VALUE_BRANCH = "a branch on a computed value"
+# Why it handed one tree over: its recursion steps keep no mark of a running call
+# (a dict write per step), so a call of itself with the same arguments recurses
+# until Python's limit; the general recorder then names the call at the user's
+# line (or, on a tree that is simply too deep, raises the same RecursionError).
+TOO_DEEP = "a recursion too deep for the fast path"
 
 
 class _Declined(BaseException):
@@ -98,23 +103,22 @@ class FastRecorder(Recorder):
             for tree in trees:
                 memo.clear()        # the sites hold these dicts: cleared, not replaced
                 cse.clear()
-                start = {sig: len(table.data) for sig, table in nodes.items()}
+                start = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
                 try:
                     roots.append(self.run_root(params, tree))
-                except _Declined as declined:
-                    reason = declined.reason
+                except (_Declined, RecursionError) as stop:
+                    reason = stop.reason if isinstance(stop, _Declined) else TOO_DEEP
                     for sig, table in nodes.items():    # the tree's nodes so far
                         kept = start.get(sig, 0)
-                        del table.data[kept:]
-                        del table.rows[kept * (1 + len(sig.in_classes)
-                                               + len(sig.out_classes)):]
+                        del table.data[kept if sig.data_avals else 0:]
+                        del table.rows[kept * sig.width:]
                     break
                 starts.append(start)
         finally:
             _local.recorder = previous
             memo.clear()
             cse.clear()
-        ends = {sig: len(table.data) for sig, table in nodes.items()}
+        ends = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
         return split(self, starts, ends, roots), reason
 
     def decide(self, pred, frame):
@@ -158,12 +162,13 @@ class FastRecorder(Recorder):
         nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
         outputs = [(kind, self.counter(kind[1])) for kind in sig.out_kinds]
+        has_data = bool(sig.data_avals)
 
         def write(values, data, data_keys):
             key = (sig, *map(_IDX, values), *data_keys)     # as Recorder._node's
-            hit = cse.get(key)
-            if hit is not None:
-                return hit[0]
+            hit = cse.get(key, MISS)
+            if hit is not MISS:
+                return hit
             height = 0
             for v in values:
                 if v.height >= height:
@@ -176,9 +181,10 @@ class FastRecorder(Recorder):
                 idx = next(counter)
                 outs.append(Value(kind, idx, height))
                 rows.append(idx)
-            datas.append(data)
+            if has_data:    # kept: the key holds the ids of arrays among them
+                datas.append(data)
             result = build(outs)
-            cse[key] = (result, data, values)
+            cse[key] = result
             return result
 
         return write
@@ -294,7 +300,7 @@ def _record(registry, fn, trees, specialise):
         finally:
             recorder.close()
         registry.recorded["fast"] += len(recordings)
-        if reason is not None:
+        if reason is VALUE_BRANCH:      # for good; TOO_DEEP: this batch's rest only
             registry.fast_declined = reason
     rest = trees[len(recordings):]
     registry.recorded["general"] += len(rest)

@@ -39,6 +39,8 @@ import types
 
 from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value
 
+MISS = object()              # not in the fast recorder's subexpression table
+
 GENERAL = "general"          # a site left to the general hook
 
 _recursion_binders: dict = {}    # arity -> compiled binder of the recursion step
@@ -146,10 +148,9 @@ def bind(FN, copy, memo, fallback):
         if f is FN:
             key = (FN{ids})
             hit = memo_get(key)
-            if hit is None:
-                memo[key] = RUNNING
+            if hit is None:     # no RUNNING mark: a call of itself recurses, see FastRecorder
                 out = copy({args})
-                memo[key] = (out, ({args}{',' if arity == 1 else ''}))
+                memo[key] = (out, {args})   # the arguments kept alive: the key holds their ids
                 return out
             if hit is not RUNNING:
                 return hit[0]
@@ -164,7 +165,7 @@ def _node_binder(f, sig, pattern):
     """The binder of the hook that writes ``sig``'s nodes for calls of ``f`` with
     arguments of ``pattern``: ("v"|"p", kind), (tuple|list, kinds) or ("d", type)."""
     consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
-              "new": object.__new__}
+              "new": object.__new__, "MISS": MISS}
     args = [f"a{j}" for j in range(len(pattern))]
     callee = "f is F"
     if type(f) is types.MethodType:     # self.cell: a new bound method per attribute read
@@ -180,7 +181,7 @@ def _node_binder(f, sig, pattern):
             k = f"K{next(names)}"
             consts[k] = what
             test = "type({a}) is Value and {a}.kind is {k}" if tag == "v" else (
-                "type({a}) is Param and {a}.kind == {k}")
+                "type({a}) is Param and {a}.kind is {k}")     # both kinds interned
             outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
@@ -196,7 +197,7 @@ def _node_binder(f, sig, pattern):
             unpack.append(f"{', '.join(xs)}, = {a}")
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
-        consts[f"OUT{j}"], consts[f"CLS{j}"] = kind, kind[1]
+        consts[f"OUT{j}"] = kind
     counters = "".join(f", c{j}" for j in range(n_out))
     key = "(SIG" + "".join(f", {v}.idx" for v in values) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
@@ -208,18 +209,18 @@ def _node_binder(f, sig, pattern):
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [
         f"key = {key}",
-        "hit = cse_get(key)",
-        "if hit is not None:",
-        "    return hit[0]",
+        "hit = cse_get(key, MISS)",
+        "if hit is not MISS:",
+        "    return hit",
         *_height(values),
         *[f"o{j} = next(c{j})" for j in range(n_out)],
         "extend((" + "".join(f"{x}, " for x in ["h", *[f"{v}.idx" for v in values],
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
-        f"append(({''.join(d + ', ' for d in data)}))",
-        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.cls = CLS{j}; r{j}.idx = o{j}; "
-          f"r{j}.height = h" for j in range(n_out)],     # Value(...) without its __init__ frame
+        *([f"append(({''.join(d + ', ' for d in data)}))"] if data else []),
+        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.idx = o{j}; r{j}.height = h"
+          for j in range(n_out)],     # Value(...) without its __init__ frame
         f"result = {_build(sig, n_out)}",
-        "cse[key] = (result,)",
+        "cse[key] = result",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)

@@ -80,6 +80,34 @@ def test_depth_on_computed_values_in_a_later_tree_is_refused_at_the_users_line(p
     assert (e.value.filename, e.value.lineno) == (T.__file__, line)
 
 
+def again(p, node):
+    if node.is_leaf:
+        return T.embed(p, node.word)
+    child = node if node.word == 0 else node.left           # a marked node: itself again
+    return T.mix(p, again(p, child), again(p, node.right))
+
+
+def test_a_call_of_itself_with_the_same_arguments_is_refused_at_the_users_line(params):
+    import inspect
+    lines, first = inspect.getsourcelines(again)
+    line = first + next(i for i, s in enumerate(lines) if "again(p, child)" in s)
+    registry = Registry(avals(params["rnn"]))
+    leaf = T.Node(word=1)
+    # the first tree teaches the site the recursion step; in the second, a marked node
+    # below the root calls itself: no memo hit (the fast steps keep no mark of a running
+    # call), so it recurses to Python's limit, and the general recorder names the call
+    trees = [T.Node(left=leaf, right=leaf), T.Node(word=7, left=leaf, right=leaf),
+             T.Node(left=T.Node(word=0, left=leaf, right=leaf), right=leaf)]
+    with pytest.raises(autograph.ConversionError, match="calls itself again") as e:
+        recording_fast.record_batch(registry, again, trees)
+    assert (e.value.filename, e.value.lineno) == (__file__, line)
+    # the fast path recorded the first trees, handed the looping one over, and stays on
+    assert registry.recorded == {"fast": 2, "general": 1}
+    assert registry.fast_declined is None
+    recording_fast.record_batch(registry, again, trees[:2])
+    assert registry.recorded == {"fast": 4, "general": 1}
+
+
 def test_the_fold_records_each_new_tree_once_and_reuses_the_cached_ones(params):
     lstm = params["lstm"]
     rng = random.Random(6)
