@@ -23,11 +23,18 @@ node of one pattern of arguments, and from then on runs code generated for that
 hook. Everything else (keyword arguments, nested containers, arrays as data, a
 helper taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
 a computed value (``bool`` of a placeholder) is where the fast path stops: the
-tree is recorded again by the general recorder, which forks, joins with selects
-and raises the depth errors at the user's line; the registry remembers it, and
-the function's later trees go straight to the general recorder.
+tree (and the rest of its batch) is recorded again by the general recorder, which
+forks, joins with selects and raises the depth errors at the user's line; the
+registry remembers it, and the function's later trees go straight to the general
+recorder.
 
-    record(registry, fn, tree)  ->  Recording (fast where it can, else general)
+One recorder records all the trees of a batch (``record_batch``): its copies and
+sites are bound once, its tables grow across the trees (each tree with a fresh
+memo and subexpression table, so its nodes are those of a recording of its own),
+and ``recording_batch.split`` cuts them into per-tree recordings with numpy.
+
+    record_batch(registry, fn, trees)  ->  [Recording] (fast where it can, else general)
+    record(registry, fn, tree)         ->  record_batch of one tree
 """
 
 from __future__ import annotations

@@ -25,10 +25,10 @@ first call it sees, a site of a function is learned once per registry:
 A call the site's pattern does not match (another callee, another shape, a
 number where a placeholder was) goes to the general hook, so a site that sees
 several patterns records the same as before, only slower. Generated functions
-are compiled once per (site, pattern) and bound per tree to that recording's
+are compiled once per (site, pattern) and bound per batch to that recorder's
 tables (``Spec.bind``).
 
-    fill_sites(sites, recorder, code, arities, fallback)   # per copy, per tree
+    fill_sites(sites, recorder, code, arities, fallback)   # per copy, per batch
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def bind(FN, copy, memo, fallback):
         if f is FN:
             key = (FN{ids})
             hit = memo_get(key)
-            if hit is None:     # no RUNNING mark: a call of itself recurses, see FastRecorder
+            if hit is None:     # no RUNNING mark: see recording_fast.TOO_DEEP
                 out = copy({args})
                 memo[key] = (out, {args})   # the arguments kept alive: the key holds their ids
                 return out
