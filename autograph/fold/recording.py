@@ -756,9 +756,13 @@ def _same_python_value(a, b):
 
 
 def _user_frame():
-    """The innermost frame of user code (a recording copy) on the stack."""
+    """The innermost frame of user code (a recording copy) on the stack: not a
+    stepping copy still in its prologue (``rewrite.stepping_copy``: its memo lookup,
+    at the ``def`` line, hands a call back to the hooks for its caller's line)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "__fold_recording__":
+    while frame is not None and (frame.f_code.co_name != "__fold_recording__" or (
+            frame.f_lineno == frame.f_code.co_firstlineno
+            and frame.f_code.co_varnames[:1] == ("__fold_f__",))):
         frame = frame.f_back
     return frame if frame is not None else sys._getframe(1)
 

@@ -56,7 +56,12 @@ from autograph.fold.recording import (
 )
 from autograph.fold.recording_batch import split
 from autograph.fold.recording_sites import MISS, fill_sites
-from autograph.fold.rewrite import recording_copy, site_arities
+from autograph.fold.rewrite import (
+    recording_copy,
+    site_arities,
+    stepping_arity,
+    stepping_copy,
+)
 
 # Why the fast path was declined for a registry's function (see ``record``).
 VALUE_BRANCH = "a branch on a computed value"
@@ -86,12 +91,13 @@ class FastRecorder(Recorder):
         self.writers: dict = {}         # signature -> its writer
         self.counters: dict = {}        # buffer class -> itertools.count of its rows
         self.site_lists: list = []      # the hooks of each copy's call sites
+        self.stepper = self.stepper_arity = None    # rewrite.stepping_copy of fn
         self.positional_hook = self._make_hook()
 
     def close(self):
         """Drop the hook and the copies bound to it (they refer back to this
         recorder), so that the recorder dies by reference counting."""
-        self.positional_hook = None
+        self.positional_hook = self.stepper = None
         self.copies.clear()
         for sites in self.site_lists:     # a copy and its sites' hooks refer to each other
             sites.clear()
@@ -155,6 +161,10 @@ class FastRecorder(Recorder):
         self.site_lists.append(sites)
         copy = recording_copy(f, self.hook, sites)
         self.copies[f] = copy       # before binding: a recursion step's hook calls it
+        if f is self.fn:            # the hook of the recursion's steps (recording_sites)
+            self.stepper = stepping_copy(f, self.hook, sites, self.memo,
+                                         self.positional_hook, _RUNNING)
+            self.stepper_arity = stepping_arity(f)
         fill_sites(sites, self, f.__code__, site_arities(f), self.positional_hook)
         return copy
 

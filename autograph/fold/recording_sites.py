@@ -50,17 +50,20 @@ class Spec:
     """A compiled specialisation of one call site: ``bind(recorder, sites)`` makes
     the site's hook for one recording."""
 
-    __slots__ = ("kind", "binder", "sig")
+    __slots__ = ("kind", "binder", "sig", "arity")
 
-    def __init__(self, kind, binder, sig=None):
+    def __init__(self, kind, binder, sig=None, arity=None):
         self.kind = kind            # "recursion" or "node"
         self.binder = binder
         self.sig = sig
+        self.arity = arity          # a recursion step's positional arguments
 
     def bind(self, recorder, fallback):
         """The hook of this site in ``recorder``'s recording (``fallback``: its
         general hook)."""
         if self.kind == "recursion":
+            if recorder.stepper is not None and recorder.stepper_arity == self.arity:
+                return recorder.stepper     # the memo in the copy's own frame
             copy = recorder.copies.get(recorder.fn)
             if copy is None:
                 return fallback
@@ -104,7 +107,7 @@ def _learner(recorder, specs, i, sites, fallback):
 
 def _learn(recorder, f, args):
     if f is recorder.fn:
-        return Spec("recursion", _recursion_binder(len(args)))
+        return Spec("recursion", _recursion_binder(len(args)), arity=len(args))
     try:
         if f in _BUILTINS:
             return GENERAL

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autograph
-from autograph.fold import recording_fast
+from autograph.fold import recording_fast, rewrite
 from autograph.fold.recording import Recorder, Registry
 from tests.fold import trees as T
 from tests.fold.test_recording_fast import (
@@ -126,3 +126,38 @@ def test_the_fold_records_each_new_tree_once_and_reuses_the_cached_ones(params):
     recordings = batched._record_all(registry, trees)
     assert recordings == batched._record_all(registry, trees)   # the same objects
     assert registry.recorded == {"fast": 6, "general": 0}
+
+
+def rebinds(p, node):
+    """Rebinds a parameter: no stepping copy (its memo entry would hold another node)."""
+    if node.is_leaf:
+        return T.embed(p, node.word)
+    h = rebinds(p, node.left)
+    node = node.right
+    return T.mix(p, h, rebinds(p, node))
+
+
+def counted(p, node, depth=0, *, scale=1):
+    """Steps of three arguments (the stepping copy) under a root call of two."""
+    if node.is_leaf:
+        return T.embed(p, (node.word + depth * scale) % 50)
+    return T.mix(p, counted(p, node.left, depth + 1), counted(p, node.right, depth + 1))
+
+
+def one_line(p, node): return T.embed(p, node.word) if node.is_leaf else T.mix(p, one_line(p, node.left), one_line(p, node.left))  # noqa: E501, E704
+
+
+@pytest.mark.parametrize("fn, steps", [(rebinds, False), (counted, True), (one_line, True)])
+def test_recursion_steps_in_the_copys_own_frame_record_the_same(params, fn, steps):
+    rnn = params["rnn"]
+    assert (rewrite.stepping_arity(fn) is not None) == steps
+    trees = T.random_batch(random.Random(8), 5, 1, 12, vocab=50) + [shared_tree(
+        random.Random(9))]
+    registry = Registry(avals(rnn))
+    for _ in range(2):          # learning the sites, then through them
+        batch = recording_fast.record_batch(registry, fn, trees)
+        assert registry.fast_declined is None
+        for general, fast in zip(general_recordings(fn, rnn, trees), batch, strict=True):
+            assert same_recording(general, fast)
+    expected = jnp.stack([fn(rnn, t) for t in trees])
+    np.testing.assert_allclose(autograph.fold(fn)(rnn, trees), expected, rtol=1e-5)
