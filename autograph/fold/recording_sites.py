@@ -6,7 +6,9 @@ on a *learner* (its general hook, then a look at what the call was); from the
 first call it sees, a site of a function is learned once per registry:
 
 - a step of the recursion (``encode(p, node.left)``, ``f`` the folded function):
-  the memo lookup and the copy's call, written for the site's arity;
+  the stepping copy (``rewrite.stepping_copy``: the memo lookup in the copy's own
+  frame) where the call passes all the positional parameters and the function
+  allows one, else the memo lookup and the copy's call, written for the site's arity;
 - a node with plain arguments (placeholders, Python numbers, tuples and lists of
   placeholders), whose signature exists: a function generated for that pattern
   of arguments, which checks it (the callee, each argument's type, each
