@@ -444,9 +444,10 @@ def measure_recording(batch, seed=2):
 def measure_recording_paths(batch, seed=3):
     """Microseconds per node of recording alone (no planning), interleaved: the bare
     recursion, the general recorder and the fast path (``recording_fast.record``),
-    each tree recorded afresh. The harness pauses the garbage collector while timing,
-    as the fast path does itself, so the general recorder's collections (part of its
-    cost in use) are not counted here."""
+    each tree recorded afresh, and the fast path's batch (``record_batch``). The
+    harness pauses the garbage collector while timing, as the fast path does itself,
+    so the general recorder's collections (part of its cost in use) are not counted
+    here."""
     from autograph.fold import recording_fast
     from autograph.fold.recording import Recorder
 
@@ -466,13 +467,15 @@ def measure_recording_paths(batch, seed=3):
         "bare": lambda: [bare(t) for t in trees],
         "general": lambda: [Recorder(registry, encode).record(t) for t in trees],
         "fast": lambda: [recording_fast.record(registry, encode, t) for t in trees],
+        "batch": lambda: recording_fast.record_batch(registry, encode, trees),
         "unspecialised": lambda: [recording_fast.record(registry, encode, t, specialise=False)
                                   for t in trees],
     }, TimingPlan(rounds=7, sample_s=0.05, budget_s=3.0)).items()}
     out = {f"{name}_us_per_node": s / nodes * 1e6 for name, s in med.items()}
     out.update(nodes=nodes, fast_over_bare=med["fast"] / med["bare"],
                general_over_fast=med["general"] / med["fast"],
-               unspecialised_over_fast=med["unspecialised"] / med["fast"])
+               unspecialised_over_fast=med["unspecialised"] / med["fast"],
+               fast_over_batch=med["fast"] / med["batch"])
     return out
 
 
@@ -542,7 +545,8 @@ def table(result) -> str:
                  f"{paths['bare_us_per_node']:.2f}, general {paths['general_us_per_node']:.2f}, "
                  f"fast {paths['fast_us_per_node']:.2f} ({paths['fast_over_bare']:.0f}x bare, "
                  f"general/fast {paths['general_over_fast']:.2f}; call sites unspecialised "
-                 f"{paths['unspecialised_us_per_node']:.2f})")
+                 f"{paths['unspecialised_us_per_node']:.2f}; one recorder per batch "
+                 f"{paths['batch_us_per_node']:.2f})")
     return "\n".join(lines)
 
 

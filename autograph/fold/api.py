@@ -74,7 +74,7 @@ class Fold:
             raise ValueError("autograph.fold: an empty batch of trees")
         with self._lock:
             registry = self._registry(params)
-            recordings = [self._record(registry, tree) for tree in trees]
+            recordings = self._record_all(registry, trees)
             return schedule(recordings, registry, self.capacities, self._sizes,
                             self._count_trace)
 
@@ -109,16 +109,32 @@ class Fold:
         return registry
 
     def _record(self, registry, tree):
-        key = (id(registry), id(tree))
-        hit = self._recordings.get(key)
-        if hit is not None and hit[0] is tree:
-            self._recordings.move_to_end(key)
-            return hit[1]
-        recording = recording_fast.record(registry, self.fn, tree)
-        self._recordings[key] = (tree, recording)
-        if len(self._recordings) > CACHED_TREES:
-            self._recordings.popitem(last=False)
-        return recording
+        """One tree's recording, cached (:meth:`_record_all` of one tree)."""
+        return self._record_all(registry, [tree])[0]
+
+    def _record_all(self, registry, trees):
+        """Each tree's recording: the cached ones reused, the others (each once)
+        recorded together, by one recorder (``recording_fast.record_batch``)."""
+        recordings, new = [], {}
+        for tree in trees:
+            key = (id(registry), id(tree))
+            hit = self._recordings.get(key)
+            if hit is not None and hit[0] is tree:
+                self._recordings.move_to_end(key)
+                recordings.append(hit[1])
+            else:
+                recordings.append(None)
+                new[id(tree)] = tree
+        if new:
+            made = dict(zip(new, recording_fast.record_batch(registry, self.fn, new.values()),
+                            strict=True))
+            for key, tree in new.items():
+                self._recordings[(id(registry), key)] = (tree, made[key])
+            while len(self._recordings) > CACHED_TREES:
+                self._recordings.popitem(last=False)
+            recordings = [r if r is not None else made[id(t)]
+                          for r, t in zip(recordings, trees, strict=True)]
+        return recordings
 
     def _check_params(self, plan, params):
         expected = plan.layout.registry.param_avals

@@ -57,14 +57,16 @@ _local = threading.local()
 class Value:
     """A placeholder for one array a recorded node computes: (class, row, height)."""
 
-    __slots__ = ("kind", "cls", "idx", "height")
+    __slots__ = ("kind", "idx", "height")
 
     def __init__(self, kind, idx, height):
-        # recording_sites' generated writers set these four slots without __init__
+        # recording_sites' generated writers set these three slots without __init__
         self.kind = kind        # ("v", cls), shared by every value of its class
-        self.cls = kind[1]      # (shape, dtype name): the buffer it lives in
         self.idx = idx          # its row there, in its tree's recording
         self.height = height    # 1 + the largest height of the values it was made from
+
+    # (shape, dtype name): the buffer it lives in; read off its kind, not stored
+    cls = property(lambda self: self.kind[1])
 
     shape = property(lambda self: self.cls[0])
     dtype = property(lambda self: np.dtype(self.cls[1]))
@@ -112,7 +114,8 @@ class Param:
     def __init__(self, path, aval):
         self.path = path
         self.aval = aval
-        self.kind = ("p", path)
+        # interned: a specialised call site tests a parameter's kind with `is`
+        self.kind = _PARAM_KINDS.setdefault(("p", path), ("p", path))
 
     def __repr__(self):
         return f"<fold parameters {''.join(_path_text(self.path)) or 'p'}>"
@@ -185,6 +188,7 @@ def _is_static_key(key):
 
 
 _ARRAY_PROPERTIES = frozenset({"T", "mT", "real", "imag"})
+_PARAM_KINDS: dict = {}
 _callees: dict = {}
 
 
@@ -294,6 +298,7 @@ class Signature:
         self.out_classes = tuple((tuple(leaf.shape), np.dtype(leaf.dtype).name)
                                  for leaf in leaves)
         self.out_kinds = tuple(("v", c) for c in self.out_classes)
+        self.width = 1 + len(self.in_classes) + len(self.out_classes)   # a node's row
         if self.out_treedef == tree_util.tree_structure(0):
             self.build = operator.itemgetter(0)
         elif self.out_treedef == tree_util.tree_structure((0,) * len(leaves)):
@@ -363,7 +368,8 @@ class Nodes:
 
     def __init__(self):
         self.rows = []      # (height, input rows..., output rows...) per node, or flat
-        self.data = []      # the data arguments of each node
+        self.data = []      # the data arguments of each node (the fast recorder: of
+        #                     each node of a signature that has any)
 
 
 class Recording:
@@ -661,40 +667,37 @@ class Recorder:
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         try:
-            out = self.activate(self.fn, (params, tree), {})
-            leaves, treedef = tree_util.tree_flatten(out)
-            roots = []
-            for leaf in leaves:
-                if not isinstance(leaf, Value):
-                    leaf = self.call(as_array, (leaf,), {})
-                roots.append((leaf.cls, leaf.idx))
+            roots, treedef = self.run_root(params, tree)
         finally:
             _local.recorder = previous
         packed = self._arrays()
-        return Recording(packed, self._counts(), roots, treedef,
+        return Recording(packed, dict(self.counts), roots, treedef,
                          self.registry.class_index, self.registry.root_keys)
 
-    def _counts(self):
-        return dict(self.counts)
+    def run_root(self, params, tree):
+        """The user's function run on ``tree`` (this recorder current): the (class,
+        row) of each leaf of its result, and the result's structure."""
+        out = self.activate(self.fn, (params, tree), {})
+        leaves, treedef = tree_util.tree_flatten(out)
+        roots = []
+        for leaf in leaves:
+            if not isinstance(leaf, Value):
+                leaf = self.call(as_array, (leaf,), {})
+            roots.append((leaf.cls, leaf.idx))
+        return roots, treedef
 
     def _arrays(self):
         packed = {}
-        # by the registry's numbers, not by first use: the fast path makes a
-        # signature's tables before its first node
+        # by the registry's numbers, as recording_batch.split has them
         for sig, nodes in sorted(self.nodes.items(), key=lambda item: item[0].number):
-            n = len(nodes.data)     # rows: a list per node, or flat (recording_fast)
+            n = len(nodes.data)
             if not n:
                 continue
-            rows = self._rows_array(nodes.rows).reshape(n, -1)
+            rows = np.asarray(nodes.rows, np.int32)
             data = [_column([d[j] for d in nodes.data], aval, n)
                     for j, aval in enumerate(sig.data_avals)]
             packed[sig] = (rows, data)
         return packed
-
-    @staticmethod
-    def _rows_array(rows):
-        """A signature's rows (a list per node) as one int32 array."""
-        return np.asarray(rows, np.int32)
 
 
 def _column(values, aval, n):
@@ -753,9 +756,13 @@ def _same_python_value(a, b):
 
 
 def _user_frame():
-    """The innermost frame of user code (a recording copy) on the stack."""
+    """The innermost frame of user code (a recording copy) on the stack: not a
+    stepping copy still in its prologue (``rewrite.stepping_copy``: its memo lookup,
+    at the ``def`` line, hands a call back to the hooks for its caller's line)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "__fold_recording__":
+    while frame is not None and (frame.f_code.co_name != "__fold_recording__" or (
+            frame.f_lineno == frame.f_code.co_firstlineno
+            and frame.f_code.co_varnames[:1] == ("__fold_f__",))):
         frame = frame.f_back
     return frame if frame is not None else sys._getframe(1)
 

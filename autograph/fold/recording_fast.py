@@ -23,19 +23,24 @@ node of one pattern of arguments, and from then on runs code generated for that
 hook. Everything else (keyword arguments, nested containers, arrays as data, a
 helper taking tree nodes, a builtin) goes through ``fold_call``, unchanged. A branch on
 a computed value (``bool`` of a placeholder) is where the fast path stops: the
-tree is recorded again by the general recorder, which forks, joins with selects
-and raises the depth errors at the user's line; the registry remembers it, and
-the function's later trees go straight to the general recorder.
+tree (and the rest of its batch) is recorded again by the general recorder, which
+forks, joins with selects and raises the depth errors at the user's line; the
+registry remembers it, and the function's later trees go straight to the general
+recorder.
 
-    record(registry, fn, tree)  ->  Recording (fast where it can, else general)
+One recorder records all the trees of a batch (``record_batch``): its copies and
+sites are bound once, its tables grow across the trees (each tree with a fresh
+memo and subexpression table, so its nodes are those of a recording of its own),
+and ``recording_batch.split`` cuts them into per-tree recordings with numpy.
+
+    record_batch(registry, fn, trees)  ->  [Recording] (fast where it can, else general)
+    record(registry, fn, tree)         ->  record_batch of one tree
 """
 
 from __future__ import annotations
 
 import gc
 import itertools
-
-import numpy as np
 
 from autograph.fold.recording import (
     _BUILTINS,
@@ -46,13 +51,25 @@ from autograph.fold.recording import (
     Recorder,
     Recording,
     Value,
+    _local,
     fold_call,
 )
-from autograph.fold.recording_sites import fill_sites
-from autograph.fold.rewrite import recording_copy, site_arities
+from autograph.fold.recording_batch import split
+from autograph.fold.recording_sites import MISS, fill_sites
+from autograph.fold.rewrite import (
+    recording_copy,
+    site_arities,
+    stepping_arity,
+    stepping_copy,
+)
 
 # Why the fast path was declined for a registry's function (see ``record``).
 VALUE_BRANCH = "a branch on a computed value"
+# Why it handed one tree over: its recursion steps keep no mark of a running call
+# (a dict write per step), so a call of itself with the same arguments recurses
+# until Python's limit; the general recorder then names the call at the user's
+# line (or, on a tree that is simply too deep, raises the same RecursionError).
+TOO_DEEP = "a recursion too deep for the fast path"
 
 
 class _Declined(BaseException):
@@ -74,15 +91,48 @@ class FastRecorder(Recorder):
         self.writers: dict = {}         # signature -> its writer
         self.counters: dict = {}        # buffer class -> itertools.count of its rows
         self.site_lists: list = []      # the hooks of each copy's call sites
+        self.stepper = self.stepper_arity = None    # rewrite.stepping_copy of fn
         self.positional_hook = self._make_hook()
 
     def close(self):
         """Drop the hook and the copies bound to it (they refer back to this
         recorder), so that the recorder dies by reference counting."""
-        self.positional_hook = None
+        self.positional_hook = self.stepper = None
         self.copies.clear()
         for sites in self.site_lists:     # a copy and its sites' hooks refer to each other
             sites.clear()
+
+    def record_trees(self, trees):
+        """Record ``trees`` one after another in this recorder's tables (each with a
+        fresh memo and common-subexpression table): their recordings
+        (``recording_batch.split``), and why the fast path stopped at the tree
+        after the last of them, or None when it recorded all."""
+        params = Param((), self.registry.param_avals)
+        previous = getattr(_local, "recorder", None)
+        _local.recorder = self
+        starts, roots, reason = [], [], None
+        memo, cse, nodes = self.memo, self.cse, self.nodes
+        try:
+            for tree in trees:
+                memo.clear()        # the sites hold these dicts: cleared, not replaced
+                cse.clear()
+                start = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
+                try:
+                    roots.append(self.run_root(params, tree))
+                except (_Declined, RecursionError) as stop:
+                    reason = stop.reason if isinstance(stop, _Declined) else TOO_DEEP
+                    for sig, table in nodes.items():    # the tree's nodes so far
+                        kept = start.get(sig, 0)
+                        del table.data[kept if sig.data_avals else 0:]
+                        del table.rows[kept * sig.width:]
+                    break
+                starts.append(start)
+        finally:
+            _local.recorder = previous
+            memo.clear()
+            cse.clear()
+        ends = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
+        return split(self, starts, ends, roots), reason
 
     def decide(self, pred, frame):
         """``bool`` of a placeholder: the general recorder forks here; not this one."""
@@ -111,6 +161,10 @@ class FastRecorder(Recorder):
         self.site_lists.append(sites)
         copy = recording_copy(f, self.hook, sites)
         self.copies[f] = copy       # before binding: a recursion step's hook calls it
+        if f is self.fn:            # the hook of the recursion's steps (recording_sites)
+            self.stepper = stepping_copy(f, self.hook, sites, self.memo,
+                                         self.positional_hook, _RUNNING)
+            self.stepper_arity = stepping_arity(f)
         fill_sites(sites, self, f.__code__, site_arities(f), self.positional_hook)
         return copy
 
@@ -125,12 +179,13 @@ class FastRecorder(Recorder):
         nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
         outputs = [(kind, self.counter(kind[1])) for kind in sig.out_kinds]
+        has_data = bool(sig.data_avals)
 
         def write(values, data, data_keys):
             key = (sig, *map(_IDX, values), *data_keys)     # as Recorder._node's
-            hit = cse.get(key)
-            if hit is not None:
-                return hit[0]
+            hit = cse.get(key, MISS)
+            if hit is not MISS:
+                return hit
             height = 0
             for v in values:
                 if v.height >= height:
@@ -143,22 +198,21 @@ class FastRecorder(Recorder):
                 idx = next(counter)
                 outs.append(Value(kind, idx, height))
                 rows.append(idx)
-            datas.append(data)
+            if has_data:    # kept: the key holds the ids of arrays among them
+                datas.append(data)
             result = build(outs)
-            cse[key] = (result, data, values)
+            cse[key] = result
             return result
 
         return write
 
-    @staticmethod
-    def _rows_array(rows):
-        """A signature's rows, flat here, as one int32 array (fromiter: no type
-        discovery per element)."""
-        return np.fromiter(rows, np.int32, len(rows))
-
-    def _counts(self):
-        counts = {cls: next(counter) for cls, counter in self.counters.items()}
-        return {cls: n for cls, n in counts.items() if n}
+    def record(self, tree):
+        """One tree's recording (:meth:`record_trees`); ``_Declined`` where the
+        fast path cannot record it."""
+        recordings, reason = self.record_trees([tree])
+        if reason is not None:
+            raise _Declined(reason)
+        return recordings[0]
 
     def _make_hook(self):
         fn, memo, copies = self.fn, self.memo, self.copies
@@ -226,11 +280,18 @@ class FastRecorder(Recorder):
 
 
 def record(registry, fn, tree, *, specialise=True) -> Recording:
-    """The recording of ``fn`` over ``tree``: by a :class:`FastRecorder`, or by the
-    general :class:`Recorder` where the fast one declines (the registry keeps the
-    reason, ``registry.fast_declined``, and the counts of each path,
-    ``registry.recorded``). ``specialise=False`` leaves every call site on the fast
-    path's general hook (``recording_sites`` unused: for comparison).
+    """The recording of ``fn`` over ``tree`` (:func:`record_batch` of one tree)."""
+    return record_batch(registry, fn, [tree], specialise=specialise)[0]
+
+
+def record_batch(registry, fn, trees, *, specialise=True) -> list[Recording]:
+    """The recording of ``fn`` over each of ``trees``: all by one
+    :class:`FastRecorder` (its sites bound once, its tables cut per tree by
+    ``recording_batch.split``), or from the first tree where it declines by the
+    general :class:`Recorder`, one per tree (the registry keeps the reason,
+    ``registry.fast_declined``, and the counts of each path, ``registry.recorded``).
+    ``specialise=False`` leaves every call site on the fast path's general hook
+    (``recording_sites`` unused: for comparison).
 
     Python's cyclic garbage collector is paused while a tree is recorded: the
     recorder's thousands of small objects (placeholders, rows, memo entries) live
@@ -241,23 +302,23 @@ def record(registry, fn, tree, *, specialise=True) -> Recording:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _record(registry, fn, tree, specialise)
+        return _record(registry, fn, list(trees), specialise)
     finally:
         if enabled:
             gc.enable()
 
 
-def _record(registry, fn, tree, specialise):
+def _record(registry, fn, trees, specialise):
+    recordings = []
     if registry.fast_declined is None:
         recorder = FastRecorder(registry, fn, specialise)
         try:
-            recording = recorder.record(tree)
-        except _Declined as declined:
-            registry.fast_declined = declined.reason
-        else:
-            registry.recorded["fast"] += 1
-            return recording
+            recordings, reason = recorder.record_trees(trees)
         finally:
             recorder.close()
-    registry.recorded["general"] += 1
-    return Recorder(registry, fn).record(tree)
+        registry.recorded["fast"] += len(recordings)
+        if reason is VALUE_BRANCH:      # for good; TOO_DEEP: this batch's rest only
+            registry.fast_declined = reason
+    rest = trees[len(recordings):]
+    registry.recorded["general"] += len(rest)
+    return recordings + [Recorder(registry, fn).record(tree) for tree in rest]

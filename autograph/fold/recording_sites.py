@@ -6,7 +6,9 @@ on a *learner* (its general hook, then a look at what the call was); from the
 first call it sees, a site of a function is learned once per registry:
 
 - a step of the recursion (``encode(p, node.left)``, ``f`` the folded function):
-  the memo lookup and the copy's call, written for the site's arity;
+  the stepping copy (``rewrite.stepping_copy``: the memo lookup in the copy's own
+  frame) where the call passes all the positional parameters and the function
+  allows one, else the memo lookup and the copy's call, written for the site's arity;
 - a node with plain arguments (placeholders, Python numbers, tuples and lists of
   placeholders), whose signature exists: a function generated for that pattern
   of arguments, which checks it (the callee, each argument's type, each
@@ -25,10 +27,10 @@ first call it sees, a site of a function is learned once per registry:
 A call the site's pattern does not match (another callee, another shape, a
 number where a placeholder was) goes to the general hook, so a site that sees
 several patterns records the same as before, only slower. Generated functions
-are compiled once per (site, pattern) and bound per tree to that recording's
+are compiled once per (site, pattern) and bound per batch to that recorder's
 tables (``Spec.bind``).
 
-    fill_sites(sites, recorder, code, arities, fallback)   # per copy, per tree
+    fill_sites(sites, recorder, code, arities, fallback)   # per copy, per batch
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import types
 
 from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value
 
+MISS = object()              # not in the fast recorder's subexpression table
+
 GENERAL = "general"          # a site left to the general hook
 
 _recursion_binders: dict = {}    # arity -> compiled binder of the recursion step
@@ -48,17 +52,20 @@ class Spec:
     """A compiled specialisation of one call site: ``bind(recorder, sites)`` makes
     the site's hook for one recording."""
 
-    __slots__ = ("kind", "binder", "sig")
+    __slots__ = ("kind", "binder", "sig", "arity")
 
-    def __init__(self, kind, binder, sig=None):
+    def __init__(self, kind, binder, sig=None, arity=None):
         self.kind = kind            # "recursion" or "node"
         self.binder = binder
         self.sig = sig
+        self.arity = arity          # a recursion step's positional arguments
 
     def bind(self, recorder, fallback):
         """The hook of this site in ``recorder``'s recording (``fallback``: its
         general hook)."""
         if self.kind == "recursion":
+            if recorder.stepper is not None and recorder.stepper_arity == self.arity:
+                return recorder.stepper     # the memo in the copy's own frame
             copy = recorder.copies.get(recorder.fn)
             if copy is None:
                 return fallback
@@ -102,7 +109,7 @@ def _learner(recorder, specs, i, sites, fallback):
 
 def _learn(recorder, f, args):
     if f is recorder.fn:
-        return Spec("recursion", _recursion_binder(len(args)))
+        return Spec("recursion", _recursion_binder(len(args)), arity=len(args))
     try:
         if f in _BUILTINS:
             return GENERAL
@@ -146,10 +153,9 @@ def bind(FN, copy, memo, fallback):
         if f is FN:
             key = (FN{ids})
             hit = memo_get(key)
-            if hit is None:
-                memo[key] = RUNNING
+            if hit is None:     # no RUNNING mark: see recording_fast.TOO_DEEP
                 out = copy({args})
-                memo[key] = (out, ({args}{',' if arity == 1 else ''}))
+                memo[key] = (out, {args})   # the arguments kept alive: the key holds their ids
                 return out
             if hit is not RUNNING:
                 return hit[0]
@@ -164,7 +170,7 @@ def _node_binder(f, sig, pattern):
     """The binder of the hook that writes ``sig``'s nodes for calls of ``f`` with
     arguments of ``pattern``: ("v"|"p", kind), (tuple|list, kinds) or ("d", type)."""
     consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
-              "new": object.__new__}
+              "new": object.__new__, "MISS": MISS}
     args = [f"a{j}" for j in range(len(pattern))]
     callee = "f is F"
     if type(f) is types.MethodType:     # self.cell: a new bound method per attribute read
@@ -180,7 +186,7 @@ def _node_binder(f, sig, pattern):
             k = f"K{next(names)}"
             consts[k] = what
             test = "type({a}) is Value and {a}.kind is {k}" if tag == "v" else (
-                "type({a}) is Param and {a}.kind == {k}")
+                "type({a}) is Param and {a}.kind is {k}")     # both kinds interned
             outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
@@ -196,7 +202,7 @@ def _node_binder(f, sig, pattern):
             unpack.append(f"{', '.join(xs)}, = {a}")
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
-        consts[f"OUT{j}"], consts[f"CLS{j}"] = kind, kind[1]
+        consts[f"OUT{j}"] = kind
     counters = "".join(f", c{j}" for j in range(n_out))
     key = "(SIG" + "".join(f", {v}.idx" for v in values) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
@@ -208,18 +214,18 @@ def _node_binder(f, sig, pattern):
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [
         f"key = {key}",
-        "hit = cse_get(key)",
-        "if hit is not None:",
-        "    return hit[0]",
+        "hit = cse_get(key, MISS)",
+        "if hit is not MISS:",
+        "    return hit",
         *_height(values),
         *[f"o{j} = next(c{j})" for j in range(n_out)],
         "extend((" + "".join(f"{x}, " for x in ["h", *[f"{v}.idx" for v in values],
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
-        f"append(({''.join(d + ', ' for d in data)}))",
-        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.cls = CLS{j}; r{j}.idx = o{j}; "
-          f"r{j}.height = h" for j in range(n_out)],     # Value(...) without its __init__ frame
+        *([f"append(({''.join(d + ', ' for d in data)}))"] if data else []),
+        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.idx = o{j}; r{j}.height = h"
+          for j in range(n_out)],     # Value(...) without its __init__ frame
         f"result = {_build(sig, n_out)}",
-        "cse[key] = (result,)",
+        "cse[key] = result",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)

@@ -24,6 +24,8 @@ binds its own copy to its hooks; free variables are bound to their values then
 from __future__ import annotations
 
 import ast
+import copy
+import inspect
 import types
 import weakref
 
@@ -85,11 +87,49 @@ def recording_copy(fn, hook, positional=None):
     a fresh copy to the hooks and the current values of ``fn``'s free variables
     (a function object, no parsing). Raises ``ConversionError`` when the source
     of ``fn`` cannot be read."""
-    make, arities = _compiled(fn)
+    make, arities, _ = _compiled(fn)
     if positional is None:
         positional = hook
     if not isinstance(positional, list):
         positional = [positional] * len(arities)
+    copy = make(hook, positional, *_free_values(fn))
+    copy.__defaults__ = fn.__defaults__
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
+
+
+def stepping_copy(fn, hook, sites, memo, fallback, running):
+    """The *stepping* copy of ``fn``: the recording copy (its calls through ``hook``
+    and ``sites``) with the recursion step's memo in its own frame, called as a call
+    site's hook, ``copy(f, *args)``, so a step of the recursion costs one Python frame,
+    not two (the site's and the copy's). A call of another ``f`` goes to
+    ``fallback``; a call whose memo entry (``memo[(fn, *ids of args)]``) is ``running``
+    too; a hit returns the entry's result; otherwise the body runs and each return
+    stores ``(result, *args)``:
+
+        def encode(p, node):             def __fold_recording__(f, p, node):
+            ...                              if f is not FN: return FALLBACK(f, p, node)
+            return cell(...)       ->        key = (FN, ID(p), ID(node))
+                                             hit = MEMO.get(key) ... (a hit: its result)
+                                             out = __fold_sites__[3](cell, ...)
+                                             MEMO[key] = (out, p, node); return out
+
+    None where ``fn`` does not allow it: a generator, ``*args``, a parameter the body
+    rebinds. Call it only for calls of all the positional parameters
+    (:func:`stepping_arity`)."""
+    factory = _compiled(fn)[2]
+    if factory is None:
+        return None
+    return factory(hook, sites, memo, fn, running, fallback, id, *_free_values(fn))
+
+
+def stepping_arity(fn):
+    """The positional arity of the calls a :func:`stepping_copy` of ``fn`` takes
+    (None: it has none)."""
+    return fn.__code__.co_argcount if _compiled(fn)[2] is not None else None
+
+
+def _free_values(fn):
     values = []
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         try:
@@ -98,14 +138,11 @@ def recording_copy(fn, hook, positional=None):
             raise ConversionError(
                 f"autograph.fold: {fn.__qualname__} reads `{name}` before it is assigned",
                 fn.__code__.co_filename, fn.__code__.co_firstlineno) from None
-    copy = make(hook, positional, *values)
-    copy.__defaults__ = fn.__defaults__
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    return copy
+    return values
 
 
 def _compiled(fn):
-    """``fn``'s factory and site arities, compiled on the first call."""
+    """``fn``'s factory, site arities and stepping factory, compiled on the first call."""
     compiled = _factories.get(fn) if isinstance(fn, types.FunctionType) else None
     if compiled is None:
         compiled = _factories[fn] = _factory(fn)
@@ -114,7 +151,7 @@ def _compiled(fn):
 
 def _factory(fn):
     """The compiled ``__fold_factory__(hook, sites, *free variables)`` of ``fn``'s
-    copy, and its sites' arities."""
+    copy, its sites' arities, and the factory of its stepping copy (or None)."""
     if not isinstance(fn, types.FunctionType):
         raise ConversionError(f"autograph.fold records plain Python functions; got {fn!r}")
     parsed = parsing.parse_function(fn)
@@ -128,15 +165,119 @@ def _factory(fn):
     # Not the user's name: inside the factory it would shadow the function the
     # recursion calls by name (which must stay the original, to be recognised).
     definition.name = "__fold_recording__"
+    stepping = _stepping(copy.deepcopy(definition), fn)
+    make = _compile_factory(definition, fn, parsed.filename, [HOOK, SITES])
+    if stepping is not None:
+        stepping = _compile_factory(stepping, fn, parsed.filename, [HOOK, SITES, *_STEP])
+    return make, tuple(routed.arities), stepping
+
+
+def _compile_factory(definition, fn, filename, names):
+    """``__fold_factory__(*names, *free variables)``, returning ``definition``."""
     factory = ast.FunctionDef(
         name="__fold_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=HOOK), ast.arg(arg=SITES)]
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=name) for name in names]
                            + [ast.arg(arg=name) for name in fn.__code__.co_freevars],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))],
         decorator_list=[], returns=None, type_params=[])
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
-    code = compile(module, parsed.filename, "exec")
+    code = compile(module, filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return types.FunctionType(factory_code, fn.__globals__), tuple(routed.arities)
+    return types.FunctionType(factory_code, fn.__globals__)
+
+
+# The stepping copy's own names: memo, the function, the running mark, the fallback, id.
+_STEP = ["__fold_memo__", "__fold_fn__", "__fold_running__", "__fold_fallback__",
+         "__fold_id__"]
+
+
+def _stepping(definition, fn):
+    """``definition`` (the routed copy) made a stepping copy, or None where ``fn``
+    does not allow it (see :func:`stepping_copy`)."""
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                        | inspect.CO_ASYNC_GENERATOR):
+        return None
+    params = [a.arg for a in definition.args.posonlyargs + definition.args.args]
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and node.id in params and not isinstance(
+                node.ctx, ast.Load):
+            return None            # the body rebinds a parameter: the key's objects differ
+        if isinstance(node, ast.Nonlocal) and set(node.names) & set(params):
+            return None
+    # walked above before any rewriting: the definition's own parameters only
+    def name(n):
+        return ast.Name(id=n, ctx=ast.Load())
+
+    def call(f, *args):
+        return ast.Call(func=name(f) if isinstance(f, str) else f, args=list(args),
+                        keywords=[])
+
+    args = [name(p) for p in params]
+    fallback = ast.Return(value=call("__fold_fallback__", name("__fold_f__"), *args))
+    key = ast.Tuple(elts=[name("__fold_fn__"), *[call("__fold_id__", a) for a in args]],
+                    ctx=ast.Load())
+    prologue = [
+        ast.If(test=ast.Compare(left=name("__fold_f__"), ops=[ast.IsNot()],
+                                comparators=[name("__fold_fn__")]),
+               body=[fallback], orelse=[]),
+        ast.Assign(targets=[ast.Name(id="__fold_key__", ctx=ast.Store())], value=key),
+        ast.Assign(targets=[ast.Name(id="__fold_hit__", ctx=ast.Store())],
+                   value=call(ast.Attribute(value=name("__fold_memo__"), attr="get",
+                                            ctx=ast.Load()), name("__fold_key__"))),
+        ast.If(test=ast.Compare(left=name("__fold_hit__"), ops=[ast.IsNot()],
+                                comparators=[ast.Constant(None)]),
+               body=[ast.If(test=ast.Compare(left=name("__fold_hit__"), ops=[ast.Is()],
+                                             comparators=[name("__fold_running__")]),
+                            body=[fallback], orelse=[]),
+                     ast.Return(value=ast.Subscript(value=name("__fold_hit__"),
+                                                    slice=ast.Constant(0),
+                                                    ctx=ast.Load()))],
+               orelse=[])]
+    body = []
+    for statement in definition.body:      # a return becomes three statements
+        out = _StoreReturns(args).visit(statement)
+        body.extend(out if isinstance(out, list) else [out])
+    stored = _StoreReturns(args).store(ast.Constant(None))
+    for statement in prologue + stored:
+        ast.copy_location(statement, definition)
+    definition.body = prologue + body + stored
+    first = ast.arg(arg="__fold_f__")
+    if definition.args.posonlyargs:
+        definition.args.posonlyargs.insert(0, first)
+    else:
+        definition.args.args.insert(0, first)
+    return definition
+
+
+class _StoreReturns(ast.NodeTransformer):
+    """``return x`` -> ``__fold_out__ = x; __fold_memo__[__fold_key__] = (__fold_out__,
+    *args); return __fold_out__`` (not inside nested definitions)."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def store(self, value):
+        out = ast.Name(id="__fold_out__", ctx=ast.Load())
+        return [
+            ast.Assign(targets=[ast.Name(id="__fold_out__", ctx=ast.Store())], value=value),
+            ast.Assign(targets=[ast.Subscript(value=ast.Name(id="__fold_memo__",
+                                                             ctx=ast.Load()),
+                                              slice=ast.Name(id="__fold_key__",
+                                                             ctx=ast.Load()),
+                                              ctx=ast.Store())],
+                       value=ast.Tuple(elts=[out, *self.args], ctx=ast.Load())),
+            ast.Return(value=out)]
+
+    def visit_Return(self, node):
+        statements = self.store(node.value or ast.Constant(None))
+        for statement in statements:
+            ast.copy_location(statement, node)
+        return statements
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef

@@ -282,14 +282,15 @@ def _weigh(p, a, parts):
 
 
 def check_random(seed):
-    """One random recursion over a few random trees (some with a shared subtree):
-    a list of mismatch descriptions."""
+    """One random recursion over a few random trees (some with a shared subtree),
+    each recorded alone and all as one batch: a list of mismatch descriptions."""
     rng = random.Random(seed)
     model = _random_model(rng)
     p = T.rnn_params(jax.random.PRNGKey(seed % 4), 4)
     trees = T.random_batch(rng, 3, 1, 16, vocab=50) + [shared_tree(rng)]
     bad = []
     shared = Registry(avals(p))         # the later trees on the sites the first learned
+    batch = recording_fast.record_batch(Registry(avals(p)), model, trees)
     for i, tree in enumerate(trees):
         general, fast, _ = both(model, p, tree)
         if not same_recording(general, fast):
@@ -297,6 +298,8 @@ def check_random(seed):
         if not same_recording(general, recording_fast.record(shared, model, tree)):
             bad.append(f"seed {seed} tree {i}: the fast recording through one registry "
                        "differs")
+        if not same_recording(general, batch[i]):
+            bad.append(f"seed {seed} tree {i}: the batch's recording differs")
     return bad
 
 
