@@ -161,9 +161,11 @@ def _integer_while(cond_fun, body_fun, leaves, treedef, maximum_iterations):
     runs (``_while``, the ``t < N`` stop included), without a ``custom_jvp``.
     Counters the body steps together (``loop_counters``: the user's ``i += 1``, the
     length of a list appended once per iteration) are carried once, and the trip
-    count is one of them where it can be. Raises ``_NotInteger`` (before anything is
-    bound) where the body makes a leaf a float or another type: the general form
-    promotes or reports it.
+    count is one of them where it can be; then, without effects, the loop is bound
+    from the traced jaxprs as they are (``loop_counters.spliced_while``), else
+    they are evaluated into ``lax.while_loop``. Raises ``_NotInteger`` (before
+    anything is bound) where the body makes a leaf a float or another type: the
+    general form promotes or reports it.
 
     Before: carry (t, fib, length, i), which XLA compiles as three counters
     (fibonacci_while's compile 1.15x the hand-written loop's). After: (fib, length),
@@ -178,6 +180,11 @@ def _integer_while(cond_fun, body_fun, leaves, treedef, maximum_iterations):
     cond, cond_consts = _trace(flat_cond, leaves)
     counters = loop_counters.plan(loop_counters.find(body, len(body_consts)), leaves,
                                   maximum_iterations)
+    if counters.trip is not None:
+        out = loop_counters.spliced_while(counters, cond, cond_consts, body, body_consts,
+                                          leaves, types, maximum_iterations, _trace)
+        if out is not None:
+            return out
     run_cond = jaxpr_as_fun(cond)
     # The derived counters' own steps are dead code in the loop's body.
     run_body, used = pruned(body, [k in counters.carried for k in range(len(leaves))])

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 from jax import lax
-from jax.extend.core import Literal
+from jax.extend.core import ClosedJaxpr, Literal, Var
 
 from autograph.runtime.trace_context import known_value, weak_cast
 
@@ -163,3 +163,76 @@ def _shifted(value, delta, aval):
         value = (weak_cast(value, aval.dtype) if aval.weak_type
                  else lax.convert_element_type(value, aval.dtype))
     return value
+
+
+# -- the loop's jaxprs written out, without a second trace of the body -------------
+
+
+def spliced_while(counters, cond, cond_consts, body, body_consts, leaves, types,
+                  maximum_iterations, trace):
+    """The ``while`` of ``counters`` (``trip`` set) bound from the traced ``cond`` and
+    ``body`` (jaxprs taking their constants, then the leaves) as they are: the test
+    and the body get the derived leaves and the ``trip < maximum_iterations`` stop
+    from a small prelude (``trace``: ``bounded_loops._trace``) spliced in front of
+    their equations, instead of a second trace of them into ``lax.while_loop`` (a
+    pass over every equation: half of fibonacci_while's loop trace). Returns every
+    leaf's final value; None, before binding anything, where either jaxpr has
+    effects (``lax.while_loop`` checks those) or JAX lacks what this needs."""
+    if cond.effects or body.effects:
+        return None
+    try:
+        from jax._src.interpreters.partial_eval import dce_jaxpr
+        carried = counters.carry(leaves)
+        base, start = counters.trip
+
+        def test_prelude(*values):
+            trips = lax.sub(values[counters.carried.index(base)], start)
+            return [lax.lt(trips, np.int32(maximum_iterations)),
+                    *counters.expand(values, types)]
+
+        def body_prelude(*values):
+            return counters.expand(values, types)
+
+        front, front_consts = trace(test_prelude, carried)
+        stop, _ = trace(lambda a, b: [lax.bitwise_and(a, b)],
+                        [np.bool_(True), np.bool_(True)])
+        eqns, outs = _inlined(cond.jaxpr, [*cond.jaxpr.invars[:len(cond_consts)],
+                                           *front.jaxpr.outvars[1:]])
+        last, (keep_going,) = _inlined(stop.jaxpr, [front.jaxpr.outvars[0], outs[0]])
+        test = cond.jaxpr.replace(
+            invars=[*cond.jaxpr.invars[:len(cond_consts)], *front.jaxpr.invars],
+            outvars=[keep_going], eqns=[*front.jaxpr.eqns, *eqns, *last],
+            debug_info=_unnamed(cond.jaxpr.debug_info))
+        test, _ = dce_jaxpr(test, [True], instantiate=True)
+        front, body_front_consts = trace(body_prelude, carried)
+        eqns, outs = _inlined(body.jaxpr, [*body.jaxpr.invars[:len(body_consts)],
+                                           *front.jaxpr.outvars])
+        step = body.jaxpr.replace(
+            invars=[*body.jaxpr.invars[:len(body_consts)], *front.jaxpr.invars],
+            outvars=[outs[k] for k in counters.carried], eqns=[*front.jaxpr.eqns, *eqns],
+            debug_info=_unnamed(body.jaxpr.debug_info))
+        step, _ = dce_jaxpr(step, [True] * len(step.outvars), instantiate=True)
+    except (ImportError, TypeError, ValueError, AttributeError):  # pragma: no cover
+        return None
+    test_consts = [*cond_consts, *front_consts]
+    step_consts = [*body_consts, *body_front_consts]
+    out = lax.while_p.bind(
+        *test_consts, *step_consts, *carried,
+        cond_jaxpr=ClosedJaxpr(test, ()), cond_nconsts=len(test_consts),
+        body_jaxpr=ClosedJaxpr(step, ()), body_nconsts=len(step_consts))
+    return counters.expand(out, types)
+
+
+def _inlined(jaxpr, inputs):
+    """``jaxpr``'s equations and outputs with its inputs read from ``inputs``."""
+    given = dict(zip(jaxpr.invars, inputs, strict=True))
+
+    def atom(v):
+        return given.get(v, v) if isinstance(v, Var) else v
+
+    eqns = [eqn.replace(invars=[atom(v) for v in eqn.invars]) for eqn in jaxpr.eqns]
+    return eqns, [atom(v) for v in jaxpr.outvars]
+
+
+def _unnamed(debug):
+    return None if debug is None else debug._replace(arg_names=None, result_paths=None)

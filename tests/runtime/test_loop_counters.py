@@ -167,3 +167,18 @@ def test_find_reads_steps_at_the_body_level_only():
     assert loop_counters.find(jaxpr, 0) == {0: 1, 1: -2, 3: 3}
     floats = jax.make_jaxpr(lambda x: [x + 1.0])(jnp.float32(0))
     assert loop_counters.find(floats, 0) == {}
+
+
+def test_a_loop_with_effects_derives_its_counters_through_lax_while_loop(capsys):
+    def run(n):
+        def body(s):
+            jax.debug.print("step {}", s[0])
+            return s[0] + 1, s[1] + 1, s[2] * 3 % 7
+
+        return bounded_loops.bounded_while(lambda s: s[0] < n, body, (0, 3, 1), 10)
+
+    out = jax.jit(run)(jnp.int32(4))
+    jax.effects_barrier()
+    assert [int(x) for x in out] == [4, 7, 3 ** 4 % 7]
+    assert capsys.readouterr().out.count("step") == 4
+    assert _while_carries(run, jnp.int32(4)) == [2]
