@@ -85,8 +85,8 @@ from jax import lax, tree_util
 from jax.extend.core import ClosedJaxpr, Primitive, jaxpr_as_fun
 from jax.interpreters import ad, batching, mlir
 
-from autograph.runtime import paths
-from autograph.runtime.trace_context import trace_flat
+from autograph.runtime import loop_counters, paths
+from autograph.runtime.trace_context import pruned, trace_flat
 
 BASE = 16    # the least branching factor b of the replayed form: blocks of b^j steps
 STAGES = 4   # its stages at most: b grows with the bound past BASE ** STAGES
@@ -158,33 +158,55 @@ def _integer_while(cond_fun, body_fun, leaves, treedef, maximum_iterations):
     """The loop over integer and boolean ``leaves`` whose body gives each leaf its
     own type back: no tangent reaches or leaves it (JAX's JVP and linearize pass
     its zeros by without a rule), so it is the ``while_loop`` the evaluated form
-    runs (``_while``, the ``t < N`` stop included), with the user's functions traced
-    by ``lax.while_loop`` itself. Raises ``_NotInteger`` (before anything is bound)
-    where the body makes a leaf a float or another type: the general form promotes
-    or reports it.
+    runs (``_while``, the ``t < N`` stop included), without a ``custom_jvp``.
+    Counters the body steps together (``loop_counters``: the user's ``i += 1``, the
+    length of a list appended once per iteration) are carried once, and the trip
+    count is one of them where it can be; then, without effects, the loop is bound
+    from the traced jaxprs as they are (``loop_counters.spliced_while``), else
+    they are evaluated into ``lax.while_loop``. Raises ``_NotInteger`` (before
+    anything is bound) where the body makes a leaf a float or another type: the
+    general form promotes or reports it.
 
-    Before: the body and the test traced into jaxprs, those replayed into the
-    ``while_loop`` (three passes over the body's equations) under a ``custom_jvp``.
-    After: one trace, one ``while`` (fibonacci_while's first call)."""
+    Before: carry (t, fib, length, i), which XLA compiles as three counters
+    (fibonacci_while's compile 1.15x the hand-written loop's). After: (fib, length),
+    the hand-written loop's one counter."""
     flat_cond, flat_body = _flat_functions(cond_fun, body_fun, treedef)
+    body, body_consts = _trace(flat_body, leaves)
     types = [jax.typeof(x) for x in leaves]
+    for x, y in zip(types, body.out_avals, strict=True):
+        if ((x.shape, x.dtype) != (y.shape, y.dtype) or (x.weak_type and not y.weak_type)
+                or jnp.issubdtype(y.dtype, jnp.inexact)):
+            raise _NotInteger
+    cond, cond_consts = _trace(flat_cond, leaves)
+    counters = loop_counters.plan(loop_counters.find(body, len(body_consts)), leaves,
+                                  maximum_iterations)
+    if counters.trip is not None:
+        out = loop_counters.spliced_while(counters, cond, cond_consts, body, body_consts,
+                                          leaves, types, maximum_iterations, _trace)
+        if out is not None:
+            return out
+    run_cond = jaxpr_as_fun(cond)
+    # The derived counters' own steps are dead code in the loop's body.
+    run_body, used = pruned(body, [k in counters.carried for k in range(len(leaves))])
 
     def keep_going(carry):
         t, values = carry
-        return jnp.logical_and(t < maximum_iterations, flat_cond(*values)[0])
+        if counters.trip is not None:
+            t = counters.trips(values)
+        return jnp.logical_and(t < maximum_iterations,
+                               run_cond(*cond_consts, *counters.expand(values, types))[0])
 
     def step(carry):
         t, values = carry
-        out = flat_body(*values)
-        for x, y in zip(types, out, strict=True):
-            y = jax.typeof(y)
-            if ((x.shape, x.dtype) != (y.shape, y.dtype) or (x.weak_type and not y.weak_type)
-                    or jnp.issubdtype(y.dtype, jnp.inexact)):
-                raise _NotInteger
-        return t + 1, out
+        consts = _kept(body_consts, used[:len(body_consts)])
+        out = run_body(*consts, *counters.expand(values, types, used[len(body_consts):]))
+        if counters.trip is None:
+            t = t + 1
+        return t, out
 
-    _, out = lax.while_loop(keep_going, step, (jnp.zeros((), jnp.int32), list(leaves)))
-    return out
+    trips = () if counters.trip is not None else jnp.zeros((), jnp.int32)
+    _, out = lax.while_loop(keep_going, step, (trips, counters.carry(leaves)))
+    return counters.expand(out, types)
 
 
 def _flat_functions(cond_fun, body_fun, treedef):

@@ -11,12 +11,13 @@ those modules keeps its part in one field of ``FRAMES``, this thread's frame
 record, and pushes and pops it with ``pushed``/``counted``.
 
 This is also the one runtime module that asks JAX's private trace state
-(``jax._src``), which has no public accessor: ``trace_active``,
-``under_jit``, ``current_trace``, and ``vmap``'s tracer type (``BatchTracer``,
-which ``batched_select`` asks about); ``trace_flat``, the tracing into a jaxpr
-that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it; the one
-cast JAX keeps private: to a dtype that stays weakly typed (``weak_cast``); and the
-lowering of a staged ``if``'s ``custom_vmap`` call from its jaxpr as it is
+(``jax._src``), which has no public accessor: ``trace_active``, ``under_jit``,
+``current_trace``, ``known_value`` (the constant a ``jit`` tracer stands for),
+``pruned`` (JAX's dead-code elimination of a jaxpr), and ``vmap``'s tracer type
+(``BatchTracer``, which ``batched_select`` asks about); ``trace_flat``, the tracing
+into a jaxpr that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it;
+the one cast JAX keeps private: to a dtype that stays weakly typed (``weak_cast``);
+and the lowering of a staged ``if``'s ``custom_vmap`` call from its jaxpr as it is
 (``lower_custom_vmap_calls_directly``).
 """
 
@@ -26,6 +27,7 @@ import contextlib
 import threading
 
 import jax
+import jax.extend.core
 from jax._src import core as _jax_core  # trace state has no public accessor
 from jax._src.interpreters.batching import BatchTracer  # noqa: F401 - vmap's tracer type, for batched_select
 from jax._src.lax import lax as _jax_lax  # a weak-typed cast has no public form
@@ -196,6 +198,34 @@ def lower_custom_vmap_calls_directly(ours) -> bool:
 
     mlir.register_lowering(primitive, rule)
     return True
+
+
+def pruned(closed, used_outputs):
+    """``(fn, used_inputs)``: a function of the inputs ``used_inputs`` marks, giving
+    the outputs of the closed jaxpr ``closed`` that ``used_outputs`` marks, its
+    equations that compute nothing else (and have no effects) left out, by JAX's
+    dead-code elimination (which has no public form); ``jaxpr_as_fun(closed)``
+    and every input where the installed JAX lacks it."""
+    try:
+        from jax._src.interpreters.partial_eval import dce_jaxpr
+        jaxpr, used_inputs = dce_jaxpr(closed.jaxpr, list(used_outputs))
+    except (ImportError, TypeError, ValueError):  # pragma: no cover - another JAX
+        run = jax.extend.core.jaxpr_as_fun(closed)
+        return (lambda *xs: [y for y, used in zip(run(*xs), used_outputs, strict=True)
+                             if used]), [True] * len(closed.jaxpr.invars)
+    return jax.extend.core.jaxpr_as_fun(closed.replace(jaxpr=jaxpr)), used_inputs
+
+
+def known_value(value):
+    """``value`` itself where it is not a tracer; the constant a ``jit`` tracer stands
+    for where it is one (``jnp.asarray(2)`` under ``jit``: a literal of the jaxpr,
+    which the public API calls abstract); else None."""
+    if not isinstance(value, _jax_core.Tracer):
+        return value
+    try:
+        return value.get_const()
+    except Exception:  # noqa: BLE001 - another tracer type, or another JAX: unknown
+        return None
 
 
 def weak_cast(value, dtype):

@@ -24,7 +24,10 @@ wrong value changes the program's result in every mode:
   bound never cuts Python's loop short), appending integers to a list it reads at
   ``[-1]``, ``[-2]`` (once two are there), ``[0]`` and a traced index, then its
   ``len`` and items after the loop: staged, an integer loop (a plain
-  ``while_loop``) over a buffer read at a traced length.
+  ``while_loop``) over a buffer read at a traced length. The counter starts at 0 or
+  a traced value; some loops step a second counter (up or down, from a constant or
+  a traced start) or append under a traced ``if``: the counters and the list's
+  length that step together are carried once (``runtime/loop_counters.py``).
 
 Each kind's loop variables are named after it (``gi``, ``ti``, ``wi``, ``si``,
 ``pi``, ``wl`` and a number), so ``kinds(source)`` tells which kinds a program holds.
@@ -184,14 +187,28 @@ class LoopStatements:
                          f"{lst}[-1] + {lst}[{c} % len({lst})]",
                          f"{lst}[0] - {lst}[len({lst}) // 2]",
                          f"{lst}[-1] + ({lst}[-2] if len({lst}) > 1 else {c})"])
-        body = [f"autograph.set_loop_options(maximum_iterations={bound})",
-                f"{lst}.append(({read} + {c}) % 31)"]
+        append = f"{lst}.append(({read} + {c}) % 31)"
+        body = [f"autograph.set_loop_options(maximum_iterations={bound})"]
+        if r.random() < 0.2:   # an append on a traced condition: the length steps apart
+            body += [f"if ({c} + {atom}) % 3 != 1:", [append]]
+        else:
+            body.append(append)
         if r.random() < 0.3:
             body.append(f"{target} = ({target} + {lst}[-1]) % 97")
+        # counters stepping with the list's length (carried once, loop_counters.py):
+        # the loop's own from 0 or a traced start, another up or down from elsewhere
+        first = r.choice(["0", f"{other} % 3"])
+        extra = []
+        if r.random() < 0.5:
+            d = self._name("while_list")
+            extra = [f"{d} = {r.choice(['5', f'{atom} % 4', '-2'])}"]
+            body.append(f"{d} {r.choice(['+= 1', '-= 2', '+= 1'])}")
         body.append(f"{c} += 1")
         after = r.choice([f"len({lst}) + {lst}[-1]", f"{lst}[-1] * 2 - {lst}[0]",
                           f"{lst}[len({lst}) // 2] + len({lst})"])
-        return [f"{lst} = [{', '.join(start)}]", f"{c} = 0",
+        if extra:
+            after = f"{after} + {d} * 3 + {c}"
+        return [f"{lst} = [{', '.join(start)}]", f"{c} = {first}", *extra,
                 f"while {c} < {other} % 5 + {most}:", body,
                 f"{target} = ({target} + {after}) % 97"]
 
