@@ -421,14 +421,19 @@ class Transpiler:
         user_names = ctx.user_names
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
             try:
-                node_types, names, rewrites = _DECLARED[converter]
+                node_types, names, rewrites, on_source = _DECLARED[converter]
             except (KeyError, TypeError):
-                node_types, names, rewrites = _declared(converter)
+                node_types, names, rewrites, on_source = _declared(converter)
             if ((node_types is not None and present.isdisjoint(node_types))
                     or (names is not None and user_names.isdisjoint(names))):
                 continue          # it rewrites nothing this function holds
             if not rewrites:
                 node = converter.transform(node, ctx)
+            elif current is None and on_source:
+                if converter.needed(nodes, ctx):
+                    node = converter.rewrite(node, ctx, None)
+                    current = None
+                continue          # (unchanged: ``current`` stays None)
             else:
                 if current is None:
                     current = walk_list(node)
@@ -516,13 +521,18 @@ _EXPORTS = None
 
 
 def _declared(converter):
-    """``(NODE_TYPES, NAMES, whether it defines rewrite)`` of ``converter`` (None for
-    what it does not declare), found once per converter (``_DECLARED``). A converter
-    module may declare ``NODE_TYPES`` (the node types it rewrites) and ``NAMES``
-    (the names whose calls it rewrites); it is skipped for a function that holds
-    none of one of them."""
+    """``(NODE_TYPES, NAMES, whether it defines rewrite, NEEDED_ON_SOURCE)`` of
+    ``converter`` (None or False for what it does not declare), found once per
+    converter (``_DECLARED``). A converter module may declare ``NODE_TYPES`` (the
+    node types it rewrites) and ``NAMES`` (the names whose calls it rewrites); it is
+    skipped for a function that holds none of one of them. ``NEEDED_ON_SOURCE``: its
+    ``needed`` may be asked of the walk of the function as parsed, where the tree
+    has changed since (no converter before it makes what it looks for, so that walk
+    says yes wherever the tree's own would; its ``rewrite`` changes nothing where
+    there is nothing to rewrite, and takes no walk): a walk of the tree less."""
     declared = (getattr(converter, "NODE_TYPES", None), getattr(converter, "NAMES", None),
-                getattr(converter, "rewrite", None) is not None)
+                getattr(converter, "rewrite", None) is not None,
+                getattr(converter, "NEEDED_ON_SOURCE", False))
     try:
         _DECLARED[converter] = declared
     except TypeError:     # (a converter object that cannot be a key: found each time)
