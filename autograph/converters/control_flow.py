@@ -234,7 +234,7 @@ class _ControlFlow(Transformer):
             orelse=node.orelse, test=node.test, state_in=block.state_in,
             moved=("test", "state_in"))
         defined = block.dead & annos.get(node, annos.DEFINED_IN, frozenset())
-        for helper in new[:2]:
+        for helper in new[:2] if defined else ():
             take_as_defaults(helper, self._sorted(defined & modified_names(helper.body)))
         return self._finish(new, node, block.keywords)
 
