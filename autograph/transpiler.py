@@ -526,10 +526,11 @@ def _declared(converter):
     converter (``_DECLARED``). A converter module may declare ``NODE_TYPES`` (the
     node types it rewrites) and ``NAMES`` (the names whose calls it rewrites); it is
     skipped for a function that holds none of one of them. ``NEEDED_ON_SOURCE``: its
-    ``needed`` may be asked of the walk of the function as parsed, where the tree
-    has changed since (no converter before it makes what it looks for, so that walk
-    says yes wherever the tree's own would; its ``rewrite`` changes nothing where
-    there is nothing to rewrite, and takes no walk): a walk of the tree less."""
+    ``needed`` may be asked of the walk taken of the function as parsed (the list of
+    its nodes then, some changed in place since), where the tree has changed since:
+    no converter before it makes what it looks for, so that walk says yes wherever
+    the tree's own would; its ``rewrite`` changes nothing where there is nothing to
+    rewrite, and takes no walk. (A walk of the tree less.)"""
     declared = (getattr(converter, "NODE_TYPES", None), getattr(converter, "NAMES", None),
                 getattr(converter, "rewrite", None) is not None,
                 getattr(converter, "NEEDED_ON_SOURCE", False))
