@@ -256,27 +256,10 @@ class _SourceFacts:
     def explain(self, code) -> str | None:
         """Why ``code`` (the function's or a nested one) was not compiled from this
         definition, or ``None``."""
-        spans, starts, ends = self.spans, self.starts, self.ends
-        name_ops, name_at, constants_at = _NAME_OPS, self.name_at, self.constants_at
-        for opname, position, argval in instructions(code):
-            if None in position or position[2] == position[3] == 0:
-                continue                      # no position, or the compiler's own
-            line, end_line, col, end_col = position
-            span = (line, col, end_line, end_col)
-            if span not in spans and (
-                    opname not in _METHOD_CALL_OPS
-                    or ((line, col) not in starts and (end_line, end_col) not in ends)):
-                return (f"the running code has an expression at line {line}, column "
-                        f"{col + 1} that the source does not")
-            if opname in name_ops:
-                held = name_at.get(span)
-                if held is None or held == argval:
-                    continue                  # (what ``_differs_at`` finds first)
-            elif opname != "LOAD_CONST" or span not in constants_at:
-                continue                      # (no name or constant: nothing to differ)
-            problem = self._differs_at(span, opname, argval)
-            if problem:
-                return problem
+        problem = (self._explain_decoded(code) if _DECODED
+                   else self._explain_instructions(instructions(code)))
+        if problem:
+            return problem
         names = code.co_names + code.co_varnames + code.co_cellvars + code.co_freevars
         if not all(name.isidentifier() for name in names):
             return None                       # compiled from a tree a tool rewrote
@@ -291,6 +274,64 @@ class _SourceFacts:
                         not self._compiler_constant(key)):
                     return (f"the running code holds the constant {key[1]}, which the "
                             "source does not")
+        return None
+
+    def _explain_instructions(self, found):
+        """Why the instructions ``found`` (``instructions``' triples) were not
+        compiled from this definition: an instruction placed where no node of the
+        source is, or using a name or constant other than the node at its place."""
+        spans, starts, ends = self.spans, self.starts, self.ends
+        name_ops, name_at, constants_at = _NAME_OPS, self.name_at, self.constants_at
+        for opname, position, argval in found:
+            if None in position or position[2] == position[3] == 0:
+                continue                      # no position, or the compiler's own
+            line, end_line, col, end_col = position
+            span = (line, col, end_line, end_col)
+            if span not in spans and (
+                    opname not in _METHOD_CALL_OPS
+                    or ((line, col) not in starts and (end_line, end_col) not in ends)):
+                return _placed_elsewhere(line, col)
+            if opname in name_ops:
+                held = name_at.get(span)
+                if held is None or held == argval:
+                    continue                  # (what ``_differs_at`` finds first)
+            elif opname != "LOAD_CONST" or span not in constants_at:
+                continue                      # (no name or constant: nothing to differ)
+            problem = self._differs_at(span, opname, argval)
+            if problem:
+                return problem
+        return None
+
+    def _explain_decoded(self, code):
+        """``_explain_instructions(instructions(code))`` over the code units as
+        ``_units`` reads them: an instruction's name and argument are looked up only
+        where its place does not settle it (most instructions name no variable and
+        load no constant)."""
+        spans, starts, ends = self.spans, self.starts, self.ends
+        name_ops, name_at, constants_at = _NAME_OPS, self.name_at, self.constants_at
+        opnames, kinds = dis.opname, _ARG_KIND
+        for op, arg, (line, end_line, col, end_col) in _units(code):
+            if (line is None or end_line is None or col is None or end_col is None
+                    or col == end_col == 0):
+                continue                      # no position, or the compiler's own
+            span = (line, col, end_line, end_col)
+            if span not in spans and (
+                    opnames[op] not in _METHOD_CALL_OPS
+                    or ((line, col) not in starts and (end_line, end_col) not in ends)):
+                return _placed_elsewhere(line, col)
+            kind = kinds.get(op)
+            if kind is None:
+                continue      # (neither a name nor a constant: nothing to differ)
+            opname, argval = opnames[op], _argval(code, kind, arg)
+            if opname in name_ops:
+                held = name_at.get(span)
+                if held is None or held == argval:
+                    continue                  # (what ``_differs_at`` finds first)
+            elif opname != "LOAD_CONST" or span not in constants_at:
+                continue
+            problem = self._differs_at(span, opname, argval)
+            if problem:
+                return problem
         return None
 
     def _differs_at(self, span, opname, argval):
@@ -328,6 +369,11 @@ class _SourceFacts:
         if kind == "str":
             return text[1:-1] in self.names or ".<locals>." in text
         return kind == "int" and self.ints_made_by_compiler and abs(int(text)) <= 256
+
+
+def _placed_elsewhere(line, col) -> str:
+    return (f"the running code has an expression at line {line}, column {col + 1} that "
+            "the source does not")
 
 
 def instructions(code):
@@ -368,10 +414,19 @@ if _DECODED:
 
 
 def _decoded(code):
+    opnames, kinds = dis.opname, _ARG_KIND
+    return [(opnames[op], position,
+             None if (kind := kinds.get(op)) is None else _argval(code, kind, arg))
+            for op, arg, position in _units(code)]
+
+
+def _units(code):
+    """``(opcode, argument, position)`` of each instruction of ``code`` (argument
+    None for one that takes none), as ``dis`` reads them (Python 3.11)."""
     raw = code.co_code
     # (one position per code unit; none past the end, as ``next(positions, ...)``)
     positions = itertools.chain(code.co_positions(), itertools.repeat(_NO_POSITION))
-    opnames, caches, kinds = dis.opname, _CACHE_ENTRIES, _ARG_KIND
+    caches = _CACHE_ENTRIES
     have_argument, extended = dis.HAVE_ARGUMENT, dis.EXTENDED_ARG
     out, extended_arg, skip = [], 0, 0
     for i, position in zip(range(0, len(raw), 2), positions, strict=False):
@@ -388,18 +443,19 @@ def _decoded(code):
                 extended_arg -= 1 << 32
         else:
             extended_arg = 0
-        kind = kinds.get(op)
-        argval = None
-        if kind == "const":
-            argval = code.co_consts[arg]
-        elif kind == "name":
-            argval = code.co_names[arg]
-        elif kind == "global":
-            argval = code.co_names[arg >> 1]
-        elif kind == "local":
-            argval = code._varname_from_oparg(arg)
-        out.append((opnames[op], position, argval))
+        out.append((op, arg, position))
     return out
+
+
+def _argval(code, kind, arg):
+    """The value the argument ``arg`` of an instruction of ``_ARG_KIND`` ``kind`` names."""
+    if kind == "const":
+        return code.co_consts[arg]
+    if kind == "name":
+        return code.co_names[arg]
+    if kind == "global":
+        return code.co_names[arg >> 1]
+    return code._varname_from_oparg(arg)
 
 
 _NO_POSITION = (None, None, None, None)

@@ -60,7 +60,7 @@ def replace(template: str, *, moved=(), **replacements) -> list:
     (it is in no tree and the caller does not use it again): the template's first
     use of it takes it as it is, without a copy."""
     replacer = _Replacer(replacements, moved)
-    result = replacer.statements(_parse(template))   # (copies as it replaces)
+    result = _builder(template, frozenset(replacements))(replacer)  # (copies as it replaces)
     unused = set(replacements) - replacer.used
     if unused:
         raise ValueError(f"placeholders not in the template: {sorted(unused)}")
@@ -170,9 +170,9 @@ def _as_expr(value, ctx):
 
 
 class _Replacer:
-    """Builds the statements of a parsed template (``_parse``'s, which stay as they
-    are: shared by every use) with the placeholders replaced: each template node is
-    copied once, as it is reached."""
+    """The placeholders of one use of a template: what ``_builder``'s function asks
+    for each placeholder it reaches (which ones were used; a moved expression is
+    taken as it is once, then copied)."""
 
     def __init__(self, replacements, moved=()):
         self.replacements = replacements
@@ -185,91 +185,13 @@ class _Replacer:
             return True, self.replacements[identifier]
         return False, None
 
-    def statements(self, stmts):
-        out = []
-        for stmt in stmts:
-            replaced = self.statement(stmt)
-            out.extend(replaced if isinstance(replaced, list) else [replaced])
-        return out
-
-    def statement(self, stmt):
-        # `body` standing alone: splice statements.
-        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Name):
-            found, value = self.lookup(stmt.value.id)
-            if found and isinstance(value, list) and (
-                    not value or isinstance(value[0], gast.stmt)):
-                return list(value)
-        # `return state` / `state = call(...)` with an empty list of names.
-        if isinstance(stmt, gast.Return) and isinstance(stmt.value, gast.Name):
-            found, value = self.lookup(stmt.value.id)
-            if found and isinstance(value, list) and not value:
-                return gast.Return(value=None)
-        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)):
-            found, value = self.lookup(stmt.targets[0].id)
-            if found and isinstance(value, list) and not value:
-                return gast.Expr(value=self.node(stmt.value))
-        return self.node(stmt)
-
-    def node(self, node):
-        """A copy of the template node ``node`` with its placeholders replaced;
-        inserted values are not revisited."""
-        cls = node.__class__
-        if cls is gast.Name:
-            return self.name(node)
-        new = cls.__new__(cls)
-        fields = new.__dict__
-        for field, old in node.__dict__.items():
-            if old.__class__ is list:
-                if old and isinstance(old[0], gast.stmt):
-                    old = self.statements(old)
-                elif (cls, field) in _SEQUENCES:
-                    old = self.sequence(old)
-                else:
-                    old = [self.node(x) if isinstance(x, _AST) else x for x in old]
-            elif old.__class__ in LEAVES:    # (a context or an operator: no fields)
-                leaf = old.__class__
-                old = leaf.__new__(leaf)
-            elif isinstance(old, _AST):
-                old = self.node(old)
-            fields[field] = old
-        if cls is gast.Attribute and node.value.__class__ is gast.Name and (
-                node.value.id == RUNTIME_PLACEHOLDER):
-            annos.set(new, annos.RUNTIME, new.attr)
-        elif cls is gast.FunctionDef or cls is gast.AsyncFunctionDef:
-            found, value = self.lookup(node.name)
-            if found:
-                new.name = value
-            # A generated helper is no generator: the statements it is given are of
-            # a function that is none (converters leave a generator as it is).
-            annos.set(new, annos.STAYS_PYTHON, False)
-        return new
-
-    def sequence(self, elts):
-        """A list of expressions, where a placeholder may stand for several."""
-        out = []
-        for elt in elts:
-            if isinstance(elt, gast.Name):
-                found, value = self.lookup(elt.id)
-                if found and isinstance(value, (list, tuple)):
-                    out.extend(_as_expr(v, elt.ctx.__class__()) for v in value)
-                else:
-                    out.append(self.name(elt))
-            elif isinstance(elt, _AST):
-                out.append(self.node(elt))
-            else:
-                out.append(elt)
-        return out
-
     def name(self, node):
+        """The template's name ``node`` (a placeholder) replaced by what it stands for."""
         found, value = self.lookup(node.id)
         ctx = node.ctx.__class__
         ctx = ctx.__new__(ctx)     # (a context has no fields: its constructor sets none)
         if not found:
-            new = gast.Name.__new__(gast.Name)
-            new.__dict__.update(node.__dict__)
-            new.ctx = ctx
-            return new
+            return _copy_name(node)
         if isinstance(value, (list, tuple)):
             if len(value) == 1:
                 return _as_expr(value[0], ctx)
@@ -282,3 +204,187 @@ class _Replacer:
 
 
 _AST = gast.AST
+
+
+# -- templates compiled ----------------------------------------------------------------
+#
+# A template is used with the same placeholders each time: the walk of its nodes that
+# copies them and replaces the placeholders is done once per (template, placeholders),
+# written out as one function (``_builder``) that builds the copy in one expression,
+# the fixed parts inline and each placeholder through the ``_Replacer``. Each template
+# node is copied once, as it is reached (fields in its order); an expression a
+# placeholder stands for is copied where it is inserted (``moved``: taken once as it
+# is); inserted values are not revisited.
+
+
+@functools.cache
+def _builder(template: str, keys: frozenset):
+    """A function of a ``_Replacer`` giving ``template``'s statements (``_parse``'s,
+    which stay as they are: shared by every use) with the placeholders ``keys``
+    replaced."""
+    writer = _BuilderWriter(keys)
+    code = writer.statements(_parse(template))
+    namespace = {"K": tuple(writer.constants), **_BUILDER_HELPERS}
+    exec(compile(f"def build(R):\n    return {code}\n", "<template>", "exec"),  # noqa: S102
+         namespace)
+    return namespace["build"]
+
+
+class _BuilderWriter:
+    """Writes the expression that builds a copy of template nodes (``_builder``)."""
+
+    def __init__(self, keys):
+        self.keys = keys
+        self.constants = []    # the objects the code refers to, as K[i]
+
+    def ref(self, value) -> str:
+        if value is None or value.__class__ in (str, int, bool):
+            return repr(value)
+        self.constants.append(value)
+        return f"K[{len(self.constants) - 1}]"
+
+    def _placeholder(self, node, cls) -> str | None:
+        """The placeholder ``node`` is (a name of class ``cls`` among the keys), or None."""
+        if node.__class__ is cls and isinstance(node, gast.Name) and node.id in self.keys:
+            return node.id
+        return None
+
+    def statements(self, stmts) -> str:
+        """The statements ``stmts``, as a list display: a placeholder standing alone
+        (``body``) splices the statements given; ``return state`` and ``state =
+        call`` with an empty list of names become ``return`` and ``call``."""
+        parts = []
+        for stmt in stmts:
+            cls = stmt.__class__
+            spliced = (self._placeholder(stmt.value, gast.Name)
+                       if cls is gast.Expr else None)
+            emptied = (self._placeholder(stmt.value, gast.Name)
+                       if cls is gast.Return else None)
+            dropped = (self._placeholder(stmt.targets[0], gast.Name)
+                       if cls is gast.Assign and len(stmt.targets) == 1 else None)
+            code = self.node(stmt)
+            if spliced is not None:     # `body`: the statements given, spliced
+                code = (f"*(_s if (_s := _splice(R, {spliced!r})) is not None "
+                        f"else [{code}])")
+            elif emptied is not None:   # `return state` with no names: `return`
+                code = f"(_empty_return() if _empty(R, {emptied!r}) else {code})"
+            elif dropped is not None:   # `state = call` with no names: `call`
+                code = (f"(_expression(({self.node(stmt.value)})) "
+                        f"if _empty(R, {dropped!r}) else {code})")
+            parts.append(code)
+        return "[" + ", ".join(parts) + "]"
+
+    def node(self, node) -> str:
+        """A copy of ``node`` with its placeholders replaced; each ``ag__.name``
+        annotated ``annos.RUNTIME``; a function renamed if its name is a
+        placeholder."""
+        cls = node.__class__
+        if cls is gast.Name:
+            return (f"R.name({self.ref(node)})" if node.id in self.keys
+                    else f"_copy_name({self.ref(node)})")
+        fields = []
+        for field, old in node.__dict__.items():
+            if old.__class__ is list:
+                if old and isinstance(old[0], gast.stmt):
+                    code = self.statements(old)
+                elif (cls, field) in _SEQUENCES:
+                    code = self.sequence(old)
+                else:
+                    code = "[" + ", ".join(self.node(x) if isinstance(x, _AST)
+                                           else self.ref(x) for x in old) + "]"
+            elif old.__class__ in LEAVES:
+                code = f"_leaf({self.ref(old.__class__)})"
+            elif isinstance(old, _AST):
+                code = self.node(old)
+            else:
+                code = self.ref(old)
+            fields.append(f"{field!r}: {code}")
+        code = f"_new({self.ref(cls)}, {{{', '.join(fields)}}})"
+        if cls is gast.Attribute and node.value.__class__ is gast.Name and (
+                node.value.id == RUNTIME_PLACEHOLDER):
+            return f"_runtime({code})"
+        if cls is gast.FunctionDef or cls is gast.AsyncFunctionDef:
+            return f"_definition(R, {code}, {node.name!r})"
+        return code
+
+    def sequence(self, elts) -> str:
+        """A list of expressions (parameters, elements, arguments), where a
+        placeholder given a list stands for several."""
+        parts = []
+        for elt in elts:
+            if isinstance(elt, gast.Name):
+                parts.append(f"*_items(R, {self.ref(elt)})" if elt.id in self.keys
+                             else f"_copy_name({self.ref(elt)})")
+            elif isinstance(elt, _AST):
+                parts.append(self.node(elt))
+            else:
+                parts.append(self.ref(elt))
+        return "[" + ", ".join(parts) + "]"
+
+
+def _new(cls, fields):
+    new = cls.__new__(cls)
+    new.__dict__.update(fields)
+    return new
+
+
+def _leaf(cls):
+    return cls.__new__(cls)     # (a context or an operator: no fields)
+
+
+def _copy_name(node):
+    """A copy of a template's name that is no placeholder."""
+    ctx = node.ctx.__class__
+    ctx = ctx.__new__(ctx)
+    new = _NAME.__new__(_NAME)
+    new.__dict__.update(node.__dict__)
+    new.ctx = ctx
+    return new
+
+
+def _runtime(node):
+    annos.set(node, annos.RUNTIME, node.attr)
+    return node
+
+
+def _definition(replacer, new, name):
+    found, value = replacer.lookup(name)
+    if found:
+        new.name = value
+    # A generated helper is no generator: the statements it is given are of a
+    # function that is none (converters leave a generator as it is).
+    annos.set(new, annos.STAYS_PYTHON, False)
+    return new
+
+
+def _splice(replacer, name):
+    found, value = replacer.lookup(name)
+    if found and isinstance(value, list) and (not value or isinstance(value[0], gast.stmt)):
+        return list(value)
+    return None
+
+
+def _empty(replacer, name) -> bool:
+    found, value = replacer.lookup(name)
+    return found and isinstance(value, list) and not value
+
+
+def _empty_return():
+    return gast.Return(value=None)
+
+
+def _expression(value):
+    return gast.Expr(value=value)
+
+
+def _items(replacer, elt):
+    found, value = replacer.lookup(elt.id)
+    if found and isinstance(value, (list, tuple)):
+        return [_as_expr(v, elt.ctx.__class__()) for v in value]
+    return [replacer.name(elt)]
+
+
+_BUILDER_HELPERS = {
+    "_new": _new, "_leaf": _leaf, "_copy_name": _copy_name, "_runtime": _runtime,
+    "_definition": _definition, "_splice": _splice, "_empty": _empty,
+    "_empty_return": _empty_return, "_expression": _expression, "_items": _items}

@@ -421,14 +421,19 @@ class Transpiler:
         user_names = ctx.user_names
         for converter in PYTHON_TWIN_CONVERTERS if twin else self.converters:
             try:
-                node_types, names, rewrites = _DECLARED[converter]
+                node_types, names, rewrites, on_source = _DECLARED[converter]
             except (KeyError, TypeError):
-                node_types, names, rewrites = _declared(converter)
+                node_types, names, rewrites, on_source = _declared(converter)
             if ((node_types is not None and present.isdisjoint(node_types))
                     or (names is not None and user_names.isdisjoint(names))):
                 continue          # it rewrites nothing this function holds
             if not rewrites:
                 node = converter.transform(node, ctx)
+            elif current is None and on_source:
+                if converter.needed(nodes, ctx):
+                    node = converter.rewrite(node, ctx, None)
+                    current = None
+                continue          # (unchanged: ``current`` stays None)
             else:
                 if current is None:
                     current = walk_list(node)
@@ -516,13 +521,19 @@ _EXPORTS = None
 
 
 def _declared(converter):
-    """``(NODE_TYPES, NAMES, whether it defines rewrite)`` of ``converter`` (None for
-    what it does not declare), found once per converter (``_DECLARED``). A converter
-    module may declare ``NODE_TYPES`` (the node types it rewrites) and ``NAMES``
-    (the names whose calls it rewrites); it is skipped for a function that holds
-    none of one of them."""
+    """``(NODE_TYPES, NAMES, whether it defines rewrite, NEEDED_ON_SOURCE)`` of
+    ``converter`` (None or False for what it does not declare), found once per
+    converter (``_DECLARED``). A converter module may declare ``NODE_TYPES`` (the
+    node types it rewrites) and ``NAMES`` (the names whose calls it rewrites); it is
+    skipped for a function that holds none of one of them. ``NEEDED_ON_SOURCE``: its
+    ``needed`` may be asked of the walk taken of the function as parsed (the list of
+    its nodes then, some changed in place since), where the tree has changed since:
+    no converter before it makes what it looks for, so that walk says yes wherever
+    the tree's own would; its ``rewrite`` changes nothing where there is nothing to
+    rewrite, and takes no walk. (A walk of the tree less.)"""
     declared = (getattr(converter, "NODE_TYPES", None), getattr(converter, "NAMES", None),
-                getattr(converter, "rewrite", None) is not None)
+                getattr(converter, "rewrite", None) is not None,
+                getattr(converter, "NEEDED_ON_SOURCE", False))
     try:
         _DECLARED[converter] = declared
     except TypeError:     # (a converter object that cannot be a key: found each time)
@@ -697,11 +708,22 @@ def _compile(node, filename, runtime_name, original_code,
     params = [runtime_name, *original_code.co_freevars,
               *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
-    # shadow the global it reads when it calls itself (recursion).
+    # shadow the global it reads when it calls itself (recursion). Unless the factory
+    # declares that name global (where it is no parameter): then the function reads
+    # the global as the original does, and the compiler gives it and its helpers
+    # the original's qualified names (a global definition's has no prefix), so a
+    # top-level function's code needs no renaming (``_requalify``) afterwards.
+    name = original_code.co_name
+    qualname = getattr(original_code, "co_qualname", name)
+    named = qualname == name and name.isidentifier() and name not in params
     renamed = node.__class__.__new__(node.__class__)     # (copy.copy, written out)
     renamed.__dict__.update(node.__dict__)
     node = renamed
-    node.name = _CONVERTED_NAME
+    node.name = name if named else _CONVERTED_NAME
+    body = [node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
+                                              annotation=None, type_comment=None))]
+    if named:
+        body.insert(0, gast.Global(names=[name]))
     factory = gast.FunctionDef(
         name=_FACTORY_NAME,
         args=gast.arguments(
@@ -709,14 +731,12 @@ def _compile(node, filename, runtime_name, original_code,
                   for p in params],
             posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
             defaults=[]),
-        body=[node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
-                                                annotation=None, type_comment=None))],
-        decorator_list=[], returns=None, type_comment=None, type_params=[])
+        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
     # The factory's own nodes take its place (as ``ast.fix_missing_locations`` would
     # give them): then, where the converters placed every node, no fill is needed.
     place = {attr: getattr(node, attr) for attr in _LOCATION}
     factory.__dict__.update(place)
-    for own in (*factory.args.args, factory.body[1], factory.body[1].value):
+    for own in (*factory.args.args, *body[:-2], body[-1], body[-1].value):
         own.__dict__.update(place)
     module = gast.Module(body=[factory], type_ignores=[])
     tree = ast_bridge.to_located_ast(module)
@@ -724,11 +744,15 @@ def _compile(node, filename, runtime_name, original_code,
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
-    code = _code_constant(factory_code, _CONVERTED_NAME)
+    code = _code_constant(factory_code, node.name)
+    helper_scopes = _helper_scopes(helpers)
+    if named:
+        # (only the user's code nested in a helper loses the helper's part)
+        return code if helper_scopes is None else _requalify(code, name, name,
+                                                             helper_scopes)
     code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
-                      _qualname_prefix(original_code) + original_code.co_name,
-                      _helper_scopes(helpers))
-    return code.replace(co_name=original_code.co_name)
+                      _qualname_prefix(original_code) + name, helper_scopes)
+    return code.replace(co_name=name)
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks
@@ -821,6 +845,9 @@ def _requalify(code, old: str, new: str, helper_scopes=None):
         changes["co_qualname"] = renamed
         if "__qualname__" in code.co_names:   # a class body: `__qualname__ = '...'`
             changes["co_consts"] = tuple(renamed if c == qualname else c for c in consts)
+    if changes.get("co_qualname", qualname) == qualname and all(
+            a is b for a, b in zip(changes["co_consts"], code.co_consts, strict=True)):
+        return code          # (nothing renamed in it or under it)
     return code.replace(**changes)
 
 

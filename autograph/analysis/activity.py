@@ -279,32 +279,46 @@ def mutated_objects(stmts) -> tuple[set, set]:
     A name in the first set and not the second still denotes the same object after
     the statements: what changed is that object's state."""
     mutated, rebound = set(), set()
+    kinds = _TARGET_KINDS
     for node in walk_same_scope(stmts):
-        targets = []
-        if isinstance(node, gast.Assign):
+        kind = kinds.get(node.__class__)
+        if kind is None:
+            continue               # (binds nothing: most nodes)
+        if kind == "assign":
             if is_setitem(node):
                 mutated.add(node.targets[0].id)
                 continue
             targets = node.targets
-        elif isinstance(node, (gast.AugAssign, gast.AnnAssign)):
+        elif kind == "target":
             targets = [node.target]
-        elif isinstance(node, gast.Delete):
-            targets = node.targets
-        elif isinstance(node, (gast.For, gast.AsyncFor)):
-            targets = [node.target]
-        elif isinstance(node, gast.withitem) and node.optional_vars is not None:
+        elif kind == "with":
+            if node.optional_vars is None:
+                continue
             targets = [node.optional_vars]
-        elif isinstance(node, gast.NamedExpr):
-            targets = [node.target]
-        elif isinstance(node, gast.ExceptHandler) and node.name is not None:
+        elif kind == "handler":
+            if node.name is None:
+                continue
             targets = [node.name]
-        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        elif kind == "definition":
             rebound.add(node.name)
-        elif isinstance(node, (gast.Import, gast.ImportFrom)):
+            continue
+        else:   # "import"
             rebound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            continue
         for target in targets:
             _split_target(target, mutated, rebound)
     return mutated, rebound
+
+
+# Node class -> how ``mutated_objects`` finds what it binds (found by class, not by
+# a chain of isinstance tests per node).
+_TARGET_KINDS = {
+    gast.Assign: "assign", gast.Delete: "assign",
+    gast.AugAssign: "target", gast.AnnAssign: "target", gast.For: "target",
+    gast.AsyncFor: "target", gast.NamedExpr: "target",
+    gast.withitem: "with", gast.ExceptHandler: "handler",
+    gast.FunctionDef: "definition", gast.AsyncFunctionDef: "definition",
+    gast.ClassDef: "definition", gast.Import: "import", gast.ImportFrom: "import"}
 
 
 def _split_target(target, mutated, rebound):

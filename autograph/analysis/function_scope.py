@@ -53,10 +53,13 @@ class FunctionScope:
     converted, which staging may carry), the names nested functions assign through
     ``nonlocal`` that its code can see (``written``), and its ``closures``."""
 
-    def __init__(self, node, parent, nested_scopes=True, locals_=None):
+    def __init__(self, node, parent, nested_scopes=True, locals_=None,
+                 may_show_locals=True):
         globals_, nonlocals = {}, {}
         shows_locals = False    # (one walk finds the declarations and locals() calls)
-        for sub in walk_same_scope(node.body):
+        # (without nested scopes the tree holds no declaration; ``may_show_locals``:
+        # whether the function may call ``locals``, ``vars`` or ``dir``)
+        for sub in walk_same_scope(node.body) if nested_scopes or may_show_locals else ():
             if isinstance(sub, (gast.Global, gast.Nonlocal)):
                 target = nonlocals if isinstance(sub, gast.Nonlocal) else globals_
                 target.update((n, sub) for n in sub.names)

@@ -53,6 +53,9 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 
 
 class _AugmentedAssignments(Transformer):
+    # (an augmented assignment is a statement: the walk need not enter expressions)
+    statements_only = True
+
     def __init__(self, ctx):
         self.ctx = ctx
         self.scopes = []   # per function: [the function, its Sharing, its first region]

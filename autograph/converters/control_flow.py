@@ -112,6 +112,7 @@ from autograph.walk import walk_list
 
 NODE_TYPES = (gast.If, gast.While, gast.For)
 _TRIES = (gast.Try, gast.TryStar)
+_SHOWING_LOCALS = frozenset(("locals", "vars", "dir"))
 _DECLARING = frozenset((gast.Global, gast.Nonlocal, gast.FunctionDef, gast.AsyncFunctionDef,
                         gast.Lambda, gast.GeneratorExp, gast.ClassDef))
 
@@ -144,6 +145,8 @@ def rewrite(node: gast.FunctionDef, ctx, nodes) -> gast.FunctionDef:
     # would declare it nonlocal): no block writes a name outside its function.
     converter.declarations = any(sub.__class__ in _DECLARING for sub in nodes
                                  if sub is not node)
+    # (only locals_calls makes the runtime's locals_ and dir_, of these builtins)
+    converter.may_show_locals = not ctx.user_names.isdisjoint(_SHOWING_LOCALS)
     # Only a read that may find its name unbound (``visit_Name``) is rewritten
     # inside an expression: where definedness found none, the statements suffice.
     converter.statements_only = not any(
@@ -179,14 +182,16 @@ class _ControlFlow(Transformer):
         self.scopes = []              # per function: its FunctionScope
         self.range_indices = [[]]     # per function: targets of the enclosing range loops
         self.loops = [[]]             # per function: the enclosing loops
-        self.declarations = True      # see transform
+        self.declarations = True      # see rewrite
+        self.may_show_locals = True   # see rewrite
 
     # -- statements --------------------------------------------------------------------
 
     def visit_FunctionDef(self, node):
         scope = FunctionScope(node, self.scopes[-1] if self.scopes else None,
                               nested_scopes=self.declarations,
-                              locals_=self.locals_of.get(id(node)))
+                              locals_=self.locals_of.get(id(node)),
+                              may_show_locals=self.may_show_locals)
         scope.sharing = Sharing(node, self.ag)
         self.scopes.append(scope)
         self.range_indices.append([])
@@ -229,7 +234,7 @@ class _ControlFlow(Transformer):
             orelse=node.orelse, test=node.test, state_in=block.state_in,
             moved=("test", "state_in"))
         defined = block.dead & annos.get(node, annos.DEFINED_IN, frozenset())
-        for helper in new[:2]:
+        for helper in new[:2] if defined else ():
             take_as_defaults(helper, self._sorted(defined & modified_names(helper.body)))
         return self._finish(new, node, block.keywords)
 
@@ -327,7 +332,6 @@ class _ControlFlow(Transformer):
             live = live_after | needed
             needed = needed | objects
             dead = frozenset(scope.passed_in_only(node, modified - objects, live_after))
-            carried = None
         else:
             live, needed, dead = live_after, None, frozenset()
         state = self._sorted(scope.carried((modified & live | objects) - dead))
@@ -342,8 +346,8 @@ class _ControlFlow(Transformer):
         # Of those, the ones whose items the block assigns: a NumPy array among them
         # cannot take traced values in place (runtime/stageable.py).
         item_writes = self._sorted(set(shared) & items_assigned(stmts)) if shared else ()
-        if not isinstance(node, gast.If):
-            carried = state
+        # (a loop body may delete what it carries; without a ``del``, none to find)
+        carried = state if self.has_delete and not isinstance(node, gast.If) else None
         facts = scope.obstacles(node, node.body if isinstance(node, gast.While) else stmts,
                                 state, cells, carried, self.declarations)
         obstacles = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))

@@ -35,6 +35,8 @@ def declare_in_helpers(new, scope, runtime_name, has_delete=True):
             continue
         if has_delete:
             _return_deleted(helper, runtime_name)
+        if not (globals_ or nonlocals or cells):
+            continue          # (nothing to declare, whatever the helper assigns)
         modified = modified_names(helper.body)
         params = {a.id for a in helper.args.args}
         for kind, names in ((gast.Global, globals_), (gast.Nonlocal, nonlocals)):

@@ -54,6 +54,9 @@ _OPERATORS = {
 
 
 NODE_TYPES = (gast.Subscript,)
+# (no converter before this one makes an item assignment or a slice: ``needed`` may
+# look at the function as parsed, ``transpiler._declared``)
+NEEDED_ON_SOURCE = True
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:

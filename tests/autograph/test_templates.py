@@ -67,3 +67,26 @@ def test_set_location_leaves_user_code_alone():
     templates.set_location(nodes, origin)
     assert nodes[0].lineno == 7 and nodes[0].end_lineno == 7
     assert nodes[0].body[0].lineno == 42
+
+
+def test_a_template_with_other_placeholders_builds_its_own_copy():
+    # (each (template, placeholders) is written out once: a name that is a
+    # placeholder in one use is a plain name in another)
+    template = "def f(s):\n    body\n    return s\ns = ag__.run(f, args, k)"
+    with_k = templates.replace(template, ag__="rt", s=["x", "y"], body=[],
+                               args=["a", gast.parse("b + 1").body[0].value], k="key")
+    assert _source(with_k) == ("def f(x, y):\n    return (x, y)\n"
+                               "x, y = rt.run(f, a, b + 1, key)")
+    without_k = templates.replace(template, ag__="rt", s=[], body=gast.parse("z = 1").body,
+                                  args=[])
+    assert _source(without_k) == "def f():\n    z = 1\n    return\nrt.run(f, k)"
+    for nodes in (with_k, without_k):
+        helper, call = nodes[0], nodes[-1].value
+        assert gast.dump(helper) != gast.dump(templates._parse(template)[0])
+        assert templates.annos.get(helper, templates.annos.STAYS_PYTHON) is False
+        assert templates.annos.runtime_operator(call) == "run"
+    again = templates.replace(template, ag__="rt", s=["x", "y"], body=[],
+                              args=["a", gast.parse("b + 1").body[0].value], k="key")
+    assert gast.dump(gast.Module(body=again, type_ignores=[])) == gast.dump(
+        gast.Module(body=with_k, type_ignores=[]))
+    assert again[0] is not with_k[0] and again[0].args is not with_k[0].args

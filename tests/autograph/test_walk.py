@@ -209,3 +209,42 @@ def _functions_of(module):
     return [f for name, f in sorted(vars(module).items())
             if inspect.isfunction(f) and f.__module__ == module.__name__
             and not name.startswith("test_")]
+
+
+def test_a_gate_asked_of_the_parsed_walk_sees_the_function_as_parsed(monkeypatch):
+    """A converter declaring ``NEEDED_ON_SOURCE`` (slices) is asked ``needed`` of the
+    walk of the function as parsed where converters have changed the tree since
+    (builtin_functions here): that walk is the parsed one, and an item assignment
+    after such a change is still rewritten."""
+    from autograph.analysis import annos
+    from autograph.converters import slices
+    from autograph.transpiler import Transpiler
+
+    asked = []
+    needed = slices.needed
+
+    def spy(nodes, ctx=None):
+        asked.append(nodes)
+        return needed(nodes, ctx)
+
+    monkeypatch.setattr(slices, "needed", spy)
+
+    def f(xs):
+        ys = [0, 0]
+        ys[0] = max(xs[0], xs[1])
+        return ys
+
+    def g(xs):
+        return max(xs[0], xs[1])
+
+    assert "ag__.setitem(ys, 0, ag__.max_(" in Transpiler().source(f)
+    source = Transpiler().source(g)
+    assert "setitem" not in source and "ag__.max_(" in source
+    assert len(asked) == 2
+    for nodes in asked:
+        # (the walk taken before builtin_functions: none of the ag__.max_ it made,
+        # though the call it changed in place is in it)
+        assert nodes[0].name in ("f", "g")
+        assert not any(isinstance(n, gast.Attribute) for n in nodes)
+        assert any(annos.runtime_operator(n) == "max_" for n in nodes)
+    assert Transpiler().convert(f)([3, 5]) == f([3, 5]) == [5, 0]
