@@ -170,12 +170,12 @@ def assert_valid_placement(merged, inner, placed):
     caps, step_sig, node_step = placed
     step_of = {}                # (class, row) -> step of the node that computes it
     for sig, steps in zip(inner, node_step, strict=True):
-        for outs, step in zip(merged[sig][2], steps, strict=True):
+        for outs, step in zip(merged[sig][2].T, steps, strict=True):   # column-major
             for c, row in zip(sig.out_classes, outs, strict=True):
                 step_of[(c, int(row))] = int(step)
     for s, (sig, steps) in enumerate(zip(inner, node_step, strict=True)):
         assert (np.asarray(step_sig)[steps] == s).all()      # a step runs one callee
-        for ins, step in zip(merged[sig][1], steps, strict=True):
+        for ins, step in zip(merged[sig][1].T, steps, strict=True):
             for c, row in zip(sig.in_classes, ins, strict=True):
                 assert step_of.get((c, int(row)), -1) < step     # inputs computed before
     counts = np.zeros(len(caps), np.int64)
@@ -286,4 +286,4 @@ def test_each_step_writes_contiguous_rows_read_only_later(lstm):
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(regions))       # disjoint
     assert regions[-1][1] < rows.total[0]                                 # the dump row after
     for step, (offset, k) in enumerate(zip(rows.offsets, layout.steps, strict=True)):
-        assert (part["inputs"][offset:offset + k] < starts[step].min()).all()
+        assert (part["inputs"][:, offset:offset + k] < starts[step].min()).all()
