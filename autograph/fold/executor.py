@@ -5,7 +5,8 @@
                   and each step's outputs contiguous
     leaves        per height-0 signature: the callee vmapped over all its nodes at
                   once, each output written as one slice
-    steps         in order: gather the step's inputs from the buffers (by index),
+    steps         in order: gather the step's inputs from the buffers (by index; the
+                  plan's indices are ``(values, slots)``, a run's ``(steps, values, K)``),
                   the callee vmapped over the step's slots, each output written as
                   one slice of ``K`` rows at the step's first row; a run of steps
                   of one capacity is a scan, a step of its own is unrolled

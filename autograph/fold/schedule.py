@@ -20,6 +20,9 @@ program written by hand.
 
 Planning is array work over the whole batch, not Python per node: the trees'
 recordings are concatenated per signature with their row offsets (:func:`merge`),
+column-major (one contiguous row of indices per input and output: NumPy's loops
+run along the last axis, which for a block of nodes by a few columns is the
+short one), with stable sorts of small ints done as 16-bit radix sorts,
 and a layout whose first batch was placed by levels (each (height, signature) in
 one step of its own) places a later batch whose levels fit by a table lookup
 (:func:`level_map`, :func:`place_by_levels`); list scheduling runs only when a
