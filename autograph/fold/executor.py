@@ -5,7 +5,8 @@
                   and each step's outputs contiguous
     leaves        per height-0 signature: the callee vmapped over all its nodes at
                   once, each output written as one slice
-    steps         in order: gather the step's inputs from the buffers (by index),
+    steps         in order: gather the step's inputs from the buffers (by index; the
+                  plan's indices are ``(values, slots)``, a run's ``(steps, values, K)``),
                   the callee vmapped over the step's slots, each output written as
                   one slice of ``K`` rows at the step's first row; a run of steps
                   of one capacity is a scan, a step of its own is unrolled
@@ -49,7 +50,7 @@ def _compute(sig, params, values, data, n):
 
 
 def _gather(sig, buffers, class_index, values_rows):
-    return [buffers[class_index[c]][values_rows[:, j]] for j, c in enumerate(sig.in_classes)]
+    return [buffers[class_index[c]][values_rows[j]] for j, c in enumerate(sig.in_classes)]
 
 
 def _scatter(sig, buffers, class_index, outputs_rows, outs):
@@ -58,9 +59,9 @@ def _scatter(sig, buffers, class_index, outputs_rows, outs):
         i = class_index[c]
         out = out.astype(buffers[i].dtype)
         if jnp.issubdtype(out.dtype, jnp.inexact):
-            buffers[i] = buffers[i].at[outputs_rows[:, j]].add(out)
+            buffers[i] = buffers[i].at[outputs_rows[j]].add(out)
         else:       # no gradient to keep cheap; booleans do not add
-            buffers[i] = buffers[i].at[outputs_rows[:, j]].set(out)
+            buffers[i] = buffers[i].at[outputs_rows[j]].set(out)
     return buffers
 
 
@@ -121,8 +122,7 @@ def execute(params, arrays, layout):
     for K, count in layout.runs():
         slots = slice(first_slot, first_slot + K * count)
         chunks = (firsts[first_step:first_step + count],
-                  tree_util.tree_map(lambda x, slots=slots, K=K, count=count: x[slots].reshape(
-                      count, K, *x.shape[1:]), arrays["steps"]["per_sig"]))
+                  [_run_part(part, slots, count, K) for part in arrays["steps"]["per_sig"]])
         first_step, first_slot = first_step + count, slots.stop
         if count == 1:          # a step of its own: unrolled, as a level written by hand
             buffers, _ = step(buffers, tree_util.tree_map(lambda x: x[0], chunks))
@@ -135,13 +135,25 @@ def execute(params, arrays, layout):
     return tree_util.tree_unflatten(layout.root_treedef, roots)
 
 
+def _run_part(part, slots, count, K):
+    """A signature's arrays for a run of ``count`` steps of ``K`` slots, step first:
+    data ``(count, K, ...)``, row indices ``(count, values, K)`` (the plan's are
+    ``(values, slots)``)."""
+    out = {"data": [d[slots].reshape(count, K, *d.shape[1:]) for d in part["data"]]}
+    for name in ("inputs", "outputs"):
+        if name in part:
+            rows = part[name][:, slots]
+            out[name] = rows.reshape(rows.shape[0], count, K).transpose(1, 0, 2)
+    return out
+
+
 def _one_signature(params, class_index, sig, buffers, chunk):
     """A step of the only inner signature, its outputs written as slices from the
     step's first rows: computed whatever its slots hold (a padded slot repeats a
     node computed earlier and writes a row nothing reads)."""
     starts, (part,) = chunk
     values = _gather(sig, buffers, class_index, part["inputs"])
-    outs = _compute(sig, params, values, list(part["data"]), part["inputs"].shape[0])
+    outs = _compute(sig, params, values, list(part["data"]), part["inputs"].shape[1])
     return _write(sig, list(buffers), class_index, starts, outs), None
 
 
@@ -159,7 +171,7 @@ def _scan_run(sig, class_index, params, buffers, chunks):
     chain's narrow steps that add costs more than the step.) Each step keeps its
     gathered inputs for the backward pass, which recomputes the callee."""
     starts, (part,) = chunks
-    count, K = part["inputs"].shape[:2]
+    count, _, K = part["inputs"].shape
 
     def apply(params, values, data, n):
         outs = _compute(sig, params, values, data, n)
@@ -198,7 +210,7 @@ def _scan_run(sig, class_index, params, buffers, chunks):
             ct = list(ct)
             for j, c in enumerate(sig.in_classes):
                 i = class_index[c]
-                ct[i] = ct[i].at[step_part["inputs"][:, j]].add(ct_values[j])
+                ct[i] = ct[i].at[step_part["inputs"][j]].add(ct_values[j])
             return ct, ct_outs
 
         ct, ct_outs = lax.scan(body, list(ct), (values, starts, part), reverse=True)
@@ -219,7 +231,7 @@ def _switched(params, class_index, sigs, buffers, chunk):
     sig_index, per_sig = chunk
     gathered = [(_gather(sig, buffers, class_index, part["inputs"]), list(part["data"]))
                 for sig, part in zip(sigs, per_sig, strict=True)]
-    sizes = [part["outputs"].shape[0] for part in per_sig]
+    sizes = [part["outputs"].shape[1] for part in per_sig]
 
     def branch(s, gathered):
         outs = []

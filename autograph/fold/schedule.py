@@ -20,6 +20,9 @@ program written by hand.
 
 Planning is array work over the whole batch, not Python per node: the trees'
 recordings are concatenated per signature with their row offsets (:func:`merge`),
+column-major (one contiguous row of indices per input and output: NumPy's loops
+run along the last axis, which for a block of nodes by a few columns is the
+short one), with stable sorts of small ints done as 16-bit radix sorts,
 and a layout whose first batch was placed by levels (each (height, signature) in
 one step of its own) places a later batch whose levels fit by a table lookup
 (:func:`level_map`, :func:`place_by_levels`); list scheduling runs only when a
@@ -143,6 +146,7 @@ class Rows:
     per_slot: tuple         # per class, rows per slot of a step
     offsets: np.ndarray     # the first slot of each step (slots end to end)
     starts: dict            # per inner signature: (steps, outputs), each output's first row
+    output_starts: dict     # the same, (outputs, steps)
     class_index: dict
 
     @classmethod
@@ -170,8 +174,9 @@ class Rows:
                 i = class_index[c]
                 rank[c] = rank.get(c, -1) + 1
                 starts[sig][:, j] = used[i] + offsets * per_slot[i] + rank[c] * caps
+        output_starts = {sig: np.ascontiguousarray(s.T) for sig, s in starts.items()}
         return cls(total, tuple(leaf_starts), tuple(used), per_slot, offsets, starts,
-                   class_index)
+                   output_starts, class_index)
 
     def dump(self, sig):
         """The dump row of each output of ``sig`` (written by padded slots of
@@ -211,30 +216,37 @@ def merge(recordings):
                 "autograph.fold: the trees of a batch return different structures "
                 f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
     width = len(first.class_index)
-    counts = np.array([rec.count_vector if len(rec.count_vector) == width else
-                       np.pad(rec.count_vector, (0, width - len(rec.count_vector)))
-                       for rec in recordings])
+    vectors = [rec.count_vector for rec in recordings]
+    if any(len(v) != width for v in vectors):     # recorded before a class was added
+        vectors = [np.pad(v, (0, width - len(v))) for v in vectors]
+    counts = np.array(vectors)
     parts: dict = {}
     for r, rec in enumerate(recordings):
         for sig, part in rec.packed.items():
             entry = parts.get(sig)
             if entry is None:
-                parts[sig] = ([r], [part])
+                parts[sig] = ([r], [part[0]], [part[1]])
             else:
                 entry[0].append(r)
-                entry[1].append(part)
+                entry[1].append(part[0])
+                entry[2].append(part[1])
     # offsets[r, c]: the rows of class c that the trees before tree r take
     offsets = np.cumsum(counts, axis=0) - counts
     class_index = first.class_index
     merged = {}
-    for sig, (which, packed) in parts.items():
-        rows = np.concatenate([part[0] for part in packed])
-        columns = [class_index[c] for c in sig.in_classes + sig.out_classes]
-        rows[:, 1:] += np.repeat(offsets[which][:, columns].astype(np.int32),
-                                 [len(part[0]) for part in packed], axis=0)
+    for sig, (which, rows_list, data_list) in parts.items():
+        # column-major from here on: NumPy loops over an (n, a few) array along its
+        # short rows, several times slower than along contiguous columns
+        columns = np.concatenate(rows_list).T.copy()
+        lengths = [len(r) for r in rows_list]
+        tree_offsets = offsets[which].astype(np.int32)
+        # one block of columns per class (a TreeLSTM cell's: all of one class), each
+        # added its tree's offset as one broadcast
+        for c, block in _column_blocks(sig.in_classes + sig.out_classes, 1):
+            columns[block] += np.repeat(tree_offsets[:, class_index[c]], lengths)
         n_in = len(sig.in_classes)
-        merged[sig] = (rows[:, 0], rows[:, 1:1 + n_in], rows[:, 1 + n_in:],
-                       [np.concatenate([part[1][j] for part in packed])
+        merged[sig] = (columns[0], columns[1:1 + n_in], columns[1 + n_in:],
+                       [np.concatenate([data[j] for data in data_list])
                         for j in range(len(sig.data_avals))])
     total = counts.sum(axis=0).tolist()
     totals = {c: total[i] for c, i in class_index.items() if i < width and total[i]}
@@ -247,7 +259,7 @@ def _groups(heights_by_sig):
     """Groups (height, sig index, node indices) in execution order."""
     groups = []
     for s, heights in enumerate(heights_by_sig):
-        order = np.argsort(heights, kind="stable")
+        order = _stable_order(heights, int(heights.max(initial=0)) + 1)
         values, starts, counts = np.unique(heights[order], return_index=True,
                                            return_counts=True)
         for h, start, count in zip(values.tolist(), starts.tolist(), counts.tolist(),
@@ -276,16 +288,16 @@ def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
     for _, s, nodes in groups:
         _, inputs, outputs, _ = merged[inner_sigs[s]]
         in_columns, out_columns = columns[s]
-        rows = inputs[nodes]
+        rows = inputs[:, nodes]
         ready = None
         for c, cols in in_columns:
-            latest = step_of[c][rows[:, cols]].max(axis=1)
+            latest = step_of[c][rows[cols]].max(axis=0)
             ready = latest if ready is None else np.maximum(ready, latest)
         ready += 1
         n = len(nodes)
         level = ready[0] == ready[-1] and (n < 3 or (ready == ready[0]).all())
         if not level and (ready[1:] < ready[:-1]).any():
-            order = np.argsort(ready, kind="stable")
+            order = _stable_order(ready, int(ready.max()) + 1)
             nodes, ready = nodes[order], ready[order]
         assigned = np.empty(n, np.int64)
         placed, j = 0, int(ready[0])
@@ -306,18 +318,32 @@ def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
                     placed += take
             j += 1
         node_step[s][nodes] = assigned
-        rows = outputs[nodes]
+        rows = outputs[:, nodes]
         for c, cols in out_columns:
-            step_of[c][rows[:, cols]] = assigned[:, None]
+            step_of[c][rows[cols]] = assigned
     return tuple(caps), step_sig, node_step
 
 
+@functools.lru_cache(maxsize=1024)
 def _columns(classes):
     """``(class, [positions])`` of each distinct class in ``classes``."""
     where: dict = {}
     for j, c in enumerate(classes):
         where.setdefault(c, []).append(j)
-    return list(where.items())
+    return tuple(where.items())
+
+
+@functools.lru_cache(maxsize=1024)
+def _column_blocks(classes, first=0):
+    """:func:`_columns` shifted by ``first``, each position list a slice where it is
+    one range (a basic index: no copy)."""
+    blocks = []
+    for c, cols in _columns(classes):
+        cols = [first + j for j in cols]
+        if cols == list(range(cols[0], cols[-1] + 1)):
+            cols = slice(cols[0], cols[-1] + 1)
+        blocks.append((c, cols))
+    return tuple(blocks)
 
 
 def level_map(placement, heights_by_sig):
@@ -454,46 +480,50 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     for sig, cap, starts in zip(leaf_sigs, sizes[len(classes):], rows.leaf_starts,
                                 strict=True):
         _, _, outputs, data = merged[sig]
-        n = len(outputs)
+        n = outputs.shape[1]
         for j, c in enumerate(sig.out_classes):
-            new_rows[c][outputs[:, j]] = starts[j] + np.arange(n, dtype=np.int32)
+            new_rows[c][outputs[j]] = starts[j] + np.arange(n, dtype=np.int32)
         leaf_arrays.append({"data": [np.concatenate([d, np.repeat(d[:1], cap - n, axis=0)])
                                      for d in data]})
     slotted = []
     for sig, steps_of_nodes in zip(inner_sigs, node_step, strict=True):
         _, _, outputs, _ = merged[sig]
-        take, real, slot = _slots(steps_of_nodes, steps)
-        first = (rows.starts[sig][steps_of_nodes]
-                 + (slot - rows.offsets[steps_of_nodes]).astype(np.int32)[:, None])
+        take, real, rank = _slots(steps_of_nodes, steps)
+        first = np.take(rows.output_starts[sig], steps_of_nodes, axis=1) + rank
         for j, c in enumerate(sig.out_classes):
-            new_rows[c][outputs[:, j]] = first[:, j]
+            new_rows[c][outputs[j]] = first[j]
         slotted.append((take, real, first))
 
     # every step's slots laid end to end, one array each (few leaves to pass to
-    # jit: each is a transfer); the executor slices the runs out (static offsets)
+    # jit: each is a transfer); the executor slices the runs out (static offsets).
+    # Row indices are column-major, (values, slots), like the merged nodes
     per_sig = []
     for sig, (take, real, first) in zip(inner_sigs, slotted, strict=True):
         _, inputs, _, data = merged[sig]
-        part = {"inputs": _through(new_rows, sig.in_classes, inputs)[take],
-                "data": [d[take] for d in data]}
+        part = {"inputs": _through(new_rows, sig.in_classes, np.take(inputs, take, axis=1)),
+                "data": [np.take(d, take, axis=0) for d in data]}
         if len(inner_sigs) > 1:     # steps of several signatures scatter by index
-            outs = np.empty((len(take), len(sig.out_classes)), np.int32)
-            outs[:] = rows.dump(sig)
-            outs[real] = first[take[real]]
+            outs = np.empty((len(sig.out_classes), len(take)), np.int32)
+            outs[:] = rows.dump(sig)[:, None]
+            outs[:, real] = first[:, take[real]]
             part["outputs"] = outs
         per_sig.append(part)
     step_sig = np.asarray(step_sig, np.int32)
     step_sig[step_sig < 0] = len(inner_sigs)         # an empty step: computes nothing
     arrays = {"leaf": leaf_arrays, "steps": {"sig": step_sig, "per_sig": per_sig},
-              "roots": _through(new_rows, root_classes, roots)}
+              "roots": np.ascontiguousarray(_through(new_rows, root_classes, roots.T).T)}
     return Plan(arrays, layout)
 
 
 def _through(new_rows, classes, rows):
-    """``rows`` (one column per entry of ``classes``) renumbered by ``new_rows``."""
+    """``rows`` (one row of indices per entry of ``classes``) renumbered by
+    ``new_rows``."""
+    blocks = _column_blocks(classes)
+    if len(blocks) == 1:
+        return np.take(new_rows[blocks[0][0]], rows)
     out = np.empty(rows.shape, np.int32)
-    for c, cols in _columns(classes):
-        out[:, cols] = new_rows[c][rows[:, cols]]
+    for c, cols in blocks:
+        out[cols] = np.take(new_rows[c], rows[cols])
     return out
 
 
@@ -501,21 +531,32 @@ def _slots(node_step, capacities):
     """The node in each slot of every step (the steps' slots end to end), and which
     slots are real. A padded slot repeats its step's first node; a step with none
     of its own, the signature's earliest node (its inputs are computed before every
-    step it can be computed in: real values, never nan). Also each node's slot."""
-    order = np.argsort(node_step, kind="stable")
+    step it can be computed in: real values, never nan). Also each node's place
+    within its step."""
+    caps = np.asarray(capacities, np.int64)
+    order = _stable_order(node_step, len(caps))
     steps = node_step[order]
-    n_in = np.bincount(steps, minlength=len(capacities))
+    n_in = np.bincount(steps, minlength=len(caps))
     first = np.cumsum(n_in) - n_in            # the first of each step's nodes, in order
-    offsets = np.cumsum(capacities) - capacities
+    offsets = np.cumsum(caps) - caps
     head = np.where(n_in > 0, order[np.minimum(first, len(order) - 1)], order[0])
-    take = np.repeat(head, capacities)
-    where = offsets[steps] + np.arange(len(order)) - first[steps]
+    take = np.repeat(head, caps)
+    rank_sorted = np.arange(len(order)) - first[steps]
+    where = offsets[steps] + rank_sorted
     take[where] = order
     real = np.zeros(len(take), bool)
     real[where] = True
-    slot = np.empty(len(order), np.int64)
-    slot[order] = where
-    return take, real, slot
+    rank = np.empty(len(order), np.int32)
+    rank[order] = rank_sorted
+    return take, real, rank
+
+
+def _stable_order(keys, bound):
+    """``argsort(keys, kind="stable")`` of ints in ``[0, bound)``: as 16-bit keys where
+    they fit, which NumPy sorts by radix (int64 keys take a merge sort, ~8x slower)."""
+    if bound <= np.iinfo(np.int16).max:
+        keys = keys.astype(np.int16)
+    return np.argsort(keys, kind="stable")
 
 
 class SizeChooser:

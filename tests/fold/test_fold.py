@@ -170,12 +170,12 @@ def assert_valid_placement(merged, inner, placed):
     caps, step_sig, node_step = placed
     step_of = {}                # (class, row) -> step of the node that computes it
     for sig, steps in zip(inner, node_step, strict=True):
-        for outs, step in zip(merged[sig][2], steps, strict=True):
+        for outs, step in zip(merged[sig][2].T, steps, strict=True):   # column-major
             for c, row in zip(sig.out_classes, outs, strict=True):
                 step_of[(c, int(row))] = int(step)
     for s, (sig, steps) in enumerate(zip(inner, node_step, strict=True)):
         assert (np.asarray(step_sig)[steps] == s).all()      # a step runs one callee
-        for ins, step in zip(merged[sig][1], steps, strict=True):
+        for ins, step in zip(merged[sig][1].T, steps, strict=True):
             for c, row in zip(sig.in_classes, ins, strict=True):
                 assert step_of.get((c, int(row)), -1) < step     # inputs computed before
     counts = np.zeros(len(caps), np.int64)
@@ -286,4 +286,61 @@ def test_each_step_writes_contiguous_rows_read_only_later(lstm):
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(regions))       # disjoint
     assert regions[-1][1] < rows.total[0]                                 # the dump row after
     for step, (offset, k) in enumerate(zip(rows.offsets, layout.steps, strict=True)):
-        assert (part["inputs"][offset:offset + k] < starts[step].min()).all()
+        assert (part["inputs"][:, offset:offset + k] < starts[step].min()).all()
+
+
+
+def mixed_classes(p, node):
+    """A recursion whose inner call takes and returns values of two classes (a
+    state and a scalar), interleaved in its argument list."""
+    if node.is_leaf:
+        h = jnp.tanh(p["e"][node.word])
+        return h, jnp.sum(h)
+    (hl, nl), (hr, nr) = mixed_classes(p, node.left), mixed_classes(p, node.right)
+    return mix_counted(hl, nl, hr, nr)
+
+
+def mix_counted(hl, nl, hr, nr):
+    return jnp.tanh(hl * nl + hr), nl + nr
+
+
+def _shifted(rows, classes, used):
+    """Local rows ``(nodes, values)`` of one tree as ``(values, nodes)``, each value
+    shifted by the rows of its class that the trees before take."""
+    return np.asarray([rows[:, j] + used.get(c, 0) for j, c in enumerate(classes)],
+                      np.int64).reshape(len(classes), len(rows))
+
+
+@pytest.mark.parametrize("fn", [T.encode, T.branchy, mixed_classes])
+def test_merge_offsets_each_trees_rows_by_class(fn):
+    # merge() is vectorised over the trees (one concatenation per signature, each
+    # class's block of columns shifted at once); here against a loop over the trees
+    p = (T.treelstm_params if fn is T.encode else T.rnn_params)(jax.random.PRNGKey(3), 4)
+    batched = autograph.fold(fn)
+    trees = T.random_batch(random.Random(3), 7, 1, 12, vocab=50)
+    registry = batched._registry(p)
+    recordings = [batched._record(registry, t) for t in trees]
+    merged, totals, _, _, _ = schedule.merge(recordings)
+    used: dict = {}
+    expected: dict = {}
+    for rec in recordings:
+        for sig, (heights, ins, outs, data) in rec.groups.items():
+            e = expected.setdefault(sig, ([], [], [], []))
+            e[0].append(heights)
+            e[1].append(_shifted(ins, sig.in_classes, used))
+            e[2].append(_shifted(outs, sig.out_classes, used))
+            e[3].append(data)
+        for c, n in rec.counts.items():
+            used[c] = used.get(c, 0) + n
+    assert set(merged) == set(expected)
+    assert len({c for sig in merged for c in sig.out_classes}) > (fn is mixed_classes)
+    for sig, (heights, ins, outs, data) in merged.items():
+        e = expected[sig]
+        assert np.array_equal(heights, np.concatenate(e[0]))
+        assert np.array_equal(ins, np.concatenate(e[1], axis=1))     # (values, nodes)
+        assert np.array_equal(outs, np.concatenate(e[2], axis=1))
+        for j, d in enumerate(data):
+            assert np.array_equal(d, np.concatenate([x[j] for x in e[3]]))
+    assert totals == {c: n for c, n in used.items() if n}
+    # and the batch computes what the recursion does
+    assert_close(batched(p, trees), stacked(fn, p, trees), RTOL_ROOTS)
