@@ -134,11 +134,12 @@ def _other_threads_below(limit: int) -> bool:
     """Whether every other thread's stack holds fewer than ``limit - _SHALLOW``
     frames: far enough below ``limit`` (C calls count against it too) to keep
     running when the limit comes down to it."""
-    me = threading.get_ident()
+    frames = sys._current_frames()
+    # This thread's frame dropped first: held by a local, it would be a reference
+    # cycle (the frame holds its locals) left for the garbage collector.
+    del frames[threading.get_ident()]
     room = limit - _SHALLOW
-    for ident, frame in sys._current_frames().items():
-        if ident == me:
-            continue
+    for frame in frames.values():
         depth = 0
         while frame is not None:
             depth += 1

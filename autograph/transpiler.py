@@ -777,7 +777,11 @@ def _anchor_helpers_at_a_def(tree, filename) -> None:
     if not lines:
         return
 
-    def visit(statements, anchor):
+    # A worklist, not a recursive closure: that would be a reference cycle left for
+    # the garbage collector after every conversion.
+    pending = [(tree.body, None)]
+    while pending:
+        statements, anchor = pending.pop()
         # Definitions are statements: only the fields holding statements lead to them.
         for child in statements:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -787,17 +791,15 @@ def _anchor_helpers_at_a_def(tree, filename) -> None:
                     child.lineno = anchor
                     for decorator in child.decorator_list:
                         decorator.lineno = decorator.end_lineno = anchor
-                visit(child.body, child.lineno)
+                pending.append((child.body, child.lineno))
                 continue
             for name in _STATEMENT_FIELDS:
                 inner = getattr(child, name, None)
                 if inner:
-                    visit(inner, anchor)
+                    pending.append((inner, anchor))
             for holder in (getattr(child, "handlers", None) or getattr(child, "cases", None)
                            or ()):
-                visit(holder.body, anchor)
-
-    visit(tree.body, None)
+                pending.append((holder.body, anchor))
 
 
 def _reparse_from_source(node, fn, user_filename):
