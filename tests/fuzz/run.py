@@ -1,7 +1,8 @@
 """Long fuzzing profile as a script: ``python -m tests.fuzz.run --count 10000``.
 
 Prints the number of programs checked and every mismatch (the program's source,
-the mode that disagreed and the arguments); exits 1 if any was found.
+the mode that disagreed and the arguments); exits 1 if any new wrong value or
+internal error was found (refusals and known differences are listed, not failures).
 """
 
 from __future__ import annotations
