@@ -325,15 +325,7 @@ def _closed_over(fn) -> list:
 
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
-    fn = getattr(fn, "__wrapped__", fn)   # a body keeping cells (carried_state.py)
-    for cell in fn.__closure__ or ():
-        try:
-            contents = cell.cell_contents
-        except ValueError:  # an unbound cell
-            continue
-        if _holds_tracer(contents):
-            return True
-    return False
+    return any(_holds_tracer(value) for value in _closed_over(fn))
 
 
 def _test_is_traced(loop_test, state) -> bool:
