@@ -15,6 +15,7 @@ import numpy as np
 from jax import lax, tree_util
 
 from autograph.errors import StagingTypeError
+from autograph.runtime.trace_context import weak_cast
 from autograph.runtime.tracing import describe
 
 
@@ -60,9 +61,14 @@ def _tree_repr(tree) -> str:
 
 
 def joined_dtypes(first, second):
-    """The promoted dtype of each leaf of two abstract states of equal structure."""
+    """The promoted type of each leaf of two abstract states of equal structure, a
+    ``jax.ShapeDtypeStruct``: weakly typed only where both are (``0`` in one branch
+    and a weak float32 in the other join as a weak float32, as Python's value is
+    in either branch)."""
     return tree_util.tree_map(
-        lambda x, y: jnp.result_type(_example(x), _example(y)), first, second)
+        lambda x, y: jax.ShapeDtypeStruct(
+            x.shape, jnp.result_type(_example(x), _example(y)),
+            weak_type=x.weak_type and y.weak_type), first, second)
 
 
 def _example(aval):
@@ -80,11 +86,51 @@ def placeholder(tree):
     return tree_util.tree_map(zeros, tree)
 
 
-def cast_to(tree, dtypes):
-    """``tree`` with each leaf converted to the matching dtype of ``dtypes``."""
-    return tree_util.tree_map(
-        lambda leaf, dtype: leaf if jnp.result_type(leaf) == dtype
-        else lax.convert_element_type(leaf, dtype), tree, dtypes)
+def cast_to(tree, types):
+    """``tree`` with each leaf converted to the dtype and weak type of the matching
+    leaf of ``types`` (``joined_dtypes``)."""
+    def cast(leaf, to):
+        aval = jax.typeof(leaf)
+        if aval.dtype == to.dtype and aval.weak_type == to.weak_type:
+            return leaf
+        if to.weak_type:
+            return weak_cast(leaf, to.dtype)
+        return lax.convert_element_type(leaf, to.dtype)
+    return tree_util.tree_map(cast, tree, types)
+
+
+def run_or_keep(pred, run, carry):
+    """``run(carry)`` where ``pred`` holds, else ``carry``, as one ``lax.cond``, each
+    output leaf strongly typed where either branch's is: the join of the two types,
+    as a loop's carry is promoted. ``lax.cond`` itself gives the weak type of one
+    branch (the no-op's, in JAX 0.10).
+
+    Before: ``lam = 0.0`` that a loop with ``break`` sets to a float32 array came out
+    of the loop weakly typed (the no-op after the exit kept the start's weak type).
+    After: float32, as Python's ``lam`` is once the body has run."""
+    ran = []
+
+    def traced_run(c):
+        out = run(c)
+        ran.append([_is_weak(x) for x in tree_util.tree_leaves(out)])
+        return out
+
+    out = lax.cond(pred, traced_run, lambda c: c, carry)
+    leaves, treedef = tree_util.tree_flatten(out)
+    kept = [_is_weak(x) for x in tree_util.tree_leaves(carry)]
+    if not ran or len(ran[-1]) != len(leaves) or len(kept) != len(leaves):
+        return out
+    joined = [lax.convert_element_type(x, x.dtype)
+              if _is_weak(x) and not (r and k) else x
+              for x, r, k in zip(leaves, ran[-1], kept, strict=True)]
+    return tree_util.tree_unflatten(treedef, joined)
+
+
+def _is_weak(value) -> bool:
+    try:
+        return jax.typeof(value).weak_type
+    except TypeError:
+        return False
 
 
 def mismatch_error(construct_phrase, name, first, second, where, fix, labels=None):

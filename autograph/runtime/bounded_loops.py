@@ -86,6 +86,7 @@ from jax.extend.core import ClosedJaxpr, Primitive, jaxpr_as_fun
 from jax.interpreters import ad, batching, mlir
 
 from autograph.runtime import loop_counters, paths
+from autograph.runtime.abstract import run_or_keep
 from autograph.runtime.trace_context import pruned, trace_flat
 
 BASE = 16    # the least branching factor b of the replayed form: blocks of b^j steps
@@ -563,7 +564,7 @@ def _block(step, xs, start, size, count, trips, base):
 def _guarded(start, trips, run, xs):
     """``run(xs)`` if some loop of the batch runs step ``start``, else ``xs``."""
     running = any_example(jnp.any(start < trips))
-    return lax.cond(running, run, lambda v: v, xs)
+    return run_or_keep(running, run, xs)
 
 
 def _select_prefix(mask, new, old):

@@ -68,7 +68,7 @@ NOTHING = BodyProbe(None, None, None)
 
 
 def probe_body(iteration, state, item, names, where, *, with_lists: bool,
-               weak_near=tuple) -> BodyProbe:
+               weak_near=tuple, exits: bool = False) -> BodyProbe:
     """Probe ``iteration(state, item)`` (one iteration of the loop, on an abstract
     ``item``) where ``state`` has unbound variables, or a weakly typed start that a
     weakly typed tracer the body reads (``weak_near()``: what it closes over) may turn
@@ -80,9 +80,19 @@ def probe_body(iteration, state, item, names, where, *, with_lists: bool,
     unbound variables may differ from what a Python list gives, so they are probed
     again without buffers. A body that the run with buffers fails on (it iterates a
     list in Python, say) is probed as before: unbound variables first, the lists
-    after, in ``stage_lists``."""
+    after, in ``stage_lists``.
+
+    A loop that ``exits`` (``break``, ``return``) skips its body after the exit with
+    a ``lax.cond``, which, unlike the loop, does not promote a weakly typed start to
+    the type the body gives it (``lam = 0.0``, then a float16 array): such a loop is
+    probed whenever its state holds a weakly typed start, and the probe's types
+    promote it (where no promotion is needed, JAX's own retrace would have cost the
+    same second run of the body). Not where it may grow a list, which is probed
+    apart (``lists.stage_lists``): a start that changes dtype there runs unrolled."""
     _, holes, _ = split_unbound(state)
-    weak = not holes and may_stay_weak(state, weak_near)
+    weak = not holes and (
+        (exits and _holds_weak_start(state) and not any(type(v) is list for v in state))
+        or may_stay_weak(state, weak_near))
     if not holes and not weak:
         return NOTHING
     if with_lists:
@@ -123,6 +133,13 @@ def may_stay_weak(state, near) -> bool:
     lowest = min(numbers + tracers)
     return any((kind := _weak_kind(leaf)) is not None and kind > lowest
                for leaf in tree_util.tree_leaves(near()))
+
+
+def _holds_weak_start(state) -> bool:
+    """Whether a leaf of ``state`` is a Python number or a weakly typed scalar tracer
+    (a bool never promotes)."""
+    return any(type(leaf) in _KINDS or _weak_kind(leaf) is not None
+               for leaf in tree_util.tree_leaves(state))
 
 
 def _weak_kind(leaf):
@@ -179,9 +196,13 @@ def _promoted_leaf(value, out):
         aval = jax.typeof(value)
     except TypeError:
         return value
-    if aval.weak_type and aval.shape == out.shape and aval.dtype != out.dtype:
+    if not aval.weak_type or aval.shape != out.shape:
+        return value
+    if aval.dtype != out.dtype:
         dtype = jnp.result_type(value, out)
         if getattr(out, "weak_type", False):
             return weak_cast(value, dtype)
         return lax.convert_element_type(value, dtype)
+    if not getattr(out, "weak_type", False):
+        return lax.convert_element_type(value, aval.dtype)
     return value

@@ -66,7 +66,7 @@ from autograph.runtime import (
     unrolling,
 )
 from autograph.runtime import carried_state as carried
-from autograph.runtime.abstract import abstract, mismatch_error, mismatches
+from autograph.runtime.abstract import abstract, mismatch_error, mismatches, run_or_keep
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
@@ -598,7 +598,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                 body = loop_probe.probe_body(
                     iteration, state, item, spec.names, spec.where,
                     with_lists=lowering.stage_lists and spec.extra_test is None,
-                    weak_near=lambda: _closed_over(loop_body))
+                    weak_near=lambda: _closed_over(loop_body),
+                    exits=spec.extra_test is not None)
                 out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
             failure = error
@@ -825,7 +826,7 @@ def _masked(loop_body, count, spec):
             with paths.on_path(lambda: keep):
                 return as_tuple(loop_body(item, *c), count)
 
-        return from_tuple(lax.cond(keep, run, lambda c: c, carry))
+        return from_tuple(run_or_keep(keep, run, carry))
 
     return masked_body
 

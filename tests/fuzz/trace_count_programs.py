@@ -3,7 +3,8 @@
 Each program has one staged ``if`` (its condition traced) or one loop, whose blocks
 call ``tick(label)``; their values mix Python scalars that promote (``1`` and
 ``2.5``), arrays, variables unbound before the region, a return in one branch,
-list item writes and appends, closure cells and an object's attribute. Checked
+list item writes and appends, closure cells and an object's attribute, an exit
+(``break`` on a traced test) before the body sets a Python-number start. Checked
 for each program:
 
 - one trace of the converted function runs each branch of an ``if`` exactly once
@@ -12,7 +13,10 @@ for each program:
   first and grows a list probes both at once, and a weakly typed start that
   promotes is promoted from the probe, so JAX's loop does not trace it again);
 - compiled (``to_graph``) gives the original's Python values where both branches
-  are taken, or refuses with a ``ConversionError``.
+  are taken, or refuses with a ``ConversionError``;
+- types: where ``jax.jit`` of the original runs the loop, the dtypes and weak types
+  it gives; where the loop has an exit, the type of what the body set (``m``) as the
+  original gives it run eagerly on an array.
 
     python -m tests.fuzz.trace_count_programs [count] [seed] [--refusals]
 """
@@ -45,6 +49,8 @@ LOOP_MOST = 2
 # the loop runs as Python after its probe and the staged attempt (a second probe,
 # then its three iterations).
 LOOP_UNROLLED_MOST = 6
+# A loop with an exit probes the lists it grows apart from its unbound variables.
+LOOP_EXIT_LISTS_MOST = 3
 
 
 class Box:
@@ -141,8 +147,8 @@ def _if_program(rng, name) -> str:
 
 def _loop_program(rng, name) -> str:
     pre, inside, out = ["s = x * 1.0"], ["s = s + 1"], ["s"]
-    features = rng.sample(["first_binding", "append", "cell", "box", "promote", "weak"],
-                          rng.randint(0, 3))
+    features = rng.sample(["first_binding", "append", "cell", "box", "promote", "weak",
+                           "exit"], rng.randint(0, 3))
     header = rng.choice(["for i in range(3):", "for i in range(x):",
                          "while s < x + 3:"])
     if header.startswith("while"):
@@ -179,6 +185,11 @@ def _loop_program(rng, name) -> str:
         pre.append(f"r = {rng.choice(('0', '2', '1.5'))}")
         inside.append(rng.choice(("r = r + w", "r = w * r + 1")))
         out.append("r")
+    if "exit" in features:   # m: a weak start that the body, unless it has left, makes strong
+        pre.append(f"m = {rng.choice(('0', '0.0'))}")
+        inside += [f"if s > {rng.randint(1, 6)}:", "    break",
+                   rng.choice(("m = x * 1.5", "m = s * 2", "m = jnp.float32(s)"))]
+        out.append("m")
     body = ["    " + line for line in pre]
     body += ["    " + header, '        tick("body")']
     body += ["        " + line for line in inside]
@@ -218,6 +229,8 @@ def check(p: Program) -> None:
         most = IF_MOST if p.kind == "if" else LOOP_MOST
         if "q = q * " in p.source and "range(3)" in p.source:
             most = LOOP_UNROLLED_MOST
+        elif "break" in p.source and "lst.append" in p.source:
+            most = LOOP_EXIT_LISTS_MOST
         if not counts or max(counts.values()) > most:
             p.problems.append(f"runs {counts}, at most {most} each")
         compiled = autograph.to_graph(p.fn)
@@ -227,7 +240,10 @@ def check(p: Program) -> None:
                 if not np.allclose(np.asarray(g), np.asarray(e)):
                     p.problems.append(f"x={x}: {got} for Python's {expected}")
                     return
-        if "for i in range(3):" in p.source:   # jax.jit of the original runs it too
+        if "    m = 0" in p.source:
+            p.problems += _exit_type_differences(p, compiled)
+        if "for i in range(3):" in p.source and "break" not in p.source:
+            # jax.jit of the original runs it too
             lists = _read_from_lists(p.source)
             p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2)),
                                             compiled(jnp.int32(2)), lists)
@@ -240,10 +256,33 @@ def check(p: Program) -> None:
         p.problems.append(f"{type(error).__name__}: {str(error)[:300]}")
 
 
+def _exit_type_differences(p: Program, compiled) -> list:
+    """Where the loop with an exit has set ``m`` (a Python-number start), the type the
+    original gives it run eagerly on an array, against the compiled one's: the body's
+    strong type, not the start's weak one."""
+    problems = []
+    position = _returned(p.source).index("m")
+    for x in (2, 5):
+        value = p.fn(jnp.int32(x))[position]
+        if isinstance(value, int | float):   # the loop left before it set m
+            continue
+        expected = jax.typeof(value)
+        got = jax.typeof(compiled(jnp.int32(x))[position])
+        if (got.dtype, got.weak_type) != (expected.dtype, expected.weak_type):
+            problems.append(f"x={x}: m is {got} for Python's "
+                            f"{expected}")
+    return problems
+
+
+def _returned(source) -> list:
+    """The expressions of the returned tuple, from the program's source."""
+    returned = source.rstrip().splitlines()[-1].strip()
+    return returned[len("return ("):-len(",)")].split(", ")
+
+
 def _read_from_lists(source) -> set:
     """The positions of the returned values that read a grown list (``lst[-1]``)."""
-    returned = source.rstrip().splitlines()[-1].strip()[len("return ("):-len(",)")]
-    return {k for k, e in enumerate(returned.split(", ")) if e.startswith("lst")}
+    return {k for k, e in enumerate(_returned(source)) if e.startswith("lst")}
 
 
 def _type_differences(expected, got, lists=frozenset()) -> list:
