@@ -128,10 +128,11 @@ class _Definedness:
         self.candidates = frozenset()
         self.read_unbound = set()
         # Per node (by id; the tree does not change during the pass): its reads of
-        # locals and what it binds. A loop body is analysed up to three times, and
-        # each time again inside an enclosing loop's rounds.
+        # locals (``_reads``: an expression's), and what it binds (``_simple``: a
+        # simple statement's reads and binds). A loop body is analysed up to three
+        # times, and each time again inside an enclosing loop's rounds.
         self._reads = {}
-        self._bound_by = {}
+        self._simple = {}
 
     def function(self, fn, nodes=None):
         """Annotate ``fn``; ``nodes``: ``list(walk(fn))`` if the caller has it."""
@@ -161,12 +162,13 @@ class _Definedness:
                 _Definedness, "stmt_" + node.__class__.__name__, None)
         if method is not None:
             return method(self, node, defined, maybe)
-        self.mark_reads(node, defined)
         if defined is _UNREACHABLE:
-            return defined, maybe
-        bound = self._bound_by.get(id(node))
-        if bound is None:
-            bound = self._bound_by[id(node)] = _binds(node)
+            return defined, maybe     # (nothing read here is marked either)
+        facts = self._simple.get(id(node))
+        if facts is None:
+            facts = self._simple[id(node)] = _statement_facts(node, self.locals)
+        reads, bound = facts
+        self._mark(reads, defined)
         if isinstance(node, gast.Delete):
             self.read_unbound |= bound - defined
             self._forget(bound)
@@ -192,6 +194,10 @@ class _Definedness:
             locals_ = self.locals
             reads = self._reads[id(node)] = [
                 name for name in _reads_here(node) if name.id in locals_]
+        self._mark(reads, defined)
+
+    def _mark(self, reads, defined):
+        """Mark the reads (Name nodes) of names not in ``defined`` maybe undefined."""
         for name in reads:
             if name.id not in defined:
                 annos.set(name, annos.MAYBE_UNDEFINED, True)
@@ -447,7 +453,24 @@ def _bound_in(stmts) -> frozenset:
     return frozenset(names)
 
 
-def _binds(node) -> frozenset:
+def _statement_facts(node, locals_):
+    """Of a simple statement, from one walk of it: its reads of ``locals_`` (as
+    ``_reads_here`` finds them), and the names it binds (its targets', its ``:=``s')."""
+    comprehension_vars, loads, named = set(), [], set()
+    for sub in walk_same_scope(node):
+        if isinstance(sub, gast.Name):
+            if isinstance(sub.ctx, gast.Load):
+                loads.append(sub)
+        elif isinstance(sub, gast.comprehension):
+            comprehension_vars |= bound_names(sub.target)
+        elif isinstance(sub, gast.NamedExpr):
+            named |= bound_names(sub.target)
+    reads = [sub for sub in loads if sub.id not in comprehension_vars and sub.id in locals_]
+    return reads, frozenset(_target_names(node) | named)
+
+
+def _target_names(node) -> set:
+    """The names the simple statement ``node`` binds but through ``:=``."""
     names = set()
     if isinstance(node, gast.Assign):
         for target in node.targets:
@@ -462,10 +485,7 @@ def _binds(node) -> frozenset:
         names.add(node.name)
     elif isinstance(node, (gast.Import, gast.ImportFrom)):
         names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    for sub in walk_same_scope(node):
-        if isinstance(sub, gast.NamedExpr):
-            names |= bound_names(sub.target)
-    return frozenset(names)
+    return names
 
 
 def _reads_here(node):

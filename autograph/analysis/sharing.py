@@ -122,6 +122,26 @@ class Sharing:
         return [n for n in names if n in self.held_from and self.held_from[n] < end]
 
 
+def may_change(nodes, runtime_name: str) -> bool:
+    """Whether a ``Sharing`` of a function among ``nodes`` (``list(walk(tree))``) may
+    find a place where an object is changed in place; where not, each one's
+    ``shared`` is empty, and none need be made. (One look at each node, with its
+    own parent, for what ``Sharing._visit`` counts as a change: never less.)"""
+    may, call, keyword = _MAY_CHANGE, gast.Call, gast.keyword
+    for node in nodes:
+        cls = node.__class__
+        if cls in may and _changes_in_place(node, runtime_name):
+            return True
+        if cls is call:
+            if any(arg.__class__ is _NAME and _passed(arg, node, runtime_name)
+                   for arg in node.args):
+                return True
+        elif cls is keyword and node.value.__class__ is _NAME and isinstance(
+                node.value.ctx, gast.Load):
+            return True
+    return False
+
+
 def _pairwise(node) -> bool:
     if not (isinstance(node, gast.Assign) and len(node.targets) == 1):
         return False

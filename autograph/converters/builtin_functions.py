@@ -93,12 +93,45 @@ MATH = ("sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", 
 _MATH_FUNCTIONS = {id(getattr(math, name)): name for name in MATH if hasattr(math, name)}
 
 NODE_TYPES = (gast.Call, gast.Compare, gast.Subscript)
+# The names whose calls ``_replace`` (and ``_replace_generator``) may rewrite.
+_CALLED_NAMES = frozenset(REPLACED) | REDUCTIONS | frozenset(REPLACED_AS_ITERABLE)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Convert calls to the builtins in ``REPLACED`` in ``node``, and to those in
     ``REPLACED_AS_ITERABLE`` that are the iterable of a ``for``."""
     return _BuiltinFunctions(ctx).visit(node)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return transform(node, ctx)
+
+
+def needed(nodes, ctx) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold something this converter may
+    rewrite: a call of a name in its tables, of a ``math`` function or of a
+    ``.count``/``.sort`` method, an ``in``/``not in``, or an item read ``name[i]``.
+    (One walk, cheaper than the transformer's visit of each node.)"""
+    tables, math_functions, value_of = _CALLED_NAMES, _MATH_FUNCTIONS, ctx.value_of
+    for sub in nodes:
+        cls = sub.__class__
+        if cls is gast.Call:
+            func = sub.func
+            if func.__class__ is gast.Name:
+                if func.id in tables or id(value_of(func)) in math_functions:
+                    return True
+            elif func.__class__ is gast.Attribute and (
+                    func.attr in ("count", "sort") or id(value_of(func)) in math_functions):
+                return True
+        elif cls is gast.Compare:
+            if any(isinstance(op, (gast.In, gast.NotIn)) for op in sub.ops):
+                return True
+        elif (cls is gast.Subscript and isinstance(sub.ctx, gast.Load)
+              and isinstance(sub.value, gast.Name)
+              and not isinstance(sub.slice, (gast.Slice, gast.Tuple, gast.Constant))):
+            return True
+    return False
 
 
 class _BuiltinFunctions(Transformer):

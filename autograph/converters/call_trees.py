@@ -62,6 +62,24 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _CallTrees(ctx).visit(node)
 
 
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return transform(node, ctx)
+
+
+def needed(nodes, ctx) -> bool:
+    """Whether ``transform`` may change the function whose walk is ``nodes``: a
+    ``super()`` to make explicit, or a call that does not stay as written (whether
+    one stays depends on its callee expression alone, which no other call's rewrite
+    changes). (One walk, cheaper than the transformer's visit of each node.)"""
+    if "super" in ctx.user_names and ctx.is_builtin("super"):
+        return True
+    if not ctx.options.recursive:
+        return False
+    stays, call = _CallTrees(ctx)._stays, gast.Call
+    return any(sub.__class__ is call and not stays(sub.func) for sub in nodes)
+
+
 def self_call_names(runtime_name: str) -> tuple[str, str]:
     """The free variables of a twin that calls itself: the twin function itself and
     the object its own name was bound to when the twin was made."""

@@ -97,7 +97,7 @@ from autograph.analysis import (
     modified_names,
 )
 from autograph.analysis.function_scope import FunctionScope, name_order
-from autograph.analysis.sharing import Sharing, end_position
+from autograph.analysis.sharing import Sharing, end_position, may_change
 from autograph.analysis.stageability import annotate_enclosing_try
 from autograph.converters.assigning_tests import lower_assigning_tests
 from autograph.converters.base import Transformer
@@ -147,6 +147,8 @@ def rewrite(node: gast.FunctionDef, ctx, nodes) -> gast.FunctionDef:
                                  if sub is not node)
     # (only locals_calls makes the runtime's locals_ and dir_, of these builtins)
     converter.may_show_locals = not ctx.user_names.isdisjoint(_SHOWING_LOCALS)
+    # Where nothing changes an object in place, no block has a shared name to find.
+    converter.may_change = may_change(nodes, ctx.runtime_name)
     # Only a read that may find its name unbound (``visit_Name``) is rewritten
     # inside an expression: where definedness found none, the statements suffice.
     converter.statements_only = not any(
@@ -184,6 +186,7 @@ class _ControlFlow(Transformer):
         self.loops = [[]]             # per function: the enclosing loops
         self.declarations = True      # see rewrite
         self.may_show_locals = True   # see rewrite
+        self.may_change = True        # see rewrite
 
     # -- statements --------------------------------------------------------------------
 
@@ -192,7 +195,7 @@ class _ControlFlow(Transformer):
                               nested_scopes=self.declarations,
                               locals_=self.locals_of.get(id(node)),
                               may_show_locals=self.may_show_locals)
-        scope.sharing = Sharing(node, self.ag)
+        scope.sharing = Sharing(node, self.ag) if self.may_change else None
         self.scopes.append(scope)
         self.range_indices.append([])
         self.loops.append([])
@@ -341,8 +344,8 @@ class _ControlFlow(Transformer):
         # A variable that, after the block, holds the old object or a new one
         # depending on a traced condition (runtime/trackers.py ContainerParameter).
         outer = self.loops[-1][0] if self.loops[-1] else node
-        shared = scope.sharing.shared(state, (outer.lineno, outer.col_offset),
-                                      end_position(outer))
+        shared = [] if scope.sharing is None else scope.sharing.shared(
+            state, (outer.lineno, outer.col_offset), end_position(outer))
         # Of those, the ones whose items the block assigns: a NumPy array among them
         # cannot take traced values in place (runtime/stageable.py).
         item_writes = self._sorted(set(shared) & items_assigned(stmts)) if shared else ()

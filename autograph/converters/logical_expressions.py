@@ -48,6 +48,28 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     return _LogicalExpressions(ctx).visit(node)
 
 
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return transform(node, ctx)
+
+
+def needed(nodes, ctx=None) -> bool:
+    """Whether ``nodes`` (a walk of the function) hold something this converter may
+    rewrite: a boolean operator, a ``not``, a chained comparison, or an ``is``/``is
+    not`` with a bool constant. (One walk, cheaper than the transformer's visit of
+    each node.)"""
+    for sub in nodes:
+        cls = sub.__class__
+        if cls is gast.BoolOp or (cls is gast.UnaryOp and isinstance(sub.op, gast.Not)):
+            return True
+        if cls is gast.Compare and (len(sub.ops) != 1 or (
+                isinstance(sub.ops[0], (gast.Is, gast.IsNot))
+                and (_is_bool_constant(sub.left)
+                     or _is_bool_constant(sub.comparators[0])))):
+            return True
+    return False
+
+
 def _lambda(body):
     return templates.replace_expr("lambda: body", body=body)
 

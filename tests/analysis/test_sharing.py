@@ -6,7 +6,8 @@ import textwrap
 
 import gast
 
-from autograph.analysis.sharing import Sharing, end_position
+from autograph.analysis.sharing import Sharing, end_position, may_change
+from autograph.walk import walk_list
 
 
 def sharing_of(source):
@@ -92,3 +93,27 @@ def test_a_name_read_in_a_nested_function_is_held():
         """)
     start, end = region(fn, 2)
     assert sharing.shared(["a"], start, end) == ["a"]
+
+
+_CHANGE_SOURCES = {
+    "no change": "def f(n, xs):\n    y = len(xs) + jnp.sum(n)\n    return y, xs\n",
+    "setitem": "def f(xs):\n    xs[0] = 1\n",
+    "method": "def f(xs):\n    xs.append(1)\n",
+    "del item": "def f(xs):\n    del xs[0]\n",
+    "attribute": "def f(o):\n    o.k = 1\n",
+    "item +=": "def f(xs):\n    xs[0] += 1\n",
+    "operator": "def f(xs):\n    ag__.setitem(xs, 0, 9)\n",
+    "passed": "def f(xs):\n    helper(xs)\n",
+    "keyword": "def f(xs):\n    helper(k=xs)\n",
+    "nested": "def f(xs):\n    def g():\n        helper(xs)\n    return g\n",
+    "returned": "def f(a, b):\n    a, b = b, a\n    return a, b\n",
+}
+
+
+def test_may_change_is_false_only_where_no_sharing_finds_a_change():
+    for label, source in _CHANGE_SOURCES.items():
+        tree = gast.parse(source).body[0]
+        nodes = walk_list(tree)
+        found = any(Sharing(fn, "ag__").changes for fn in nodes
+                    if isinstance(fn, gast.FunctionDef))
+        assert may_change(nodes, "ag__") == found, label

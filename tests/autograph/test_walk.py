@@ -131,13 +131,22 @@ def test_converters_skipped_by_their_gate_would_change_nothing(monkeypatch):
     from benchmarks.suite import conversion_sources
     from benchmarks.workloads import get_workloads
     from tests.autograph import test_walk_samples
-    from tests.converters import test_break_statements, test_return_statements
+    from tests.converters import (
+        test_break_statements,
+        test_builtin_functions,
+        test_call_trees,
+        test_logical_expressions,
+        test_return_statements,
+    )
 
     functions = [*conversion_sources(get_workloads(None)), *test_walk_samples.FUNCTIONS,
-                 *_functions_of(test_break_statements), *_functions_of(test_return_statements)]
+                 *_functions_of(test_break_statements), *_functions_of(test_return_statements),
+                 *_functions_of(test_builtin_functions), *_functions_of(test_call_trees),
+                 *_functions_of(test_logical_expressions)]
     gated = [c for c in transpiler.DEFAULT_CONVERTERS if hasattr(c, "rewrite")]
     assert {c.__name__.rsplit(".", 1)[1] for c in gated} >= {
-        "directives", "break_statements", "return_statements", "lists", "slices"}
+        "directives", "break_statements", "return_statements", "lists", "slices",
+        "builtin_functions", "call_trees", "logical_expressions"}
     # (the gates do skip passes on these functions)
     assert sum(not c.needed(list(walk.walk(_parsed(f))), None)
                for c in (break_statements, return_statements) for f in functions) > 10
