@@ -677,7 +677,10 @@ class Recorder:
     def run_root(self, params, tree):
         """The user's function run on ``tree`` (this recorder current): the (class,
         row) of each leaf of its result, and the result's structure."""
-        out = self.activate(self.fn, (params, tree), {})
+        return self.roots(self.activate(self.fn, (params, tree), {}))
+
+    def roots(self, out):
+        """The (class, row) of each leaf of the result ``out``, and its structure."""
         leaves, treedef = tree_util.tree_flatten(out)
         roots = []
         for leaf in leaves:

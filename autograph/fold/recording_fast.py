@@ -134,6 +134,14 @@ class FastRecorder(Recorder):
         ends = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
         return split(self, starts, ends, roots), reason
 
+    def run_root(self, params, tree):
+        """:meth:`Recorder.run_root`, the root step taken by the stepping copy once
+        it exists (after the batch's first tree), not by the general ``activate``."""
+        stepper = self.stepper
+        if stepper is not None and self.stepper_arity == 2:
+            return self.roots(stepper(self.fn, params, tree))
+        return super().run_root(params, tree)
+
     def decide(self, pred, frame):
         """``bool`` of a placeholder: the general recorder forks here; not this one."""
         raise _Declined(VALUE_BRANCH)

@@ -100,7 +100,10 @@ def _learner(recorder, specs, i, sites, fallback):
 
     def learn(f, *args):
         out = fallback(f, *args)
-        spec = specs[i] = _learn(recorder, f, args)
+        spec = specs[i]
+        if spec is None:    # else learned by a nested call: the caller had read the
+            #                 site's learner before its arguments recursed
+            spec = specs[i] = _learn(recorder, f, args)
         sites[i] = fallback if spec is GENERAL else spec.bind(recorder, fallback)
         return out
 
@@ -204,7 +207,8 @@ def _node_binder(f, sig, pattern):
     for j, kind in enumerate(sig.out_kinds):
         consts[f"OUT{j}"] = kind
     counters = "".join(f", c{j}" for j in range(n_out))
-    key = "(SIG" + "".join(f", {v}.idx" for v in values) + "".join(f", {d}" for d in data) + ")"
+    idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
+    key = "(SIG" + "".join(f", {i}" for i in idx) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
              "    cse_get, extend, append = cse.get, rows.extend, datas.append",
              f"    def site(f, {', '.join(args)}):",
@@ -213,19 +217,19 @@ def _node_binder(f, sig, pattern):
     pad = " " * (12 + (4 if inner else 0))
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [
+        *[f"{i} = {v}.idx" for i, v in zip(idx, values, strict=True)],
         f"key = {key}",
         "hit = cse_get(key, MISS)",
         "if hit is not MISS:",
         "    return hit",
         *_height(values),
         *[f"o{j} = next(c{j})" for j in range(n_out)],
-        "extend((" + "".join(f"{x}, " for x in ["h", *[f"{v}.idx" for v in values],
+        "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
         *([f"append(({''.join(d + ', ' for d in data)}))"] if data else []),
         *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.idx = o{j}; r{j}.height = h"
           for j in range(n_out)],     # Value(...) without its __init__ frame
-        f"result = {_build(sig, n_out)}",
-        "cse[key] = result",
+        f"result = cse[key] = {_build(sig, n_out)}",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)

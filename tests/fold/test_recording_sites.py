@@ -45,6 +45,21 @@ def test_the_treelstm_learns_its_sites_once_and_records_the_same_later(lstm):
     assert registry.recorded == {"fast": len(trees), "general": 0}
 
 
+def test_a_site_is_compiled_once_though_its_callers_recurse_before_calling_it(
+        lstm, monkeypatch):
+    # cell(p, encode(...), encode(...)): every level reads cell's site (its learner)
+    # before its arguments recurse, so on the first tree each level's call reaches
+    # the learner; the first to return learns the site, the others take its spec
+    compiled = []
+    compile_site = recording_sites._compile
+    monkeypatch.setattr(recording_sites, "_compile",
+                        lambda source, consts: compiled.append(source) or compile_site(
+                            source, consts))
+    registry = through_one_registry(T.encode, lstm, [T.chain_tree(9, 50)])
+    node_sites = kinds(registry, T.encode).count("node")
+    assert len([s for s in compiled if "cse_get" in s]) == node_sites
+
+
 def test_lists_loops_and_helpers_record_the_same_through_one_registry(rnn):
     rng = random.Random(1)
     through_one_registry(T.nary, rnn, [nary_tree(rng) for _ in range(8)])
