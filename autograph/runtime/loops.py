@@ -58,6 +58,7 @@ from autograph.directives import loop_option_error
 from autograph.errors import ConversionError, StagingTypeError
 from autograph.runtime import (
     bounded_loops,
+    index_growth,
     intervals,
     lists,
     loop_probe,
@@ -523,6 +524,7 @@ class _Lowering:
     unrolled: Callable | None = None
     stage_lists: bool = True
     exact: bool = False
+    by_index: bool = False   # the item is the index of a Python range
 
 
 _NO_ITEM = object()
@@ -551,6 +553,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     body = loop_probe.NOTHING   # the one abstract iteration (loop_probe.py)
 
     def prepared_and_run(state):
+        given = state
         state = body.filled(state, iteration,
                             None if first_item is _NO_ITEM else (first_item,))
         region.check(state, defined=True)
@@ -567,8 +570,11 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
+                out = out if staging is None else staging.as_lists(out)
+                if lowering.by_index and lowering.unrolled is not None:
+                    _unroll_index_only_growth(given, out, lowering, start, item, spec)
             traced[:] = inner
-            return out if staging is None else staging.as_lists(out)
+            return out
         except TypeError as e:
             # JAX's error names an output position: one abstract iteration names the
             # variable (traced only on this error path).
@@ -616,7 +622,9 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                 raise failure  # unrolled, the `except` would not see run-time errors either
             # Any failure: run it as jit of the original would.
             reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across "
-                      "an iteration" if changed else unrolling.why(failure))
+                      "an iteration" if changed
+                      else str(failure) if isinstance(failure, index_growth.GrowsByIndexOnly)
+                      else unrolling.why(failure))
         del failure
     if reason is not None:
         unrolling.unrolled(spec.construct, spec.where, reason)
@@ -626,6 +634,18 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     unrolling.staged(spec.construct, spec.where)
     unrolling.release(traced)
     return out
+
+
+def _unroll_index_only_growth(given, out, lowering, start, index, spec):
+    """Raise ``GrowsByIndexOnly`` (the loop then runs unrolled) where a list the loop
+    leaves with a traced length grows under conditions of the index alone
+    (``index_growth.py``)."""
+    positions = index_growth.traced_length_lists(given, out)
+    if positions:
+        found = index_growth.grows_by_index_only(lowering.step, given, start, index,
+                                                 positions)
+        if found:
+            raise index_growth.GrowsByIndexOnly(spec.names[found[0]])
 
 
 def _staged_while(loop_test, loop_body, state, spec):
@@ -716,7 +736,8 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
                              "for loop over a traced range")
 
     unrolled = _unrolled(rng, loop_body, spec) if static else None
-    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static)
+    return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static,
+                     by_index=static)
 
 
 def _index_bounds(rng, spec):

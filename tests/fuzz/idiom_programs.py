@@ -5,7 +5,8 @@ membership (``in``, ``.count``, a list of numbers indexed by a traced int).
     python -m tests.fuzz.run --kind idioms --count 200
 
 Each program is a function of ``(a, b, n)`` (small ints, ``n >= 0``) of one kind
-(``raises``, ``math``, ``reductions``, ``membership``), whose statements draw from
+(``raises``, ``math``, ``reductions``, ``membership``, ``histories``: a list kept
+every few steps of a loop over a Python range), whose statements draw from
 that kind's templates. It runs as Python, converted with Python values (must be
 identical: value or exception type and message) and compiled by ``to_graph`` with
 the arguments as arrays: the same value (floats within float32 rounding) or the
@@ -27,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-KINDS = ("raises", "math", "reductions", "membership")
+KINDS = ("raises", "math", "reductions", "membership", "histories")
 PRELUDE = "import math\n\n\n"
 
 
@@ -124,8 +125,25 @@ def _membership(rng) -> list:
     return [f"table = {table}"] + [rng.choice(templates)() for _ in range(rng.randint(1, 4))]
 
 
+def _histories(rng) -> list:
+    """A loop over a Python range that keeps some values in a list under a condition
+    of the index alone (every few steps, past a warm-up, by a counter), then reads
+    its length and elements: ``jax.jit`` of the original gives a Python list."""
+    m, k = rng.randint(2, 4), rng.randint(1, 5)
+    tests = [f"i % {m} == {rng.randint(0, m - 1)}", f"i >= {k}", f"i < {k} or i == {k + 2}",
+             f"c % {m} == 0", f"(i + c) % {m} == 1"]
+    steps = ["x = x + a * i", "g = g + b / (i + 1)", "x = x + n", "g = g * 0.5 + a"]
+    kept = [rng.choice(["x", "g", "a + i", "x * b"]) for _ in range(rng.randint(1, 2))]
+    body = [rng.choice(steps), "c = c + 1", f"if {rng.choice(tests)}:",
+            [f"hist.append({v})" for v in kept]]
+    if rng.random() < 0.5:
+        body.insert(0, rng.choice(steps))
+    return ["hist = []", "c = 0", f"for i in range({rng.randint(3, 9)}):", body,
+            "x = x + len(hist)", "g = g + sum(hist)"]
+
+
 _KIND_BODIES = {"raises": _raises, "math": _math, "reductions": _reductions,
-                "membership": _membership}
+                "membership": _membership, "histories": _histories}
 
 
 def generate(seed: int, kind: str | None = None) -> IdiomProgram:

@@ -1,0 +1,146 @@
+"""Whether a staged loop over a Python range grows a list under conditions of its
+index alone: then Python's list has a length known while tracing, and the loop runs
+unrolled, as ``jax.jit`` of the original runs it.
+
+    history = []
+    for step in range(100):
+        w = update(w)
+        if step % 10 == 0:
+            history.append(w)
+    return w, history
+
+Staged, ``step`` is traced, so the append is under a staged ``if`` and the list
+became a buffer of traced length (a ``TensorList``), which ``jnp.stack`` and a
+``return`` refuse; ``jax.jit`` of the original gives a Python list of ten arrays.
+Where the list's length after one iteration depends on nothing but the index and
+its length before (``jaxpr_dependence``: no data the body reads, no closed-over
+tracer), the loop is unrolled instead. A list grown under a data-dependent
+condition (``if x[i] > 0``) stays a buffer: ``jax.jit`` of the original refuses
+that program.
+"""
+
+from __future__ import annotations
+
+import jax
+from jax import tree_util
+
+from autograph.runtime.lists import TensorList
+from autograph.runtime.tracing import is_tracer
+
+
+class GrowsByIndexOnly(Exception):  # noqa: N818 - a signal, caught by loops._stage
+    """Staging the loop gave a list of traced length that the unrolled loop would
+    give as a Python list."""
+
+    def __init__(self, name):
+        super().__init__(
+            f"the list '{name}' grows under a condition computed from the loop index "
+            "alone, not from traced data: unrolled, its length is known (a Python "
+            "list, as jax.jit of the original gives)")
+
+
+def traced_length_lists(given, out) -> list[int]:
+    """The positions of the loop's variables that were Python lists before the loop
+    and come out of it staged with a traced length."""
+    return [k for k, (before, after) in enumerate(zip(given, out, strict=True))
+            if isinstance(before, list) and isinstance(after, TensorList)
+            and is_tracer(after.length)]
+
+
+def grows_by_index_only(step, given, start, index, positions) -> list[int]:
+    """Of the ``positions`` (lists of traced length after the loop), those whose
+    length after one ``step(start, index)`` depends only on the index, on their own
+    length and on variables that start as Python numbers and are themselves such
+    functions of the index (a counter ``c = c + 1``). ``given`` is the loop's state
+    as the program gave it, ``start`` the staged loop's start (lists as buffers)."""
+    closed, shapes = jax.make_jaxpr(step, return_shape=True)(start, index)
+    ins, outs = _labels((start, index)), _labels(shapes)
+    counters = {k for k, v in enumerate(given)
+                if type(v) in (int, float, bool) and isinstance(ins[0][k], int)
+                and isinstance(outs[k], int)}
+    lengths = {k for k in positions if _traced_length(start[k]) and _traced_length(shapes[k])}
+    static = {ins[1]} | {ins[0][k] for k in counters} | {ins[0][k].length for k in lengths}
+    changed = True
+    while changed:   # drop the counters that read something else
+        changed = False
+        for k in sorted(counters):
+            if not output_dependence(closed, outs[k]) <= static:
+                counters.discard(k)
+                static.discard(ins[0][k])
+                changed = True
+    return [k for k in sorted(lengths)
+            if output_dependence(closed, outs[k].length) <= static]
+
+
+def _traced_length(value) -> bool:
+    """Whether ``value`` is a ``TensorList`` whose length is a leaf (not static)."""
+    return isinstance(value, TensorList) and not isinstance(value.length, int)
+
+
+def _labels(tree):
+    """``tree`` with each leaf replaced by its position among the leaves."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    return tree_util.tree_unflatten(treedef, list(range(len(leaves))))
+
+
+_CONST = -1
+# Primitives whose outputs follow their one sub-jaxpr's, inputs matched one to one.
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
+          "custom_jvp_call": "call_jaxpr", "custom_vmap_call": "call",
+          "remat": "jaxpr", "checkpoint": "jaxpr"}
+
+
+def output_dependence(closed, out_index):
+    """The positions of ``closed``'s inputs that its output ``out_index`` depends on
+    (-1 for a closed-over value). An equation other than a ``cond`` or a call is taken
+    to make each output depend on all its inputs."""
+    jaxpr = closed.jaxpr
+    deps = _forward(jaxpr, [frozenset({_CONST})] * len(jaxpr.constvars)
+                    + [frozenset({k}) for k in range(len(jaxpr.invars))])
+    return set(deps[out_index])
+
+
+def _forward(jaxpr, in_deps):
+    """The dependence of each output of ``jaxpr`` given its inputs' (constants of the
+    jaxpr first, as ``constvars + invars``)."""
+    env = dict(zip([*jaxpr.constvars, *jaxpr.invars], in_deps, strict=True))
+
+    def read(v):
+        return env.get(v, frozenset()) if not isinstance(v, jax.extend.core.Literal) \
+            else frozenset()
+
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        outs = _equation(eqn, ins)
+        for v, d in zip(eqn.outvars, outs, strict=True):
+            env[v] = d
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _equation(eqn, ins):
+    name = eqn.primitive.name
+    count = len(eqn.outvars)
+    if name == "cond":
+        pred, ops = ins[0], ins[1:]
+        outs = [pred] * count
+        for branch in eqn.params["branches"]:
+            found = _closed(branch, ops)
+            if found is None or len(found) != count:
+                return [frozenset().union(*ins)] * count
+            outs = [a | b for a, b in zip(outs, found, strict=True)]
+        return outs
+    param = _CALLS.get(name)
+    sub = eqn.params.get(param) if param else None
+    if sub is not None:
+        found = _closed(sub, ins)
+        if found is not None and len(found) == count:
+            return found
+    everything = frozenset().union(*ins) if ins else frozenset()
+    return [everything] * count
+
+
+def _closed(sub, ins):
+    jaxpr = sub.jaxpr if hasattr(sub, "jaxpr") else sub
+    if len(jaxpr.invars) != len(ins):
+        return None
+    return _forward(jaxpr, [frozenset()] * len(jaxpr.constvars) + list(ins))

@@ -1,0 +1,125 @@
+"""A loop over a Python range that grows a list under a condition of its index alone
+runs unrolled, as ``jax.jit`` of the original does (runtime/index_growth.py).
+
+Staged, the index is traced and the list became a buffer of traced length, which
+``jnp.stack`` and ``return`` refused where ``jax.jit`` of the original gives a
+Python list. A list grown under a data-dependent condition stays a staged buffer.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autograph
+from autograph.runtime import unrolling
+from autograph.runtime.index_growth import output_dependence
+from tests.differential import assert_close, assert_same_python
+
+
+def history_every_five_steps(w, x):
+    history = []
+    for step in range(20):
+        w = w - 0.1 * jnp.sum(w * x)
+        if step % 5 == 0:
+            history.append(w)
+    return w, history
+
+
+def stacked_history(w, x):
+    history = []
+    for step in range(12):
+        w = w * 0.9 + x
+        if step % 4 == 3:
+            history.append(w)
+    return jnp.stack(history)
+
+
+def moving_average(xs):
+    out = []
+    acc = 0.0
+    for i in range(xs.shape[0]):
+        acc += xs[i]
+        if i >= 2:
+            acc -= xs[i - 2]
+        if i >= 1:
+            out.append(acc / 2)
+    return jnp.stack(out)
+
+
+def every_other_by_a_counter(xs):
+    out = []
+    c = 0
+    for i in range(xs.shape[0]):
+        c = c + 1
+        if c % 2 == 0:
+            out.append(xs[i])
+    return out
+
+
+CASES = [
+    (history_every_five_steps, (jnp.ones(3), jnp.full(3, 0.1))),
+    (stacked_history, (jnp.ones(2), jnp.full(2, 0.5))),
+    (moving_average, (jnp.arange(6.0),)),
+    (every_other_by_a_counter, (jnp.arange(5.0),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_compiled_it_gives_what_jit_of_the_original_gives(fn, args):
+    expected = jax.jit(fn)(*args)
+    with unrolling.count_decisions() as seen:
+        got = autograph.to_graph(fn)(*args)
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(expected)
+    assert_close(expected, got)
+    assert_close(expected, jax.jit(autograph.convert(fn))(*args))
+    assert seen.counts["unrolled"] == 1
+    assert any("loop index alone" in reason for reason in seen.reasons)
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_with_python_values_it_is_the_original(fn, args):
+    args = tuple(np.asarray(a) for a in args)
+    assert_same_python(fn(*args), autograph.convert(fn)(*args))
+
+
+def positives(xs):
+    out = []
+    for i in range(xs.shape[0]):
+        if xs[i] > 0:
+            out.append(xs[i])
+    return autograph.stack(out)
+
+
+def positives_at_even_indices(xs):
+    out = []
+    for i in range(xs.shape[0]):
+        if i % 2 == 0 and xs[i] > 0:
+            out.append(xs[i])
+    return autograph.stack(out)
+
+
+@pytest.mark.parametrize("fn", [positives, positives_at_even_indices],
+                         ids=lambda f: f.__name__)
+def test_a_list_grown_on_data_stays_a_staged_buffer(fn):
+    xs = jnp.array([1.0, -1.0, 2.0, 3.0])
+    with unrolling.count_decisions() as seen:
+        got = jax.jit(autograph.convert(fn))(xs)
+    assert seen.counts["unrolled"] == 0
+    kept = [x for i, x in enumerate(xs.tolist()) if x > 0
+            and (fn is positives or i % 2 == 0)]
+    np.testing.assert_array_equal(got[:len(kept)], kept)
+
+
+def test_the_dependence_of_an_output_follows_cond_branches_and_calls():
+    def step(i, n, x):
+        n = jax.lax.cond(i % 2 == 0, lambda m: m + 1, lambda m: m, n)
+        y = jax.jit(lambda a: a * 2)(x)
+        return n, y, n + y.astype(jnp.int32).sum()
+
+    closed = jax.make_jaxpr(step)(0, 0, jnp.ones(2))
+    assert output_dependence(closed, 0) == {0, 1}
+    assert output_dependence(closed, 1) == {2}
+    assert output_dependence(closed, 2) == {0, 1, 2}
