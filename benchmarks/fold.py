@@ -27,6 +27,7 @@ random batches, and recording cost per node against the bare recursion.
     python -m benchmarks.fold --full       # the issue's sizes: 64 trees, H = 128 and 512
     python -m benchmarks.fold --widths 128,512 --batches 20   # small timing, both widths
     python -m benchmarks.fold --widths 512 --rows fold_fwd,oracle_fwd   # some rows only
+    python -m benchmarks.fold --ab CAPACITY_HEADROOM=1.03   # schedule constants A/B, one run
 """
 
 from __future__ import annotations
@@ -479,6 +480,53 @@ def measure_recording_paths(batch, seed=3):
     return out
 
 
+def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8):
+    """Milliseconds of ``fold`` planned with ``autograph.fold.schedule``'s constants
+    as they are (``fold_A``) and with ``settings`` (name -> value, ``fold_B``), and
+    of the oracle, interleaved in one run: two runs on a shared machine are not
+    comparable, one run's rows are. Each fold row gets its own folded function, its
+    layouts made under its constants (the constants are read when a layout is
+    designed), and cycles through the same ``varied`` random batches."""
+    from autograph.fold import schedule as planning
+
+    rng = random.Random(seed)
+    p = init(jax.random.PRNGKey(seed), hidden)
+    batches = [random_batch(rng, batch) for _ in range(varied)]
+    unknown = [name for name in settings if not hasattr(planning, name)]
+    if unknown:
+        raise ValueError(f"not constants of autograph.fold.schedule: {unknown}")
+    default = {name: getattr(planning, name) for name in settings}
+    fns, plans = {}, {}
+    try:
+        for row, values in (("fold_A", default), ("fold_B", settings)):
+            for name, value in values.items():
+                setattr(planning, name, value)
+            batched = autograph.fold(encode)
+            batched(p, batches[0][:1])
+            for trees in batches:
+                batched.plan(trees)
+            fwd = jax.jit(lambda p, plan, batched=batched: batched(p, plan)[0])
+            fns[row] = _rotating(lambda b, batched=batched, fwd=fwd: fwd(p, batched.plan(b)),
+                                 batches)
+            plans[row] = repr(batched.plan(batches[0]))
+    finally:
+        for name, value in default.items():
+            setattr(planning, name, value)
+    fns["oracle_fwd"] = _rotating(lambda o: o(p),
+                                  [jax.jit(make_oracle(oracle_arrays(b))) for b in batches])
+    for fn in fns.values():
+        for _ in range(varied):
+            jax.block_until_ready(fn())
+    med = {k: v["median_s"] * 1e3 for k, v in interleaved_medians(fns, plan).items()}
+    return {"hidden": hidden, "settings": settings, "median_ms": med, "plans": plans,
+            "oracle_over": {k: med["oracle_fwd"] / v for k, v in med.items()}}
+
+
+def _setting(text):
+    name, value = text.split("=", 1)
+    return name.strip(), (float(value) if "." in value else int(value))
+
+
 GOALS = [
     # (ratio key, goal, H, "min"/"max")
     ("fwd_speedup_vs_per_node", 5, 128, "min"), ("fwd_speedup_vs_per_node", 2, 512, "min"),
@@ -556,12 +604,24 @@ def main(argv=None):
     parser.add_argument("--tiny", action="store_true", help="a smoke run")
     parser.add_argument("--widths", help="state widths H, comma-separated (e.g. 128,512)")
     parser.add_argument("--batches", type=int, help="random batches for the compile count")
+    parser.add_argument("--ab", help="schedule constants to compare with the current ones, "
+                        "interleaved (fold forward and the oracle only), e.g. "
+                        "CAPACITY_HEADROOM=1.03,SPARE_ROWS=32")
     parser.add_argument("--rows", help="timed rows only, comma-separated (e.g. "
                         "fold_fwd,fold_grad,oracle_fwd,oracle_grad)")
     args = parser.parse_args(argv)
     profile = "full" if args.full else "tiny" if args.tiny else "small"
     widths = [int(w) for w in args.widths.split(",")] if args.widths else None
     rows = tuple(args.rows.split(",")) if args.rows else None
+    if args.ab:
+        config = PROFILES[profile]
+        settings = dict(_setting(item) for item in args.ab.split(","))
+        for hidden in widths or config["widths"]:
+            out = measure_schedule_ab(hidden, config["batch"], config["plan"], settings)
+            print(f"H = {hidden}, B = {settings}")
+            for row, ms in out["median_ms"].items():
+                print(f"  {row:<12} {ms:8.2f} ms   oracle / row {out['oracle_over'][row]:.3f}")
+        return
     print(table(run(profile, progress=lambda s: print(s, file=sys.stderr), widths=widths,
                     batches=args.batches, rows=rows)))
 
