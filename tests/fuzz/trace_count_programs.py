@@ -3,7 +3,9 @@
 Each program has one staged ``if`` (its condition traced) or one loop, whose blocks
 call ``tick(label)``; their values mix Python scalars that promote (``1`` and
 ``2.5``), arrays, variables unbound before the region, a return in one branch,
-list item writes and appends, closure cells and an object's attribute. Checked
+list item writes and appends, closure cells and an object's attribute; weakly
+typed list elements (``lst.append(w * i)``, a Python-number first element), a weak
+tracer reached through an attribute (``held.v``), a stream write's count. Checked
 for each program:
 
 - one trace of the converted function runs each branch of an ``if`` exactly once
@@ -12,7 +14,9 @@ for each program:
   first and grows a list probes both at once, and a weakly typed start that
   promotes is promoted from the probe, so JAX's loop does not trace it again);
 - compiled (``to_graph``) gives the original's Python values where both branches
-  are taken, or refuses with a ``ConversionError``.
+  are taken, or refuses with a ``ConversionError``;
+- a loop over ``range(3)`` gives the dtypes and weak types ``jax.jit`` of the
+  original gives (list elements read back included).
 
     python -m tests.fuzz.trace_count_programs [count] [seed] [--refusals]
 """
@@ -35,8 +39,10 @@ import numpy as np
 import autograph
 from autograph.errors import ConversionError
 
-PRELUDE = '''import jax.numpy as jnp
+PRELUDE = '''import io
+import jax.numpy as jnp
 from tests.fuzz.trace_count_programs import Box, tick
+SINK = io.StringIO()
 '''
 
 IF_MOST = 1
@@ -95,6 +101,12 @@ _TYPED = ("jnp.int8(1)", "jnp.float16(i)", "i", "0.5")
 _CHANGING = ("1.5", "(x + 0.5)", "jnp.float16(1.5)")
 
 
+# What a list of weakly typed elements holds: its first element, then the appends.
+_FIRST_ELEMENTS = ("0.5", "w", "1", "x * 1.0")
+_WEAK_ELEMENTS = ("w * i", "0.5 * i", "i", "w + 1", "x * w", "i * 1.0")
+_TEXTS = ('"ab"', '"line\\n"', "str(3)")
+
+
 def _value(rng) -> str:
     return rng.choice(_VALUES).format(k=rng.randint(1, 4))
 
@@ -141,12 +153,13 @@ def _if_program(rng, name) -> str:
 
 def _loop_program(rng, name) -> str:
     pre, inside, out = ["s = x * 1.0"], ["s = s + 1"], ["s"]
-    features = rng.sample(["first_binding", "append", "cell", "box", "promote", "weak"],
-                          rng.randint(0, 3))
+    features = rng.sample(["first_binding", "append", "cell", "box", "promote", "weak",
+                           "weak_list", "weak_reach", "write_count"], rng.randint(0, 3))
     header = rng.choice(["for i in range(3):", "for i in range(x):",
                          "while s < x + 3:"])
     if header.startswith("while"):
-        features = [f for f in features if f not in ("first_binding", "append")]
+        features = [f for f in features
+                    if f not in ("first_binding", "append", "weak_list")]
     if "first_binding" in features and header == "for i in range(3):":
         inside.append("u = x * i")
         out.append("u")
@@ -179,6 +192,21 @@ def _loop_program(rng, name) -> str:
         pre.append(f"r = {rng.choice(('0', '2', '1.5'))}")
         inside.append(rng.choice(("r = r + w", "r = w * r + 1")))
         out.append("r")
+    if "weak_list" in features and "range(3)" in header:
+        pre.append(f"wl = [{rng.choice(_FIRST_ELEMENTS)}]" if rng.random() < 0.5
+                   else "wl = []")
+        inside.append(f"wl.append({rng.choice(_WEAK_ELEMENTS)})")
+        out += rng.sample(["wl[0]", "wl[-1]", "wl[0] * x", "wl[-1] * jnp.float16(2)"], 2)
+    if "weak_reach" in features:   # a weak tracer reached through attributes
+        pre.append(rng.choice(("held = Box(w)", "held = Box(Box(w))")))
+        pre.append(f"h = {rng.choice(('0', '1'))}")
+        read = "held.v.v" if "Box(Box(w))" in "".join(pre) else "held.v"
+        inside.append(f"h = h + {read}")
+        out.append("h")
+    if "write_count" in features:
+        pre.append("wc = 0")
+        inside.append(f"wc = wc + SINK.write({rng.choice(_TEXTS)})")
+        out.append("wc")
     body = ["    " + line for line in pre]
     body += ["    " + header, '        tick("body")']
     body += ["        " + line for line in inside]
@@ -228,35 +256,26 @@ def check(p: Program) -> None:
                     p.problems.append(f"x={x}: {got} for Python's {expected}")
                     return
         if "for i in range(3):" in p.source:   # jax.jit of the original runs it too
-            lists = _read_from_lists(p.source)
             p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2)),
-                                            compiled(jnp.int32(2)), lists)
+                                            compiled(jnp.int32(2)))
             if "w" in p.fn.__code__.co_varnames:   # a Python float: a weak tracer
                 p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2), 1.5),
-                                                compiled(jnp.int32(2), 1.5), lists)
+                                                compiled(jnp.int32(2), 1.5))
     except ConversionError as error:
         p.refused = str(error).splitlines()[0]
     except Exception as error:  # noqa: BLE001 - reported with the program
         p.problems.append(f"{type(error).__name__}: {str(error)[:300]}")
 
 
-def _read_from_lists(source) -> set:
-    """The positions of the returned values that read a grown list (``lst[-1]``)."""
-    returned = source.rstrip().splitlines()[-1].strip()[len("return ("):-len(",)")]
-    return {k for k, e in enumerate(returned.split(", ")) if e.startswith("lst")}
-
-
-def _type_differences(expected, got, lists=frozenset()) -> list:
+def _type_differences(expected, got) -> list:
     """The results whose dtype or weak type differs from ``jax.jit`` of the
     original's (a weakly typed start that a weak tracer makes a weak value of
-    another dtype stays weak, as Python's unrolled value does). A read of a grown
-    list (positions ``lists``) may be strongly typed where Python's element is weak:
-    a staged list's buffer has one strong dtype (a known difference)."""
+    another dtype stays weak, as Python's unrolled value does; a grown list's
+    elements keep their weak types, ``TensorList.weak``)."""
     problems = []
     for k, (e, g) in enumerate(zip(expected, got, strict=True)):
         e, g = jax.typeof(e), jax.typeof(g)
-        weak_differs = g.weak_type != e.weak_type and not (k in lists and e.weak_type)
-        if e.dtype != g.dtype or weak_differs:
+        if e.dtype != g.dtype or g.weak_type != e.weak_type:
             problems.append(f"result {k}: {g.str_short()} for jit's {e.str_short()}")
     return problems
 
