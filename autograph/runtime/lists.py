@@ -227,17 +227,20 @@ class TensorList:
             return False
         raise _mixed_kinds()
 
-    def _weak_after_write(self, position, flag):
+    def _weak_after_write(self, position, flag, append=False):
         """``weak`` once the element at ``position`` (a static int, or None for a
         traced one) is a value of kind ``flag``; an ``ElementTypeError`` where a
-        traced position would make the kinds differ by position."""
+        traced position would make the kinds differ by position. An append at a
+        traced length writes past the positions ``weak`` names one by one (a pop
+        at a traced length of a list of both kinds is refused), so its kind need
+        only be the later elements' (``weak[-1]``)."""
         weak = self.weak
         if weak is None:
             return None
         if position is None:
             if self._probe is not None and self._probe.weak is None and self.buffer is None:
                 return weak
-            if any(w != flag for w in weak):
+            if any(w != flag for w in (weak[-1:] if append else weak)):
                 raise _mixed_kinds()
             return weak
         flags = list(weak[:-1]) + [weak[-1]] * (position + 1 - (len(weak) - 1))
@@ -307,7 +310,7 @@ class TensorList:
             probe.changes_length()
             return self._changed(self.buffer, self.length + 1, probe)
         weak = self._weak_after_write(
-            self.length if isinstance(self.length, int) else None, flag)
+            self.length if isinstance(self.length, int) else None, flag, append=True)
         buffer = self.buffer
         if isinstance(self.length, int) and self.length >= self.capacity or (
                 not isinstance(self.length, int) and not _staging_depth()):
@@ -436,6 +439,8 @@ def _is_weak(value) -> bool:
     bool), or a weakly typed array or tracer."""
     if type(value) in (int, float, complex):
         return True
+    if isinstance(value, jax.ShapeDtypeStruct):
+        return bool(value.weak_type)
     try:
         return bool(jax.typeof(value).weak_type)
     except TypeError:
@@ -579,21 +584,35 @@ def branch_buffers(*outs) -> dict:
         capacity = max(v.capacity if isinstance(v, TensorList) else len(v) for v in values)
         if all(isinstance(v, TensorList) and v.capacity == capacity for v in values):
             continue
-        found[position] = (capacity, element)
+        found[position] = (capacity, element, _branch_weak(staged[0].weak, values))
     return found
+
+
+def _branch_weak(weak, values):
+    """``TensorList.weak`` for the branches' lists (``values``), the staged one's
+    (``weak``), where each Python list's elements agree with it by position (past
+    its length, a Python list has no elements to disagree); else None: each keeps its own,
+    and the branches' types differ (an error at the ``if``)."""
+    if weak is None:
+        return None
+    for value in values:
+        if _is_list(value) and any(_is_weak(x) != weak[min(j, len(weak) - 1)]
+                                   for j, x in enumerate(value)):
+            return None
+    return weak
 
 
 def buffer_shapes(shapes, buffers) -> tuple:
     """The abstract values ``as_buffers`` gives for a branch whose abstract outputs
     are ``shapes`` (found without running it again)."""
     shapes = list(shapes)
-    for position, (capacity, element) in buffers.items():
+    for position, (capacity, element, weak) in buffers.items():
         value = shapes[position]
         if isinstance(value, TensorList) and value.capacity == capacity:
             continue
         shapes[position] = TensorList(
             jax.ShapeDtypeStruct((capacity, *element.shape), element.dtype),
-            jax.ShapeDtypeStruct((), jnp.int32))
+            jax.ShapeDtypeStruct((), jnp.int32), weak=_weak_of(value, weak))
     return tuple(shapes)
 
 
@@ -601,7 +620,7 @@ def as_buffers(values, buffers) -> tuple:
     """``values`` (a branch's outputs) with the lists at ``buffers``' positions made
     buffers of the capacity and element given there, with a traced length."""
     values = list(values)
-    for position, (capacity, element) in buffers.items():
+    for position, (capacity, element, weak) in buffers.items():
         value = values[position]
         if isinstance(value, TensorList):
             pad = capacity - value.capacity
@@ -612,8 +631,7 @@ def as_buffers(values, buffers) -> tuple:
             pad = jnp.zeros((capacity - len(items), *element.shape), element.dtype)
             buffer = jnp.concatenate([jnp.stack(items), pad]) if items else pad
         values[position] = TensorList(buffer, jnp.asarray(value.length if isinstance(
-            value, TensorList) else len(value), jnp.int32), weak=value.weak if isinstance(
-            value, TensorList) else _items_weak(value))
+            value, TensorList) else len(value), jnp.int32), weak=_weak_of(value, weak))
     return tuple(values)
 
 
@@ -831,6 +849,14 @@ def _to_tensor_list(value, probe, room):
     if probe.weak is not None and weak is not None:
         weak = _collapsed((*(_is_weak(x) for x in value), probe.weak))
     return TensorList(buffer, jnp.asarray(len(items), jnp.int32), weak=weak)
+
+
+def _weak_of(value, weak):
+    """The ``TensorList.weak`` a branch's list ``value`` gets as a buffer: the
+    branches' common ``weak`` (``_branch_weak``), else its own."""
+    if weak is not None:
+        return weak
+    return value.weak if isinstance(value, TensorList) else _items_weak(value)
 
 
 def _items_weak(items) -> tuple:

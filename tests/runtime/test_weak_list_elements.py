@@ -216,3 +216,32 @@ def declared(x, n):
 def test_a_declared_list_casts_appends_to_its_declared_dtype():
     out = autograph.to_graph(declared)(jnp.float32(1.0), jnp.int32(3))
     assert out.dtype == jnp.float32 and not jax.typeof(out).weak_type
+
+
+def grown_in_one_branch(x, n, s):
+    xs = [x * 1.0]
+    if x > 0:
+        for _ in range(n):
+            autograph.set_loop_options(maximum_iterations=3)
+            xs.append(s * 2)
+    return autograph.stack(xs), len(xs)
+
+
+def weak_grown_in_one_branch(x, n, s):
+    xs = [s]
+    if x > 0:
+        for _ in range(n):
+            autograph.set_loop_options(maximum_iterations=3)
+            xs.append(s * 2)
+    return autograph.stack(xs), len(xs)
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_a_list_grown_in_one_branch_of_a_staged_if_keeps_its_elements_kinds(x):
+    # The other branch's Python list agrees with the grown buffer at its elements.
+    stack, length = autograph.to_graph(grown_in_one_branch)(jnp.float32(x), 2, 0.5)
+    assert int(length) == (3 if x > 0 else 1) and stack[0] == x
+    assert not jax.typeof(stack).weak_type
+    stack, length = autograph.to_graph(weak_grown_in_one_branch)(jnp.float32(x), 2, 0.5)
+    assert int(length) == (3 if x > 0 else 1) and stack[0] == 0.5
+    assert jax.typeof(stack).weak_type and stack.dtype == jnp.float32
