@@ -45,6 +45,7 @@ length stays a Python list (a pytree of arrays, carried as it is).
 from __future__ import annotations
 
 import operator
+import sys
 import weakref
 from dataclasses import dataclass, field
 
@@ -56,8 +57,8 @@ from jax import lax, tree_util
 from autograph.errors import ConversionError
 from autograph.runtime import paths, side_effects
 from autograph.runtime.abstract import abstract
-from autograph.runtime.trace_context import FRAMES, trace_active, trace_flat
-from autograph.runtime.tracing import FlatTree, caller_location, is_tracer, types_of
+from autograph.runtime.trace_context import FRAMES, trace_active, trace_flat, weak_cast
+from autograph.runtime.tracing import FlatTree, caller_location, frame_location, is_tracer, types_of
 
 
 @dataclass(eq=False)
@@ -72,6 +73,7 @@ class _Probe:
     pops: int = 0
     used: bool = False  # popped, written, or read at a traced index
     appended_at: object = None  # the user's line of the first append
+    weak: bool | None = None  # whether the values appended are weakly typed
     history: list = field(default_factory=list)
     # Where the loop's body runs unconditionally (the depth of ``paths``' stack); an
     # append or pop deeper (under a staged `if`, in a nested staged `while`...) may
@@ -128,34 +130,42 @@ class TensorList:
     (``i`` static or traced, negative counts from ``length``).
     """
 
-    __slots__ = ("buffer", "length", "_probe", "root")
+    __slots__ = ("buffer", "length", "_probe", "root", "weak")
 
-    def __init__(self, buffer, length, probe=None, root=None):
+    def __init__(self, buffer, length, probe=None, root=None, weak=(False,)):
         self.buffer = buffer
         self.length = length
         self._probe = probe
         # The list this one is a change of (append, pop, item write): in Python the
         # same object, changed in place (trackers.ContainerParameter asks).
         self.root = root
+        # Which elements Python holds weakly typed (a Python number, a weak tracer):
+        # weak[j] for position j < len(weak) - 1, weak[-1] for every later one. The
+        # buffer is strongly typed; a read gives the element its weak type back.
+        # None for a list declared with set_element_type: what is appended is cast
+        # to the declared dtype, strongly typed, as the declaration says.
+        self.weak = weak
 
-    def _changed(self, buffer, length, probe=None):
-        return TensorList(buffer, length, probe, self if self.root is None else self.root)
+    def _changed(self, buffer, length, probe=None, weak=None):
+        return TensorList(buffer, length, probe, self if self.root is None else self.root,
+                          self.weak if weak is None else weak)
 
     def tree_flatten(self):
         static = isinstance(self.length, int)
         children = [] if self.buffer is None else [self.buffer]
         if not static:
             children.append(self.length)
-        aux = (self.buffer is None, self.length if static else None, self._probe)
+        aux = (self.buffer is None, self.length if static else None, self._probe,
+               self.weak)
         return children, aux
 
     @classmethod
     def tree_unflatten(cls, aux, children):
-        no_buffer, static_length, probe = aux
+        no_buffer, static_length, probe, weak = aux
         children = list(children)
         buffer = None if no_buffer else children.pop(0)
         length = static_length if static_length is not None else children.pop(0)
-        return cls(buffer, length, probe)
+        return cls(buffer, length, probe, weak=weak)
 
     @property
     def capacity(self) -> int:
@@ -172,7 +182,7 @@ class TensorList:
         if is_tracer(index) and self._probe is not None:
             self._probe.used = True
         index = self._normalize(index)
-        return _row(self._buffer_for_read(), index)
+        return _weakened(_row(self._buffer_for_read(), index), self._weak_at(index))
 
     def __len__(self):
         raise TypeError(_DATA_DEPENDENT + " It has no Python length: take its elements as "
@@ -200,6 +210,42 @@ class TensorList:
                         "or `lst.pop()` in converted code")
 
     # -- helpers ---------------------------------------------------------------------
+
+    def _weak_at(self, index) -> bool:
+        """Whether Python's element at ``index`` (``_normalize``'s) is weakly typed.
+        A traced position in a list that holds both kinds cannot say: an
+        ``ElementTypeError`` (in a probe, where the later elements' kind is not
+        known yet, the strong kind)."""
+        weak = self.weak
+        if weak is None:
+            return False
+        if isinstance(index, int):
+            return weak[min(index, len(weak) - 1)]
+        if len(set(weak)) == 1:
+            return weak[0]
+        if self._probe is not None:
+            return False
+        raise _mixed_kinds()
+
+    def _weak_after_write(self, position, flag, append=False):
+        """``weak`` once the element at ``position`` (a static int, or None for a
+        traced one) is a value of kind ``flag``; an ``ElementTypeError`` where a
+        traced position would make the kinds differ by position. An append at a
+        traced length writes past the positions ``weak`` names one by one (a pop
+        at a traced length of a list of both kinds is refused), so its kind need
+        only be the later elements' (``weak[-1]``)."""
+        weak = self.weak
+        if weak is None:
+            return None
+        if position is None:
+            if self._probe is not None and self._probe.weak is None and self.buffer is None:
+                return weak
+            if any(w != flag for w in (weak[-1:] if append else weak)):
+                raise _mixed_kinds()
+            return weak
+        flags = list(weak[:-1]) + [weak[-1]] * (position + 1 - (len(weak) - 1))
+        flags[position] = flag
+        return _collapsed((*flags, weak[-1]))
 
     def _normalize(self, index):
         if not is_tracer(index):
@@ -237,10 +283,10 @@ class TensorList:
                 value = jnp.asarray(value)
                 probe.element = jax.ShapeDtypeStruct(value.shape, value.dtype)
             else:
-                value = _as_element(value, probe.element.dtype)
+                value = _as_element(value, probe.element.dtype, self.weak is None)
             shape = probe.element.shape
         else:
-            value = _as_element(value, self.buffer.dtype)
+            value = _as_element(value, self.buffer.dtype, self.weak is None)
             shape = self.buffer.shape[1:]
         if value.shape != shape:
             raise TypeError(
@@ -250,11 +296,21 @@ class TensorList:
         return value
 
     def _append(self, value):
+        flag = _is_weak(value)
         value = self._element(value)
         if self._probe is not None:
-            self._probe.appends += 1
-            self._probe.changes_length()
-            return self._changed(self.buffer, self.length + 1, self._probe)
+            probe = self._probe
+            if self.weak is None:
+                pass
+            elif probe.weak is None:
+                probe.weak = flag
+            elif probe.weak != flag:
+                raise _mixed_kinds()
+            probe.appends += 1
+            probe.changes_length()
+            return self._changed(self.buffer, self.length + 1, probe)
+        weak = self._weak_after_write(
+            self.length if isinstance(self.length, int) else None, flag, append=True)
         buffer = self.buffer
         if isinstance(self.length, int) and self.length >= self.capacity or (
                 not isinstance(self.length, int) and not _staging_depth()):
@@ -262,12 +318,13 @@ class TensorList:
             buffer = jnp.concatenate([buffer, jnp.zeros((1, *buffer.shape[1:]),
                                                         buffer.dtype)])
         if isinstance(self.length, int):
-            return self._changed(buffer.at[self.length].set(value), self.length + 1)
+            return self._changed(buffer.at[self.length].set(value), self.length + 1,
+                                 weak=weak)
         # In bounds by construction: the loop that made the list sized the buffer.
         start = (self.length,) + (0,) * value.ndim
         buffer = lax.dynamic_update_slice(buffer, value[None], start,
                                           allow_negative_indices=False)
-        return self._changed(buffer, self.length + 1)
+        return self._changed(buffer, self.length + 1, weak=weak)
 
     def _pop(self):
         if isinstance(self.length, int) and self.length == 0:
@@ -276,17 +333,22 @@ class TensorList:
             self._probe.used = True
             self._probe.changes_length(pop=True)
         length = self.length - 1
-        item = _row(self._buffer_for_read(), lax.max(length, 0) if is_tracer(length)
+        position = (lax.max(length, 0) if is_tracer(length)
                     else length if self.buffer is not None else 0)
+        item = _weakened(_row(self._buffer_for_read(), position),
+                         self._weak_at(length if isinstance(length, int) else position))
         return self._changed(self.buffer, length, self._probe), item
 
     def _set(self, index, value):
+        flag = _is_weak(value)
         if self._probe is not None:
             self._probe.used = True
             self._element(value)
             return self
         index = self._normalize(index)
-        return self._changed(self.buffer.at[index].set(self._element(value)), self.length)
+        weak = self._weak_after_write(index if isinstance(index, int) else None, flag)
+        return self._changed(self.buffer.at[index].set(self._element(value)), self.length,
+                             weak=weak)
 
 
 def _row(buffer, index):
@@ -314,6 +376,35 @@ def _row(buffer, index):
     return buffer[index]
 
 
+def _weakened(value, weak):
+    """``value`` weakly typed where Python's element is (``weak``)."""
+    return weak_cast(value, value.dtype) if weak else value
+
+
+def _collapsed(weak) -> tuple:
+    """``weak`` flags (see ``TensorList.weak``) with the trailing run that equals the
+    last flag folded into it."""
+    weak = list(weak)
+    while len(weak) > 1 and weak[-2] == weak[-1]:
+        weak.pop(-2)
+    return tuple(weak)
+
+
+def _mixed_kinds() -> ElementTypeError:
+    """The ``ElementTypeError`` for a list whose elements' kinds would differ by a
+    traced position, at the user's line."""
+    error = ElementTypeError(_MIXED)
+    error.where = frame_location(sys._getframe(1))
+    return error
+
+
+_MIXED = (
+    "a staged list cannot hold both Python numbers (weakly typed: a float, an int, "
+    "a value computed from them alone) and arrays where its elements are appended, "
+    "popped or read at a traced position: Python's list keeps each element's kind, "
+    "which decides how it promotes later. Make them one kind: e.g. start the list "
+    "with jnp.float32(0.0) rather than 0.0, or append jnp.asarray(v).")
+
 _DATA_DEPENDENT = (
     "This list was grown or shrunk in a staged loop whose trip count, or under a "
     "condition whose value, is traced, so its length is only known when the program "
@@ -327,13 +418,15 @@ class ElementTypeError(TypeError):
     where = None
 
 
-def _as_element(value, dtype):
+def _as_element(value, dtype, declared=False):
     """``value`` as an element of a buffer of ``dtype``. Python's list would hold it
-    as it is: a value of another dtype (``1.5`` after ``1``) cannot share the buffer
-    without changing it, but a weakly typed one that JAX's own promotion gives
-    ``dtype`` (a Python ``0`` in a float32 list) keeps its value."""
+    as it is: a value of another dtype (``1.5`` after ``1``, or a Python ``0`` in a
+    float32 list, which Python keeps an int) cannot share the buffer without
+    changing it. A list ``declared`` with ``set_element_type`` takes a weakly typed
+    value that JAX's own promotion gives ``dtype``, cast to it."""
     got = jnp.result_type(value)
-    if got != dtype and not (_is_weak(value) and jnp.promote_types(got, dtype) == dtype):
+    if got != dtype and not (declared and _is_weak(value)
+                             and jnp.promote_types(got, dtype) == dtype):
         raise ElementTypeError(
             f"a staged list holds {jnp.dtype(dtype).name} elements; got one of dtype "
             f"{jnp.dtype(got).name}. Every element of a list grown in a staged loop must "
@@ -342,7 +435,16 @@ def _as_element(value, dtype):
 
 
 def _is_weak(value) -> bool:
-    return type(value) in (int, float, bool, complex) or getattr(value, "weak_type", False)
+    """Whether JAX sees ``value`` weakly typed: a Python int, float or complex (not a
+    bool), or a weakly typed array or tracer."""
+    if type(value) in (int, float, complex):
+        return True
+    if isinstance(value, jax.ShapeDtypeStruct):
+        return bool(value.weak_type)
+    try:
+        return bool(jax.typeof(value).weak_type)
+    except TypeError:
+        return False
 
 
 def _is_list(value) -> bool:
@@ -427,7 +529,7 @@ def stack(lst):
     """The list as one array (``jnp.stack``); for a staged list, its whole buffer,
     padded with zeros after ``len(lst)``."""
     if isinstance(lst, TensorList):
-        return lst.buffer
+        return _weakened(lst.buffer, lst.weak is not None and all(lst.weak))
     if type(lst) is TypedList and not lst:
         return jnp.zeros((0, *lst.element.shape), lst.element.dtype)
     if _is_list(lst):
@@ -482,21 +584,35 @@ def branch_buffers(*outs) -> dict:
         capacity = max(v.capacity if isinstance(v, TensorList) else len(v) for v in values)
         if all(isinstance(v, TensorList) and v.capacity == capacity for v in values):
             continue
-        found[position] = (capacity, element)
+        found[position] = (capacity, element, _branch_weak(staged[0].weak, values))
     return found
+
+
+def _branch_weak(weak, values):
+    """``TensorList.weak`` for the branches' lists (``values``), the staged one's
+    (``weak``), where each Python list's elements agree with it by position (past
+    its length, a Python list has no elements to disagree); else None: each keeps its own,
+    and the branches' types differ (an error at the ``if``)."""
+    if weak is None:
+        return None
+    for value in values:
+        if _is_list(value) and any(_is_weak(x) != weak[min(j, len(weak) - 1)]
+                                   for j, x in enumerate(value)):
+            return None
+    return weak
 
 
 def buffer_shapes(shapes, buffers) -> tuple:
     """The abstract values ``as_buffers`` gives for a branch whose abstract outputs
     are ``shapes`` (found without running it again)."""
     shapes = list(shapes)
-    for position, (capacity, element) in buffers.items():
+    for position, (capacity, element, weak) in buffers.items():
         value = shapes[position]
         if isinstance(value, TensorList) and value.capacity == capacity:
             continue
         shapes[position] = TensorList(
             jax.ShapeDtypeStruct((capacity, *element.shape), element.dtype),
-            jax.ShapeDtypeStruct((), jnp.int32))
+            jax.ShapeDtypeStruct((), jnp.int32), weak=_weak_of(value, weak))
     return tuple(shapes)
 
 
@@ -504,7 +620,7 @@ def as_buffers(values, buffers) -> tuple:
     """``values`` (a branch's outputs) with the lists at ``buffers``' positions made
     buffers of the capacity and element given there, with a traced length."""
     values = list(values)
-    for position, (capacity, element) in buffers.items():
+    for position, (capacity, element, weak) in buffers.items():
         value = values[position]
         if isinstance(value, TensorList):
             pad = capacity - value.capacity
@@ -515,7 +631,7 @@ def as_buffers(values, buffers) -> tuple:
             pad = jnp.zeros((capacity - len(items), *element.shape), element.dtype)
             buffer = jnp.concatenate([jnp.stack(items), pad]) if items else pad
         values[position] = TensorList(buffer, jnp.asarray(value.length if isinstance(
-            value, TensorList) else len(value), jnp.int32))
+            value, TensorList) else len(value), jnp.int32), weak=_weak_of(value, weak))
     return tuple(values)
 
 
@@ -584,9 +700,10 @@ class ListProbe:
                 depth=paths.depth())
             if isinstance(value, TensorList):
                 probe_state[k] = TensorList(value.buffer, jnp.asarray(value.length, jnp.int32),
-                                            probe)
+                                            probe, weak=value.weak)
             else:  # the length is traced, so that staged branches may differ in appends
-                probe_state[k] = TensorList(None, jnp.asarray(len(value), jnp.int32), probe)
+                probe_state[k] = TensorList(None, jnp.asarray(len(value), jnp.int32), probe,
+                                            weak=_items_weak(value))
         self.state = tuple(probe_state)
 
     @property
@@ -674,7 +791,7 @@ class _Staging:
             return state
         state = list(state)
         for k, (length, before) in self.lists.items():
-            items = _unstacked(state[k].buffer, length)
+            items = _unstacked(state[k].buffer, length, state[k].weak)
             state[k] = (TypedList(items, before.element) if type(before) is TypedList
                         else items)
         return tuple(state)
@@ -685,10 +802,15 @@ class _Staging:
 _UNSTACKED: dict = {}
 
 
-def _unstacked(buffer, length) -> list:
-    """``buffer[:length]`` as a Python list of its rows."""
+def _unstacked(buffer, length, weak=(False,)) -> list:
+    """``buffer[:length]`` as a Python list of its rows, each weakly typed where
+    ``weak`` (``TensorList.weak``) says Python's element is."""
     rows = buffer if buffer.shape[0] == length else buffer[:length]
     items = list(jnp.unstack(rows)) if length else []
+    weak = weak or (False,)
+    items = [_weakened(x, weak[min(j, len(weak) - 1)]) for j, x in enumerate(items)]
+    if all(weak[:length]) and weak[min(length, len(weak)) - 1]:
+        rows = _weakened(rows, True)  # jnp.stack of weak elements is weak
     if items and is_tracer(items[0]):
         key = id(items[0])
         _UNSTACKED[key] = (rows, [weakref.ref(x) for x in items])
@@ -723,7 +845,26 @@ def _to_tensor_list(value, probe, room):
     items = [jnp.asarray(x, element.dtype) for x in value]
     buffer = (_padded(jnp.stack(items), room) if items
               else jnp.zeros((room, *element.shape), element.dtype))
-    return TensorList(buffer, jnp.asarray(len(items), jnp.int32))
+    weak = _items_weak(value)
+    if probe.weak is not None and weak is not None:
+        weak = _collapsed((*(_is_weak(x) for x in value), probe.weak))
+    return TensorList(buffer, jnp.asarray(len(items), jnp.int32), weak=weak)
+
+
+def _weak_of(value, weak):
+    """The ``TensorList.weak`` a branch's list ``value`` gets as a buffer: the
+    branches' common ``weak`` (``_branch_weak``), else its own."""
+    if weak is not None:
+        return weak
+    return value.weak if isinstance(value, TensorList) else _items_weak(value)
+
+
+def _items_weak(items) -> tuple:
+    """``TensorList.weak`` for a list holding ``items`` (strong past them, where the
+    list is empty; None for a declared list)."""
+    if type(items) is TypedList:
+        return None
+    return _collapsed([_is_weak(x) for x in items]) if items else (False,)
 
 
 def _padded(rows, room):

@@ -15,7 +15,8 @@ one abstract iteration of the body (``probe_body``) tells at once
   where the iteration's output is weak (``s + w`` for ``w`` a Python float
   argument of ``jit``) the start stays weak, as Python's unrolled ``s`` is. A loop
   with no unbound variables is probed for that only where a weak tracer of a
-  higher kind is near a Python-number start (``may_stay_weak``).
+  higher kind is near a Python-number start (``may_stay_weak``): in a closure
+  cell, a global, or an attribute of one (``reached_by``).
 
 Before: the hole probe, then a second probe for the lists, then JAX's trace and its
 retrace of a promoting start (4 runs of the body). After: one probe, one trace.
@@ -116,10 +117,9 @@ def may_stay_weak(state, near) -> bool:
     closes over (``near()``: ``s + x`` for ``x``, a Python float argument of
     ``jit``), or, for a start that is a Python number, in the state. Python's
     unrolled ``s`` is then weak, where JAX's loop would promote the start to a
-    strong dtype (``promoted_start`` keeps it weak, given the probe's outputs). A
-    body that reaches such a tracer some other way (an attribute, a global), or a
-    weak tracer start that meets one carried beside it, is not seen: its carry
-    comes out strongly typed."""
+    strong dtype (``promoted_start`` keeps it weak, given the probe's outputs).
+    ``near()`` gives what the body reaches (``reached_by``: closure cells, the
+    globals it names, their attributes along the names it reads)."""
     numbers, tracers = [], []
     for leaf in tree_util.tree_leaves(state):
         if type(leaf) in _KINDS:
@@ -140,6 +140,45 @@ def _holds_weak_start(state) -> bool:
     (a bool never promotes)."""
     return any(type(leaf) in _KINDS or _weak_kind(leaf) is not None
                for leaf in tree_util.tree_leaves(state))
+
+
+def reached_by(fn, closed_over, depth=3) -> list:
+    """The values ``fn`` (a loop body) may read besides its carry: ``closed_over``
+    (its closure cells' values), the module globals its code (nested functions
+    included) names, and, ``depth`` attributes deep, the attributes of those
+    values that its code names (``self.scale``, ``config.model.scale``), read from
+    their ``__dict__`` (no property or ``__getattr__`` runs)."""
+    fn = getattr(fn, "__wrapped__", fn)
+    names = _names_read(fn.__code__)
+    scope = getattr(fn, "__globals__", {})
+    values = list(closed_over)
+    values += [scope[name] for name in names if name in scope]
+    found, seen = list(values), {id(v) for v in values}
+    for _ in range(depth):
+        attributes = []
+        for value in values:
+            try:
+                slots = vars(value)
+            except TypeError:
+                continue
+            for name in names:
+                item = slots.get(name)
+                if item is not None and id(item) not in seen:
+                    seen.add(id(item))
+                    attributes.append(item)
+        found += attributes
+        values = attributes
+    return found
+
+
+def _names_read(code) -> set:
+    """The global and attribute names ``code`` and the functions defined in it use."""
+    names, pending = set(), [code]
+    while pending:
+        code = pending.pop()
+        names.update(code.co_names)
+        pending.extend(c for c in code.co_consts if isinstance(c, type(code)))
+    return names
 
 
 def _weak_kind(leaf):

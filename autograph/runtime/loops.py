@@ -79,7 +79,7 @@ from autograph.runtime.state import (
     from_tuple,
     through_unbound,
 )
-from autograph.runtime.trace_context import trace_active, trace_flat
+from autograph.runtime.trace_context import trace_active, trace_flat, weak_cast
 from autograph.runtime.tracing import (
     FlatTree,
     Location,
@@ -604,7 +604,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                 body = loop_probe.probe_body(
                     iteration, state, item, spec.names, spec.where,
                     with_lists=lowering.stage_lists and spec.extra_test is None,
-                    weak_near=lambda: _closed_over(loop_body),
+                    weak_near=lambda: loop_probe.reached_by(
+                        loop_body, _closed_over(loop_body)),
                     exits=spec.extra_test is not None)
                 out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
@@ -693,13 +694,26 @@ def _staged_range(rng, loop_body, state, spec):
     ``while_loop`` that stops at it)."""
     count = len(state)
     static = isinstance(rng, range)
+    lowered_body = _python_int_index(loop_body)
     if spec.extra_test is not None and not static:
-        lowering = _traced_range_until_exit(rng, loop_body, count, spec)
+        lowering = _traced_range_until_exit(rng, lowered_body, count, spec)
     else:
-        lowering = _range_loop(rng, loop_body, count, spec)
-    index = jax.ShapeDtypeStruct((), jnp.int32)
+        lowering = _range_loop(rng, lowered_body, count, spec)
+    index = jax.ShapeDtypeStruct((), jnp.int32, weak_type=True)
     first = rng[0] if static and len(rng) else _NO_ITEM
     return _stage(spec, state, loop_body, index, lowering, first_item=first)
+
+
+def _python_int_index(loop_body):
+    """``loop_body`` given its index weakly typed, as the Python int ``range`` gives
+    is under ``jax.jit`` of the original (``0.5 * i`` a weak float), whichever
+    lowering counts it (a bounded loop's counter is a strong int32). The loop's
+    probe sees the same index."""
+    def body(index, *state):
+        if is_tracer(index) and not jax.typeof(index).weak_type:
+            index = weak_cast(index, index.dtype)
+        return loop_body(index, *state)
+    return body
 
 
 def _range_loop(rng, loop_body, count, spec) -> _Lowering:

@@ -35,7 +35,7 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, paths
+from autograph.runtime import effects, paths, write_counts
 from autograph.runtime.trace_context import under_jit
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 
@@ -61,20 +61,30 @@ def call_when_run(f, /, *args, **kwargs):
     """``f(*args, **kwargs)`` for ``f`` a call that writes text outside the program
     (``log.info(...)``, ``warnings.warn(...)``, ``sys.stdout.write(...)``:
     ``autograph/output_calls.py``): made when the program runs, as ``print`` is, where
-    it is staged or its arguments are traced; else now, as Python makes it."""
+    it is staged or its arguments are traced; else now, as Python makes it. Returns
+    what Python's call returns (``write_counts.result_of``: a write's count)."""
     traced = has_tracer((args, kwargs))
     if not traced and not _staging():
         return f(*args, **kwargs)
 
     what = getattr(f, "__qualname__", "this call")
     where = caller_location()
+    made_now = []   # the result of a call made while tracing (jax.export of a Python text)
 
     def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
         _check_open(getattr(f, "__self__", None), what, where)
-        f(*(str(a) if type(a) is DeferredFormat else a for a in shown), **shown_kwargs)
+        result = f(*(str(a) if type(a) is DeferredFormat else a for a in shown),
+                   **shown_kwargs)
+        if tracing:
+            made_now.append(result)
 
+    tracing = True
     _when_run(call, args, kwargs, traced, what)
-    return None
+    tracing = False
+    if made_now:
+        return made_now[0]
+    # What Python's call returns (a write's count), where known while tracing.
+    return write_counts.result_of(f, args, kwargs, where)
 
 
 def _check_open(stream, what, where):

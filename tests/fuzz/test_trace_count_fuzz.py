@@ -16,3 +16,10 @@ def test_generated_programs_trace_each_block_once_and_compute_pythons_values():
     assert not bad, "\n".join(f"{p.problems}\n{p.source}" for p in bad[:3])
     kinds = collections.Counter(p.kind for p in programs if not p.refused)
     assert kinds["if"] >= 5 and kinds["loop"] >= 5, kinds
+
+
+def test_loops_of_weak_list_elements_weak_reads_and_write_counts_give_jit_s_types():
+    programs = trace_count_programs.run(
+        seed=900, count=20, only=("weak_list", "weak_reach", "write_count"))
+    bad = [p for p in programs if p.problems]
+    assert not bad, "\n".join(f"{p.problems}\n{p.source}" for p in bad[:3])

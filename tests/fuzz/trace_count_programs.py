@@ -3,7 +3,9 @@
 Each program has one staged ``if`` (its condition traced) or one loop, whose blocks
 call ``tick(label)``; their values mix Python scalars that promote (``1`` and
 ``2.5``), arrays, variables unbound before the region, a return in one branch,
-list item writes and appends, closure cells and an object's attribute, an exit
+list item writes and appends, closure cells and an object's attribute; weakly
+typed list elements (``lst.append(w * i)``, a Python-number first element), a weak
+tracer reached through an attribute (``held.v``), a stream write's count, an exit
 (``break`` on a traced test) before the body sets a Python-number start. Checked
 for each program:
 
@@ -14,18 +16,22 @@ for each program:
   promotes is promoted from the probe, so JAX's loop does not trace it again);
 - compiled (``to_graph``) gives the original's Python values where both branches
   are taken, or refuses with a ``ConversionError``;
-- types: where ``jax.jit`` of the original runs the loop, the dtypes and weak types
-  it gives; where the loop has an exit, the type of what the body set (``m``) as the
-  original gives it run eagerly on an array.
+- a loop over ``range(3)`` without an exit gives the dtypes and weak types
+  ``jax.jit`` of the original gives (list elements read back included); where the
+  loop has an exit, the type of what the body set (``m``) is the one the original
+  gives it run eagerly on an array.
 
     python -m tests.fuzz.trace_count_programs [count] [seed] [--refusals]
+        [--features=weak_list,weak_reach,write_count]   (loops with these only)
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import importlib.util
+import logging
 import random
 import sys
 import tempfile
@@ -39,8 +45,10 @@ import numpy as np
 import autograph
 from autograph.errors import ConversionError
 
-PRELUDE = '''import jax.numpy as jnp
+PRELUDE = '''import io
+import jax.numpy as jnp
 from tests.fuzz.trace_count_programs import Box, tick
+SINK = io.StringIO()
 '''
 
 IF_MOST = 1
@@ -51,6 +59,11 @@ LOOP_MOST = 2
 LOOP_UNROLLED_MOST = 6
 # A loop with an exit probes the lists it grows apart from its unbound variables.
 LOOP_EXIT_LISTS_MOST = 3
+# A list whose elements differ in kind (a Python number first, arrays appended) or
+# a weak value of another dtype: the probe and the staged attempt fail at the
+# append (``lists.ElementTypeError``) and the loop runs unrolled, as ``jax.jit`` of
+# the original does (the logger ``autograph.loops`` says so).
+LOOP_MIXED_LIST_MOST = 8
 
 
 class Box:
@@ -101,6 +114,12 @@ _TYPED = ("jnp.int8(1)", "jnp.float16(i)", "i", "0.5")
 _CHANGING = ("1.5", "(x + 0.5)", "jnp.float16(1.5)")
 
 
+# What a list of weakly typed elements holds: its first element, then the appends.
+_FIRST_ELEMENTS = ("0.5", "w", "1", "x * 1.0")
+_WEAK_ELEMENTS = ("w * i", "0.5 * i", "i", "w + 1", "x * w", "i * 1.0")
+_TEXTS = ('"ab"', '"line\\n"', "str(3)")
+
+
 def _value(rng) -> str:
     return rng.choice(_VALUES).format(k=rng.randint(1, 4))
 
@@ -145,14 +164,22 @@ def _if_program(rng, name) -> str:
     return f"def {name}(x):\n" + "\n".join(body) + "\n"
 
 
-def _loop_program(rng, name) -> str:
+LOOP_FEATURES = ("first_binding", "append", "cell", "box", "promote", "weak",
+                 "weak_list", "weak_reach", "write_count", "exit")
+
+
+def _loop_program(rng, name, only=None) -> str:
     pre, inside, out = ["s = x * 1.0"], ["s = s + 1"], ["s"]
-    features = rng.sample(["first_binding", "append", "cell", "box", "promote", "weak",
-                           "exit"], rng.randint(0, 3))
-    header = rng.choice(["for i in range(3):", "for i in range(x):",
-                         "while s < x + 3:"])
+    if only:   # a focused run: these features, each program at least one
+        features = rng.sample(sorted(only), rng.randint(1, len(only)))
+        header = rng.choice(["for i in range(3):", "for i in range(3):", "for i in range(x):"])
+    else:
+        features = rng.sample(LOOP_FEATURES, rng.randint(0, 3))
+        header = rng.choice(["for i in range(3):", "for i in range(x):",
+                             "while s < x + 3:"])
     if header.startswith("while"):
-        features = [f for f in features if f not in ("first_binding", "append")]
+        features = [f for f in features
+                    if f not in ("first_binding", "append", "weak_list")]
     if "first_binding" in features and header == "for i in range(3):":
         inside.append("u = x * i")
         out.append("u")
@@ -185,7 +212,22 @@ def _loop_program(rng, name) -> str:
         pre.append(f"r = {rng.choice(('0', '2', '1.5'))}")
         inside.append(rng.choice(("r = r + w", "r = w * r + 1")))
         out.append("r")
-    if "exit" in features:   # m: a weak start that the body, unless it has left, makes strong
+    if "weak_list" in features and "range(3)" in header:
+        pre.append(f"wl = [{rng.choice(_FIRST_ELEMENTS)}]" if rng.random() < 0.5
+                   else "wl = []")
+        inside.append(f"wl.append({rng.choice(_WEAK_ELEMENTS)})")
+        out += rng.sample(["wl[0]", "wl[-1]", "wl[0] * x", "wl[-1] * jnp.float16(2)"], 2)
+    if "weak_reach" in features:   # a weak tracer reached through attributes
+        pre.append(rng.choice(("held = Box(w)", "held = Box(Box(w))")))
+        pre.append(f"h = {rng.choice(('0', '1'))}")
+        read = "held.v.v" if "Box(Box(w))" in "".join(pre) else "held.v"
+        inside.append(f"h = h + {read}")
+        out.append("h")
+    if "write_count" in features:
+        pre.append("wc = 0")
+        inside.append(f"wc = wc + SINK.write({rng.choice(_TEXTS)})")
+        out.append("wc")
+    if "exit" in features:   # last, after the appends; m: a start the body makes strong
         pre.append(f"m = {rng.choice(('0', '0.0'))}")
         inside += [f"if s > {rng.randint(1, 6)}:", "    break",
                    rng.choice(("m = x * 1.5", "m = s * 2", "m = jnp.float32(s)"))]
@@ -197,14 +239,16 @@ def _loop_program(rng, name) -> str:
     return f"def {name}(x, w=0.5):\n" + "\n".join(body) + "\n"
 
 
-def generate(seed: int, count: int) -> list[Program]:
+def generate(seed: int, count: int, only=None) -> list[Program]:
+    """``count`` programs from ``seed``; with ``only`` (loop features), loops that
+    use those features alone."""
     programs = []
     for k in range(count):
         rng = random.Random(seed + k)
-        kind = "if" if rng.random() < 0.6 else "loop"
+        kind = "if" if rng.random() < 0.6 and not only else "loop"
         name = f"tc_{seed + k}"
-        make = _if_program if kind == "if" else _loop_program
-        programs.append(Program(seed + k, kind, make(rng, name), name))
+        source = _if_program(rng, name) if kind == "if" else _loop_program(rng, name, only)
+        programs.append(Program(seed + k, kind, source, name))
     return programs
 
 
@@ -224,13 +268,16 @@ def check(p: Program) -> None:
     errors) and ``p.refused``."""
     try:
         RUNS.clear()
-        jax.make_jaxpr(autograph.convert(p.fn))(jnp.int32(2))
+        with _unrolled_loops() as unrolled:
+            jax.make_jaxpr(autograph.convert(p.fn))(jnp.int32(2))
         counts = dict(RUNS)
         most = IF_MOST if p.kind == "if" else LOOP_MOST
         if "q = q * " in p.source and "range(3)" in p.source:
             most = LOOP_UNROLLED_MOST
-        elif "break" in p.source and "lst.append" in p.source:
-            most = LOOP_EXIT_LISTS_MOST
+        if "break" in p.source and ("lst.append" in p.source or "wl.append" in p.source):
+            most = max(most, LOOP_EXIT_LISTS_MOST)
+        if "wl.append" in p.source and unrolled:
+            most = max(most, LOOP_MIXED_LIST_MOST)
         if not counts or max(counts.values()) > most:
             p.problems.append(f"runs {counts}, at most {most} each")
         compiled = autograph.to_graph(p.fn)
@@ -244,12 +291,11 @@ def check(p: Program) -> None:
             p.problems += _exit_type_differences(p, compiled)
         if "for i in range(3):" in p.source and "break" not in p.source:
             # jax.jit of the original runs it too
-            lists = _read_from_lists(p.source)
             p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2)),
-                                            compiled(jnp.int32(2)), lists)
+                                            compiled(jnp.int32(2)))
             if "w" in p.fn.__code__.co_varnames:   # a Python float: a weak tracer
                 p.problems += _type_differences(jax.jit(p.fn)(jnp.int32(2), 1.5),
-                                                compiled(jnp.int32(2), 1.5), lists)
+                                                compiled(jnp.int32(2), 1.5))
     except ConversionError as error:
         p.refused = str(error).splitlines()[0]
     except Exception as error:  # noqa: BLE001 - reported with the program
@@ -280,29 +326,47 @@ def _returned(source) -> list:
     return returned[len("return ("):-len(",)")].split(", ")
 
 
-def _read_from_lists(source) -> set:
-    """The positions of the returned values that read a grown list (``lst[-1]``)."""
-    return {k for k, e in enumerate(_returned(source)) if e.startswith("lst")}
-
-
-def _type_differences(expected, got, lists=frozenset()) -> list:
+def _type_differences(expected, got) -> list:
     """The results whose dtype or weak type differs from ``jax.jit`` of the
     original's (a weakly typed start that a weak tracer makes a weak value of
-    another dtype stays weak, as Python's unrolled value does). A read of a grown
-    list (positions ``lists``) may be strongly typed where Python's element is weak:
-    a staged list's buffer has one strong dtype (a known difference)."""
+    another dtype stays weak, as Python's unrolled value does; a grown list's
+    elements keep their weak types, ``TensorList.weak``)."""
     problems = []
     for k, (e, g) in enumerate(zip(expected, got, strict=True)):
         e, g = jax.typeof(e), jax.typeof(g)
-        weak_differs = g.weak_type != e.weak_type and not (k in lists and e.weak_type)
-        if e.dtype != g.dtype or weak_differs:
-            problems.append(f"result {k}: {g.str_short()} for jit's {e.str_short()}")
+        if e.dtype != g.dtype or g.weak_type != e.weak_type:
+            problems.append(f"result {k}: {_shown(g)} for jit's {_shown(e)}")
     return problems
 
 
-def run(seed: int, count: int) -> list[Program]:
-    """Generate, load and check ``count`` programs from ``seed``."""
-    programs = generate(seed, count)
+@contextlib.contextmanager
+def _unrolled_loops():
+    """The messages of the loops the ``autograph.loops`` logger reports unrolled."""
+    found = []
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            if "unrolled" in record.getMessage():
+                found.append(record.getMessage())
+
+    logger, handler = logging.getLogger("autograph.loops"), Handler()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield found
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _shown(aval) -> str:
+    return aval.str_short() + (" (weak)" if aval.weak_type else "")
+
+
+def run(seed: int, count: int, only=None) -> list[Program]:
+    """Generate, load and check ``count`` programs from ``seed`` (``generate``)."""
+    programs = generate(seed, count, only)
     with tempfile.TemporaryDirectory() as directory:
         load(programs, directory)
         for p in programs:
@@ -314,7 +378,11 @@ def main(argv: list[str]) -> int:
     numbers = [a for a in argv if not a.startswith("--")]
     count = int(numbers[0]) if numbers else 200
     seed = int(numbers[1]) if len(numbers) > 1 else 0
-    programs = run(seed, count)
+    only = next((a.split("=", 1)[1].split(",") for a in argv
+                 if a.startswith("--features=")), None)
+    if only and not set(only) <= set(LOOP_FEATURES):
+        raise SystemExit(f"--features: choose among {', '.join(LOOP_FEATURES)}")
+    programs = run(seed, count, only)
     bad = [p for p in programs if p.problems]
     for p in bad:
         print(f"--- seed {p.seed}: {p.problems}\n{p.source}")

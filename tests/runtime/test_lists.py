@@ -46,11 +46,11 @@ def test_set_element_type_under_a_trace_remembers_the_type():
 def test_tensor_list_reads_writes_and_pops():
     lst = TensorList(jnp.arange(5.0), jnp.int32(3))
     assert lst[0] == 0 and lst[-1] == 2 and lst[jnp.int32(-2)] == 1
-    lst = ag.setitem(lst, -1, 9.0)
+    lst = ag.setitem(lst, -1, jnp.float32(9.0))
     assert lst[2] == 9
     lst, item = ag.list_pop(lst)
     assert item == 9 and int(ag.len_(lst)) == 2
-    lst = ag.list_append(lst, 7)  # outside staged loops the buffer grows by one
+    lst = ag.list_append(lst, jnp.float32(7))  # outside staged loops the buffer grows
     assert int(ag.len_(lst)) == 3 and lst[2] == 7 and lst.capacity == 6
     with pytest.raises(TypeError, match=r"autograph.stack\(lst\)"):
         len(lst)

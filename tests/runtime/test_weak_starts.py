@@ -144,3 +144,86 @@ def test_a_bool_start_that_becomes_a_float_in_a_traced_loop_is_named_at_its_line
         autograph.to_graph(bool_start_in_a_traced_loop)(jnp.int32(3), 0.5)
     assert f"{__file__}:{bool_start_in_a_traced_loop.__code__.co_firstlineno + 2}" \
         in str(info.value)
+
+
+# A weak tracer the body reaches through an attribute or a global, not a closure
+# cell: jax.jit of the original keeps the unrolled start weak, so must the loop.
+
+class Scaler:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def total(self, x):
+        total = 0
+        for _ in range(3):
+            total = total + self.scale
+        return total * x
+
+
+class Config:
+    pass
+
+
+SCALE = None
+CONFIG = Config()
+
+
+def through_an_attribute(x, s):
+    return Scaler(s).total(x)
+
+
+def through_a_closed_over_object(x, s):
+    box = Scaler(s)
+    total = 0
+    for _ in range(3):
+        total = total + box.scale
+    return total * x
+
+
+def through_a_chain_of_attributes(x, s):
+    box = Scaler(Scaler(s))
+    total = 0
+    for _ in range(3):
+        total = total + box.scale.scale
+    return total * x
+
+
+def through_a_global(x, s):
+    global SCALE
+    SCALE = s
+    total = 0
+    for _ in range(3):
+        total = total + SCALE
+    SCALE = None
+    return total * x
+
+
+def through_a_global_s_attribute(x, s):
+    CONFIG.scale = s
+    total = 0
+    for _ in range(3):
+        total = total + CONFIG.scale
+    del CONFIG.scale
+    return total * x
+
+
+def through_a_nested_loop(x, s):
+    box = Scaler(s)
+    total = 0
+    for _ in range(2):
+        for _ in range(2):
+            total = total + box.scale
+    return total * x
+
+
+REACHED = [(through_an_attribute, 2.5), (through_a_closed_over_object, 2.5),
+           (through_a_chain_of_attributes, 0.5), (through_a_global, 2.5),
+           (through_a_global_s_attribute, 1.5), (through_a_nested_loop, 0.5)]
+
+
+@pytest.mark.parametrize("fn,s", REACHED, ids=[f.__name__ for f, _ in REACHED])
+def test_a_weak_tracer_reached_through_an_attribute_or_a_global_keeps_the_start_weak(fn, s):
+    x = jnp.arange(1.0, 4.0, dtype=jnp.bfloat16)
+    expected = _types(jax.jit(fn)(x, s))
+    assert _types(autograph.to_graph(fn)(x, s)) == expected
+    assert _types(jax.jit(autograph.convert(fn))(x, s)) == expected
