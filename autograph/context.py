@@ -49,6 +49,10 @@ class ConversionContext:
     # A Python twin's own name, where it calls itself by its global name: those
     # calls may go straight to the twin (``converters/call_trees.py``).
     self_call: str | None = None
+    # ``(walk, {id(function): its local names})`` of the function as parsed: the
+    # walk (the list itself) identifies that tree state, so an analysis handed the
+    # same list may reuse the names (``converters/control_flow.py``).
+    parsed_locals: tuple = (None, None)
     _fresh: dict = field(default_factory=dict)
 
     def fresh_name(self, base: str) -> str:

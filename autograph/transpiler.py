@@ -483,11 +483,14 @@ class Transpiler:
         while runtime_name in user_names or not user_names.isdisjoint(
                 call_trees.self_call_names(runtime_name)):
             runtime_name += "_"
-        local = set(local_names(node))
+        own = local_names(node)
+        locals_of = {id(node): own}   # each function's (and lambda's) local names
+        local = set(own)
         definitions = _DEFINITION_CLASSES
         for sub in walk(node) if nodes is None else nodes:
             if sub.__class__ in definitions and sub is not node:
-                local |= local_names(sub)
+                names = locals_of[id(sub)] = local_names(sub)
+                local |= names
         bound = local | set(fn.__code__.co_freevars)
         shadowing = bound | {n for n in user_names if n in fn.__globals__}
         library_names = frozenset(
@@ -499,6 +502,7 @@ class Transpiler:
             user_names=user_names, shadowing_names=frozenset(shadowing),
             library_names=library_names, namespace=_namespace(fn),
             local_names=frozenset(local),
+            parsed_locals=(nodes, locals_of),
             self_call=(fn.__code__.co_name if twin and fn.__code__.co_name in user_names
                        and fn.__code__.co_name not in bound else None))
 

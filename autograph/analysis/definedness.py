@@ -46,15 +46,17 @@ _UNREACHABLE = None
 _NEVER = "never"
 
 
-def annotate_definedness(fn: gast.FunctionDef, nodes=None, locals_of=None) -> None:
+def annotate_definedness(fn: gast.FunctionDef, nodes=None, locals_of=None,
+                         known=None) -> None:
     """Annotate ``fn`` and every function nested in it (``nodes``: ``list(walk(fn))``
     if the caller has it; ``locals_of``: a dict this fills with each function's
-    ``local_names``, by ``id``)."""
+    ``local_names``, by ``id``; ``known``: those names, by ``id``, where the caller
+    found them in this same tree)."""
     if nodes is None:
         nodes = list(walk(fn))
     for node in nodes:
         if node.__class__ in _FUNCTIONS:
-            names = local_names(node)
+            names = known[id(node)] if known is not None else local_names(node)
             if locals_of is not None:
                 locals_of[id(node)] = names
             _Definedness(names).function(node, nodes if node is fn else None)

@@ -45,11 +45,38 @@ from autograph.converters.base import Transformer
 NODE_TYPES = (gast.AugAssign,)
 _EXTENDING = {gast.Add: "+", gast.Mult: "*", gast.BitOr: "|"}
 _STAGEABLE = (gast.If, gast.While, gast.For, gast.IfExp)
+_STAGEABLE_SET = frozenset(_STAGEABLE)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite the augmented assignments of ``node`` that may extend a shared object."""
     return _AugmentedAssignments(ctx).visit(node)
+
+
+def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
+    """``transform``, where ``needed``."""
+    return transform(node, ctx)
+
+
+def needed(nodes, ctx=None) -> bool:
+    """Whether ``transform`` may change the function whose walk is ``nodes``: an
+    augmented assignment to a name with an operator that extends, its value not a
+    number (but for ``*=``), in a function holding some ``if``, loop or conditional
+    expression (``_may_meet`` asks more of it; this asks no analysis of sharing)."""
+    if not any(sub.__class__ in _STAGEABLE_SET for sub in nodes):
+        return False
+    aug = gast.AugAssign
+    return any(sub.__class__ is aug and sub.op.__class__ in _EXTENDING
+               and sub.target.__class__ is gast.Name and not _adds_number(sub)
+               for sub in nodes)
+
+
+def _adds_number(node) -> bool:
+    """Whether ``node``'s value is a number that does not extend a list (``*=`` with
+    a number does)."""
+    value = node.value
+    return (isinstance(value, gast.Constant) and isinstance(value.value, (int, float, complex))
+            and not isinstance(node.op, gast.Mult))
 
 
 class _AugmentedAssignments(Transformer):
@@ -84,9 +111,7 @@ class _AugmentedAssignments(Transformer):
         return new
 
     def _may_meet(self, node) -> bool:
-        value = node.value
-        if (isinstance(value, gast.Constant) and isinstance(value.value, (int, float, complex))
-                and not isinstance(node.op, gast.Mult)):   # a list *= 2 extends it
+        if _adds_number(node):   # (a list *= 2 extends it)
             return False
         scope = self.scopes[-1]
         fn, sharing, first_region = scope

@@ -135,7 +135,11 @@ def rewrite(node: gast.FunctionDef, ctx, nodes) -> gast.FunctionDef:
         nodes = walk_list(node)
     annotate_liveness(node, nodes)
     locals_of = {}     # FunctionDef id -> its local names (the tree is not changed yet)
-    annotate_definedness(node, nodes, locals_of)
+    # (where no converter has changed the tree since it was parsed, the transpiler's
+    # walk is the very list ``_context`` took, and its local names still hold)
+    parsed_nodes, parsed_locals = ctx.parsed_locals
+    annotate_definedness(node, nodes, locals_of,
+                         parsed_locals if nodes is parsed_nodes else None)
     if any(sub.__class__ in _TRIES and annos.get(sub, annos.CATCHES_VALUE_ERRORS, False)
            for sub in nodes):
         annotate_enclosing_try(node)   # (else every block's IN_TRY is None, the default)

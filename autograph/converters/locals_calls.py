@@ -37,6 +37,8 @@ NODE_TYPES = (gast.Call,)
 _SCOPE_CALLS = {"locals": "ag__.locals_(lambda: (names,))",
                 "vars": "ag__.locals_(lambda: (names,))",
                 "dir": "ag__.dir_(lambda: (names,))"}
+# (a function naming none of them is skipped by the transpiler, its walk kept current)
+NAMES = tuple(_SCOPE_CALLS)
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:

@@ -132,6 +132,7 @@ def test_converters_skipped_by_their_gate_would_change_nothing(monkeypatch):
     from benchmarks.workloads import get_workloads
     from tests.autograph import test_walk_samples
     from tests.converters import (
+        test_augmented_assignments,
         test_break_statements,
         test_builtin_functions,
         test_call_trees,
@@ -142,11 +143,12 @@ def test_converters_skipped_by_their_gate_would_change_nothing(monkeypatch):
     functions = [*conversion_sources(get_workloads(None)), *test_walk_samples.FUNCTIONS,
                  *_functions_of(test_break_statements), *_functions_of(test_return_statements),
                  *_functions_of(test_builtin_functions), *_functions_of(test_call_trees),
-                 *_functions_of(test_logical_expressions)]
+                 *_functions_of(test_logical_expressions),
+                 *_functions_of(test_augmented_assignments)]
     gated = [c for c in transpiler.DEFAULT_CONVERTERS if hasattr(c, "rewrite")]
     assert {c.__name__.rsplit(".", 1)[1] for c in gated} >= {
         "directives", "break_statements", "return_statements", "lists", "slices",
-        "builtin_functions", "call_trees", "logical_expressions"}
+        "builtin_functions", "call_trees", "logical_expressions", "augmented_assignments"}
     # (the gates do skip passes on these functions)
     assert sum(not c.needed(list(walk.walk(_parsed(f))), None)
                for c in (break_statements, return_statements) for f in functions) > 10
@@ -257,3 +259,52 @@ def test_a_gate_asked_of_the_parsed_walk_sees_the_function_as_parsed(monkeypatch
         assert not any(isinstance(n, gast.Attribute) for n in nodes)
         assert any(annos.runtime_operator(n) == "max_" for n in nodes)
     assert Transpiler().convert(f)([3, 5]) == f([3, 5]) == [5, 0]
+
+
+def _unchanged_before_control_flow(x):
+    def g(y):
+        z = y
+        return z
+    if x > 0:
+        x = 1
+    return x, g
+
+
+def _called_before_control_flow(x):
+    def g(y):
+        z = y
+        return z
+    if x > 0:
+        x = g(x)
+    return x
+
+
+def test_local_names_of_the_parsed_tree_reused_while_no_converter_changed_it(monkeypatch):
+    """Where no converter ran before ``control_flow``, its definedness analysis takes
+    each function's local names from those ``_context`` found in the parsed tree
+    (the same names it would find); where one did (``call_trees`` here), it finds
+    them again."""
+    from autograph.analysis import local_names
+    from autograph.converters import control_flow
+    from autograph.transpiler import Transpiler
+
+    seen = []
+    annotate = control_flow.annotate_definedness
+
+    def spy(fn, nodes=None, locals_of=None, known=None):
+        seen.append(known if known is None else {
+            id(sub): (known[id(sub)], local_names(sub)) for sub in nodes
+            if isinstance(sub, gast.FunctionDef)})
+        return annotate(fn, nodes, locals_of, known)
+
+    monkeypatch.setattr(control_flow, "annotate_definedness", spy)
+    plain = Transpiler().source(_unchanged_before_control_flow)
+    assert len(seen) == 1 and len(seen[0]) == 2
+    assert all(reused == found for reused, found in seen[0].values())
+    seen.clear()
+    Transpiler().source(_called_before_control_flow)
+    assert seen == [None]
+    monkeypatch.setattr(control_flow, "annotate_definedness",
+                        lambda fn, nodes=None, locals_of=None, known=None:
+                        annotate(fn, nodes, locals_of))
+    assert Transpiler().source(_unchanged_before_control_flow) == plain

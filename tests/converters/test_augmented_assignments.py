@@ -35,6 +35,38 @@ def test_what_may_extend_a_shared_object_is_checked(code):
     assert "ag__.augmented_assign(" in convert_with([augmented_assignments], code)
 
 
+_STAYS = [
+    "def f(a):\n    b = a\n    b += [3]\n    return b",
+    "def f(a, x):\n    if x > 0:\n        a = [x]\n    a += 1\n    return a",
+    "def f(a, x):\n    if x > 0:\n        a = [x]\n    a -= x\n    return a",
+    "def f(a, x):\n    if x > 0:\n        a.b = [x]\n    a.b += [x]\n    return a",
+]
+_CHECKED = [
+    "def f(a, x):\n    if x > 0:\n        a = [x]\n    a *= 2\n    return a",
+    "def f(a, x):\n    for i in range(x):\n        a += [i]\n    return a",
+    "def f(d, x):\n    e = d if x > 0 else {}\n    e |= {'k': x}\n    return e",
+    # the gate says yes, the pass finds the name held by nothing else
+    "def f(x):\n    t = [x]\n    if x > 0:\n        t = [1]\n    t += [3]\n    return t",
+]
+
+
+@pytest.mark.parametrize("code", _STAYS + _CHECKED)
+def test_the_gate_says_yes_wherever_the_pass_rewrites(code):
+    """``needed`` (the transpiler's skip check, no sharing analysis) is asked of the
+    walk: it says no only where ``transform`` leaves every statement as written."""
+    import textwrap
+
+    import gast
+
+    from autograph.walk import walk_list
+
+    node = gast.parse(textwrap.dedent(code)).body[0]
+    gate = augmented_assignments.needed(walk_list(node))
+    assert gate == (code in _CHECKED)
+    if not gate:
+        assert "augmented_assign" not in convert_with([augmented_assignments], code)
+
+
 def extend(xs, ys):
     for y in ys:
         xs += [y]
