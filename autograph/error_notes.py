@@ -31,7 +31,7 @@ import jax
 
 import autograph.runtime as runtime_package
 from autograph.call_policy import is_library_file
-from autograph.errors import format_located
+from autograph.errors import ConversionError, format_located
 from autograph.runtime.regions import regions_of
 from autograph.runtime.returns import mismatch_of
 
@@ -91,6 +91,10 @@ def explain(error: BaseException, is_converted) -> str | None:
         return _explain_leak(entries[user], region)
     if isinstance(error, TypeError) and "Tracer.__format__" in str(error):
         return _explain_format(entries[user])
+    if (region is not None and not under_python_if and _raised_at_user(entries, user)
+            and isinstance(error, _VALUE_ERRORS)
+            and not isinstance(error, (ConversionError, jax.errors.JAXTypeError))):
+        return _explain_value_error(error, entries[user], region)
     return None
 
 
@@ -308,6 +312,29 @@ def _explain_raise(entry, region) -> str:
             "not when the condition holds. To check a traced value at run time, use "
             "`jax.experimental.checkify.check` (or an `assert`, which autograph stages), "
             "or compute a fallback value with jnp.where.")
+
+
+# What Python raises on values at the user's own line (a list index, a missing key,
+# `1 // 0`, `math.log(-1)`): inside a staged region it is raised while tracing.
+_VALUE_ERRORS = (LookupError, ArithmeticError, ValueError)
+
+
+def _raised_at_user(entries, user) -> bool:
+    """Whether the user's line itself raised: no frame after it but the runtime's own
+    (``math.log`` staged by ``runtime/math_functions.py``, say)."""
+    return all(entry.tb_frame.f_code.co_filename.startswith(_runtime_dir())
+               for entry in entries[user + 1:])
+
+
+def _explain_value_error(error, entry, region) -> str:
+    construct, where = region.construct, region.where
+    return (f"{_NOTE_PREFIX}{_located(entry)}\nThis line raised {type(error).__name__} "
+            f"while autograph traced the {construct} at {where}, which it staged with "
+            f"{_STAGED_AS.get(construct, 'JAX')} because its condition or iterable is "
+            "traced. A staged branch or loop body is traced whatever the condition's "
+            "value, so the error is raised while tracing, also for inputs where Python "
+            "would not run this line. Decide the line with a Python (static) condition, "
+            "or compute the value with jnp (jnp.where, jnp.take, a mask).")
 
 
 def _explain_format(entry) -> str:

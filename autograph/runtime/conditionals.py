@@ -224,6 +224,7 @@ class _Branch:
         # Taken before the branch runs: it may replace the leaves of its inputs
         # in place (objects it carries, carried_state.py).
         python_inputs = _python_inputs(self.state, inputs)
+        inputs = _as_python_values(inputs, python_inputs)
         with paths.on_path(self.taken):
             out = list(as_tuple(self.fn(*inputs), len(self.names)))
         for i, value in enumerate(out):
@@ -308,6 +309,18 @@ def _python_inputs(state, inputs):
                          for leaf, t in zip(leaves, traced_leaves, strict=True)
                          if type(leaf) in _PYTHON_SCALARS)
     return found
+
+
+def _as_python_values(inputs, python_inputs):
+    """The branch's inputs with each leaf that stands for a Python scalar of the state
+    given as that Python value: the branch computes with it as Python does (``k // 0``
+    raises, ``10 ** 12`` stays exact), not with JAX's 32-bit arithmetic."""
+    if not python_inputs:
+        return inputs
+    return [tree_util.tree_map(
+        lambda leaf: python_inputs[id(leaf)][1]
+        if id(leaf) in python_inputs and python_inputs[id(leaf)][0] is leaf else leaf,
+        value) for value in inputs]
 
 
 def _python_scalars(out, python_inputs):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import traceback
 
 import jax
@@ -48,6 +49,46 @@ def test_a_library_s_own_raise_in_a_staged_branch_gets_no_checkify_advice(fn):
     assert "checkify" not in notes and "This `raise`" not in notes
     text = formatted(excinfo)
     assert f'File "{__file__}", line {fn.__code__.co_firstlineno + 2}' in text
+
+
+def index_in_untaken_branch(x):
+    table = [1, 2, 3]
+    r = 0
+    if x > 0:
+        r = table[5]
+    return r
+
+
+def missing_key_in_staged_loop(n):
+    d = {"a": 1}
+    t, i = 0, 0
+    while i < n:
+        t = t + d["b"]
+        i += 1
+    return t
+
+
+def math_domain_in_staged_branch(x):
+    r = 1.0
+    if x > 0:
+        r = math.log(-1.0)
+    return r
+
+
+@pytest.mark.parametrize("fn, error", [(index_in_untaken_branch, IndexError),
+                                       (missing_key_in_staged_loop, KeyError),
+                                       (math_domain_in_staged_branch, ValueError)])
+def test_a_value_error_at_the_user_s_line_in_a_staged_region_is_explained(fn, error):
+    """Python runs the line only when the branch is taken (here it is not: Python gives
+    a value); a staged branch is traced whatever the condition, so the error comes
+    while tracing. The exception stays the user's, with a note saying why."""
+    fn(jnp.int32(-1))
+    with pytest.raises(error) as excinfo:
+        autograph.to_graph(fn)(jnp.int32(-1))
+    notes = "\n".join(getattr(excinfo.value, "__notes__", []))
+    assert f"This line raised {error.__name__} while autograph traced the" in notes
+    assert "whatever the condition's value" in notes
+    assert "checkify" not in notes
 
 
 def test_library_files_are_installed_packages_and_not_the_user_s_files():

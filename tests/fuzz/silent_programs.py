@@ -42,13 +42,18 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   or ``while``, and is read through the other holder (Python writes in place:
   refused when the value is traced); or a local array only its own name holds
   (staged as a new array, Python's values); sometimes beside a ``nonlocal`` writer.
+- ``silent_python_scalar``: a Python int or float bound before an ``if`` and
+  computed on in a branch (Python's ``//``, ``%``, ``**``, true division, mixed with
+  the program's ints), read after it: the branch computes with the Python value
+  (out10; the out-of-range forms, ``10 ** 12`` and ``k // 0``, are in
+  tests/runtime/test_conditionals.py, as they are loud by design).
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
-         "numpy_writes")
+         "numpy_writes", "python_scalar")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -84,6 +89,8 @@ PROBES = {
     "silent_numpy_writes": "def probe(n):\n    a = np.zeros(2, np.int32)\n"
                            "    for i in range(2):\n        a[i] = n + i\n"
                            "    return a[0] + a[1]\n",
+    "silent_python_scalar": "def probe(n):\n    k = 7\n    if n > 0:\n"
+                            "        k = k // 2 + isinstance(k, int)\n    return n + k\n",
     "silent_first_binding": "def probe(n):\n    s = 0\n    for j in range(n):\n"
                             "        for i in range(2):\n            if i == 0:\n"
                             "                q = n\n            s = s + q\n    return s\n",
@@ -356,3 +363,16 @@ class SilentFeatures:
         elif region == "while":
             write = [f"sv_kn{k} = n % 3", f"while sv_kn{k} > 0:", [f"sv_kn{k} -= 1", *write]]
         return [f"{arr} = {start}", *setup, *write, f"{w} = ({w} + {read}) % 97"]
+
+    def _python_scalar(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        start = r.choice(("7", "10", "1", "2.5", "True"))
+        op = r.choice((f"sv_ps{k} // {r.choice(('2', '-3'))}", f"sv_ps{k} % 5",
+                       f"sv_ps{k} ** {r.randint(2, 4)}", f"sv_ps{k} / 4",
+                       f"(sv_ps{k} * 3 + {v}) // 2", f"sv_ps{k} + isinstance(sv_ps{k}, int)"))
+        branch = [f"sv_ps{k} = {op}"]
+        if r.random() < 0.5:
+            return [f"sv_ps{k} = {start}", f"if {self._cond()}:", branch,
+                    f"{w} = int({w} + sv_ps{k}) % 97"]
+        return [f"sv_ps{k} = {start}", f"if {self._cond()}:", branch,
+                "else:", [f"sv_ps{k} = sv_ps{k} - 1"], f"{w} = int({w} + sv_ps{k}) % 97"]

@@ -67,3 +67,47 @@ def test_integer_condition_means_nonzero():
 
 def test_if_exp_python_is_lazy():
     assert if_exp(0, lambda: 1 / 0, lambda: "ok") == "ok"
+
+
+def _power_in_branch(x):
+    k = 10
+    if x > 0:
+        k = k ** 12
+    return k
+
+
+def _halve_in_branch(x):
+    k = 7
+    if x > 0:
+        k = k // 2
+    return k
+
+
+def _divide_by_zero_in_branch(x):
+    k = 1
+    if x > 0:
+        k = k // 0
+    return k
+
+
+def _kind_in_branch(x):
+    k = 3
+    kind = 0
+    if x > 0:
+        kind = 1 if isinstance(k, int) else 2
+    return kind
+
+
+def test_a_branch_computes_with_the_python_scalars_of_the_state_as_python_does():
+    """Python ints of the state reach each branch as Python ints: 10 ** 12 is not
+    wrapped to int32 and 1 // 0 is not a JAX integer division (both were silent
+    differences), and what stays within range is the same weak int as before."""
+    import autograph
+    with pytest.raises(OverflowError):
+        autograph.to_graph(_power_in_branch)(jnp.float32(1.0))
+    with pytest.raises(ZeroDivisionError):
+        autograph.to_graph(_divide_by_zero_in_branch)(jnp.float32(1.0))
+    for x, want in ((1.0, 3), (-1.0, 7)):
+        out = autograph.to_graph(_halve_in_branch)(jnp.float32(x))
+        assert int(out) == want and out.dtype == jnp.int32 and out.weak_type
+    assert int(autograph.to_graph(_kind_in_branch)(jnp.float32(1.0))) == 1
