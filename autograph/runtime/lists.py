@@ -835,7 +835,7 @@ def _to_tensor_list(value, probe, room):
     if isinstance(value, TensorList):
         if _staging_depth() or not room:
             return value
-        return TensorList(_padded(value.buffer, room), value.length)
+        return TensorList(_padded(value.buffer, room), value.length, weak=value.weak)
     element = probe.element
     if element is None:
         raise ConversionError(
