@@ -458,6 +458,13 @@ def _bound_in(stmts) -> frozenset:
 def _statement_facts(node, locals_):
     """Of a simple statement, from one walk of it: its reads of ``locals_`` (as
     ``_reads_here`` finds them), and the names it binds (its targets', its ``:=``s')."""
+    loads, named = _scope_loads(node)
+    return [sub for sub in loads if sub.id in locals_], frozenset(_target_names(node) | named)
+
+
+def _scope_loads(node):
+    """The name loads evaluated in this scope (comprehension variables excluded), and
+    the names its ``:=``s bind."""
     comprehension_vars, loads, named = set(), [], set()
     for sub in walk_same_scope(node):
         if isinstance(sub, gast.Name):
@@ -467,8 +474,7 @@ def _statement_facts(node, locals_):
             comprehension_vars |= bound_names(sub.target)
         elif isinstance(sub, gast.NamedExpr):
             named |= bound_names(sub.target)
-    reads = [sub for sub in loads if sub.id not in comprehension_vars and sub.id in locals_]
-    return reads, frozenset(_target_names(node) | named)
+    return [sub for sub in loads if sub.id not in comprehension_vars], named
 
 
 def _target_names(node) -> set:
@@ -492,12 +498,4 @@ def _target_names(node) -> set:
 
 def _reads_here(node):
     """Name loads evaluated in this scope (comprehension variables excluded)."""
-    comprehension_vars = set()
-    loads = []
-    for sub in walk_same_scope(node):
-        if isinstance(sub, gast.Name):
-            if isinstance(sub.ctx, gast.Load):
-                loads.append(sub)
-        elif isinstance(sub, gast.comprehension):
-            comprehension_vars |= bound_names(sub.target)
-    return [sub for sub in loads if sub.id not in comprehension_vars]
+    return _scope_loads(node)[0]

@@ -28,10 +28,8 @@ for each program:
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import importlib.util
-import logging
 import random
 import sys
 import tempfile
@@ -44,6 +42,7 @@ import numpy as np
 
 import autograph
 from autograph.errors import ConversionError
+from autograph.runtime import unrolling
 
 PRELUDE = '''import io
 import jax.numpy as jnp
@@ -268,7 +267,7 @@ def check(p: Program) -> None:
     errors) and ``p.refused``."""
     try:
         RUNS.clear()
-        with _unrolled_loops() as unrolled:
+        with unrolling.count_decisions() as decisions:
             jax.make_jaxpr(autograph.convert(p.fn))(jnp.int32(2))
         counts = dict(RUNS)
         most = IF_MOST if p.kind == "if" else LOOP_MOST
@@ -276,7 +275,7 @@ def check(p: Program) -> None:
             most = LOOP_UNROLLED_MOST
         if "break" in p.source and ("lst.append" in p.source or "wl.append" in p.source):
             most = max(most, LOOP_EXIT_LISTS_MOST)
-        if "wl.append" in p.source and unrolled:
+        if "wl.append" in p.source and decisions.counts["unrolled"]:
             most = max(most, LOOP_MIXED_LIST_MOST)
         if not counts or max(counts.values()) > most:
             p.problems.append(f"runs {counts}, at most {most} each")
@@ -337,27 +336,6 @@ def _type_differences(expected, got) -> list:
         if e.dtype != g.dtype or g.weak_type != e.weak_type:
             problems.append(f"result {k}: {_shown(g)} for jit's {_shown(e)}")
     return problems
-
-
-@contextlib.contextmanager
-def _unrolled_loops():
-    """The messages of the loops the ``autograph.loops`` logger reports unrolled."""
-    found = []
-
-    class Handler(logging.Handler):
-        def emit(self, record):
-            if "unrolled" in record.getMessage():
-                found.append(record.getMessage())
-
-    logger, handler = logging.getLogger("autograph.loops"), Handler()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield found
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def _shown(aval) -> str:
