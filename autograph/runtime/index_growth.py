@@ -1,6 +1,6 @@
-"""Whether a staged loop over a Python range grows a list under conditions of its
-index alone: then Python's list has a length known while tracing, and the loop runs
-unrolled, as ``jax.jit`` of the original runs it.
+"""Whether a staged loop over a Python range (or ``enumerate`` of an array) grows a
+list under conditions of its index alone: then Python's list has a length known
+while tracing, and the loop runs unrolled, as ``jax.jit`` of the original runs it.
 
     history = []
     for step in range(100):
@@ -52,14 +52,16 @@ def grows_by_index_only(step, given, start, index, positions) -> list[int]:
     length after one ``step(start, index)`` depends only on the index, on their own
     length and on variables that start as Python numbers and are themselves such
     functions of the index (a counter ``c = c + 1``). ``given`` is the loop's state
-    as the program gave it, ``start`` the staged loop's start (lists as buffers)."""
+    as the program gave it, ``start`` the staged loop's start (lists as buffers),
+    ``index`` the abstract loop item (a range's index, or ``enumerate``'s pair)."""
     closed, shapes = jax.make_jaxpr(step, return_shape=True)(start, index)
     ins, outs = _labels((start, index)), _labels(shapes)
     counters = {k for k, v in enumerate(given)
                 if type(v) in (int, float, bool) and isinstance(ins[0][k], int)
                 and isinstance(outs[k], int)}
     lengths = {k for k in positions if _traced_length(start[k]) and _traced_length(shapes[k])}
-    static = {ins[1]} | {ins[0][k] for k in counters} | {ins[0][k].length for k in lengths}
+    index_leaf = ins[1][0] if isinstance(ins[1], tuple) else ins[1]   # enumerate's (i, x)
+    static = {index_leaf} | {ins[0][k] for k in counters} | {ins[0][k].length for k in lengths}
     changed = True
     while changed:   # drop the counters that read something else
         changed = False

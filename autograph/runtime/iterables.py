@@ -23,9 +23,10 @@ class Scanned:
     ``items()`` gives the items as Python's iteration would (an ``enumerate`` index
     as a Python int), for a loop that runs unrolled."""
 
-    def __init__(self, xs, items=None):
+    def __init__(self, xs, items=None, counted=False):
         self.xs = xs
         self._items = items
+        self.counted = counted   # each item is (an enumerate index, the slice)
 
     def items(self):
         if self._items is not None:
@@ -60,7 +61,7 @@ def enumerate_(iterable, start=0):
         raise TypeError("iteration over a 0-d array")
     length = tree_util.tree_leaves(xs)[0].shape[0]
     return Scanned((start + jnp.arange(length), xs),
-                   lambda: enumerate(_python_items(iterable), start))
+                   lambda: enumerate(_python_items(iterable), start), counted=True)
 
 
 def zip_(*iterables, strict=False):

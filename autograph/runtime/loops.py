@@ -524,7 +524,8 @@ class _Lowering:
     unrolled: Callable | None = None
     stage_lists: bool = True
     exact: bool = False
-    by_index: bool = False   # the item is the index of a Python range
+    by_index: bool = False   # the item is a Python range's index, or begins with
+    # an enumerate index
 
 
 _NO_ITEM = object()
@@ -840,7 +841,8 @@ def _staged_scan(array, loop_body, state, spec):
 
     items = array.items() if isinstance(array, Scanned) else _rows(array, length)
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         _unrolled(items, loop_body, spec), exact=True)
+                         _unrolled(items, loop_body, spec), exact=True,
+                         by_index=isinstance(array, Scanned) and array.counted)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 

@@ -123,3 +123,45 @@ def test_the_dependence_of_an_output_follows_cond_branches_and_calls():
     assert output_dependence(closed, 0) == {0, 1}
     assert output_dependence(closed, 1) == {2}
     assert output_dependence(closed, 2) == {0, 1, 2}
+
+
+def every_other_row(xs):
+    out = []
+    for i, x in enumerate(xs):
+        if i % 2 == 0:
+            out.append(x * 2)
+    return out
+
+
+def rows_past_the_first(xs):
+    out = []
+    for i, x in enumerate(xs, start=1):
+        if i > 1:
+            out.append(x)
+    return jnp.stack(out)
+
+
+@pytest.mark.parametrize("fn", [every_other_row, rows_past_the_first],
+                         ids=lambda f: f.__name__)
+def test_enumerate_of_an_array_with_a_condition_on_its_index(fn):
+    xs = jnp.arange(10.0).reshape(5, 2)
+    expected = jax.jit(fn)(xs)
+    got = autograph.to_graph(fn)(xs)
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(expected)
+    assert_close(expected, got)
+
+
+def positives_of_enumerate(xs):
+    out = []
+    for i, x in enumerate(xs):
+        if x > i:
+            out.append(x)
+    return autograph.stack(out)
+
+
+def test_enumerate_with_a_condition_on_the_data_stays_staged():
+    xs = jnp.array([1.0, 0.0, 3.0])
+    with unrolling.count_decisions() as seen:
+        got = jax.jit(autograph.convert(positives_of_enumerate))(xs)
+    assert seen.counts["unrolled"] == 0
+    np.testing.assert_array_equal(got[:2], [1.0, 3.0])
