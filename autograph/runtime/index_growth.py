@@ -25,7 +25,6 @@ import jax
 from jax import tree_util
 
 from autograph.runtime.lists import TensorList
-from autograph.runtime.tracing import is_tracer
 
 
 class GrowsByIndexOnly(Exception):  # noqa: N818 - a signal, caught by loops._stage
@@ -41,10 +40,11 @@ class GrowsByIndexOnly(Exception):  # noqa: N818 - a signal, caught by loops._st
 
 def traced_length_lists(given, out) -> list[int]:
     """The positions of the loop's variables that were Python lists before the loop
-    and come out of it staged with a traced length."""
+    and come out of it staged with a length that is not a Python int (a tracer, or,
+    under an eager ``jax.grad``, an array)."""
     return [k for k, (before, after) in enumerate(zip(given, out, strict=True))
             if isinstance(before, list) and isinstance(after, TensorList)
-            and is_tracer(after.length)]
+            and not isinstance(after.length, int)]
 
 
 def grows_by_index_only(step, given, start, index, positions) -> list[int]:

@@ -165,3 +165,16 @@ def test_enumerate_with_a_condition_on_the_data_stays_staged():
         got = jax.jit(autograph.convert(positives_of_enumerate))(xs)
     assert seen.counts["unrolled"] == 0
     np.testing.assert_array_equal(got[:2], [1.0, 3.0])
+
+
+def test_under_grad_and_vmap_the_history_is_a_python_list_too():
+    def loss(w):
+        return jnp.sum(stacked_history(w, jnp.full(2, 0.5)) ** 2)
+
+    w = jnp.ones(2)
+    np.testing.assert_allclose(jax.grad(autograph.convert(loss))(w), jax.grad(loss)(w),
+                               rtol=1e-6)
+    ws = jnp.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(
+        jax.vmap(autograph.convert(stacked_history), (0, None))(ws, jnp.full(2, 0.5)),
+        jax.vmap(stacked_history, (0, None))(ws, jnp.full(2, 0.5)), rtol=1e-6)
