@@ -38,17 +38,17 @@ class GrowsByIndexOnly(Exception):  # noqa: N818 - a signal, caught by loops._st
             "list, as jax.jit of the original gives)")
 
 
-def traced_length_lists(given, out) -> list[int]:
-    """The positions of the loop's variables that were Python lists before the loop
-    and come out of it staged with a length that is not a Python int (a tracer, or,
-    under an eager ``jax.grad``, an array)."""
-    return [k for k, (before, after) in enumerate(zip(given, out, strict=True))
-            if isinstance(before, list) and isinstance(after, TensorList)
-            and not isinstance(after.length, int)]
+def lists_of_unknown_length(given, start, known) -> list[int]:
+    """The positions of the loop's variables that were Python lists before the loop,
+    enter it staged (``start``), and whose length after it is not known while
+    tracing (not among ``known``, ``lists._Staging.lists``)."""
+    return [k for k, (before, staged) in enumerate(zip(given, start, strict=True))
+            if isinstance(before, list) and isinstance(staged, TensorList)
+            and k not in known]
 
 
 def grows_by_index_only(step, given, start, index, positions) -> list[int]:
-    """Of the ``positions`` (lists of traced length after the loop), those whose
+    """Of the ``positions`` (lists of unknown length after the loop), those whose
     length after one ``step(start, index)`` depends only on the index, on their own
     length and on variables that start as Python numbers and are themselves such
     functions of the index (a counter ``c = c + 1``). ``given`` is the loop's state

@@ -568,14 +568,13 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         outputs = body.outputs if staging is None or staging.outputs is None \
             else staging.outputs
         state = loop_probe.promoted_start(state, outputs)
+        if lowering.by_index and lowering.unrolled is not None and staging is not None:
+            _unroll_index_only_growth(given, state, lowering, item, spec, staging)
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
-                out = out if staging is None else staging.as_lists(out)
-                if lowering.by_index and lowering.unrolled is not None:
-                    _unroll_index_only_growth(given, out, lowering, start, item, spec)
             traced[:] = inner
-            return out
+            return out if staging is None else staging.as_lists(out)
         except TypeError as e:
             # JAX's error names an output position: one abstract iteration names the
             # variable (traced only on this error path).
@@ -638,14 +637,16 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     return out
 
 
-def _unroll_index_only_growth(given, out, lowering, start, index, spec):
+def _unroll_index_only_growth(given, start, lowering, index, spec, staging):
     """Raise ``GrowsByIndexOnly`` (the loop then runs unrolled) where a list the loop
-    leaves with a traced length grows under conditions of the index alone
-    (``index_growth.py``)."""
-    positions = index_growth.traced_length_lists(given, out)
+    will leave with a traced length grows under conditions of the index alone
+    (``index_growth.py``). Checked before the loop is staged: a staged loop left
+    behind would keep its effects (a ``print``) in the trace."""
+    positions = index_growth.lists_of_unknown_length(given, start, staging.lists)
     if positions:
-        found = index_growth.grows_by_index_only(lowering.step, given, start, index,
-                                                 positions)
+        with staging, unrolling.held():
+            found = index_growth.grows_by_index_only(lowering.step, given, start, index,
+                                                     positions)
         if found:
             raise index_growth.GrowsByIndexOnly(spec.names[found[0]])
 

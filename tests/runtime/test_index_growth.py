@@ -8,6 +8,9 @@ Python list. A list grown under a data-dependent condition stays a staged buffer
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -178,3 +181,24 @@ def test_under_grad_and_vmap_the_history_is_a_python_list_too():
     np.testing.assert_allclose(
         jax.vmap(autograph.convert(stacked_history), (0, None))(ws, jnp.full(2, 0.5)),
         jax.vmap(stacked_history, (0, None))(ws, jnp.full(2, 0.5)), rtol=1e-6)
+
+
+def history_with_a_report(w, x):
+    history = []
+    for step in range(6):
+        w = w * 0.5 + x
+        if step % 3 == 0:
+            print("step", step)
+            history.append(w)
+    return jnp.stack(history)
+
+
+def test_the_staged_attempt_leaves_no_print_behind():
+    # Decided before the loop is staged: a scan traced and dropped would keep its
+    # effects (its print) in the trace, and the text would come twice.
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        got = autograph.to_graph(history_with_a_report)(jnp.ones(2), jnp.full(2, 0.5))
+        jax.effects_barrier()
+    assert out.getvalue() == "step 0\nstep 3\n"
+    assert_close(history_with_a_report(jnp.ones(2), jnp.full(2, 0.5)), got)
