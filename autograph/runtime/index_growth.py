@@ -94,8 +94,8 @@ _CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
 
 def output_dependence(closed, out_index):
     """The positions of ``closed``'s inputs that its output ``out_index`` depends on
-    (-1 for a closed-over value). An equation other than a ``cond`` or a call is taken
-    to make each output depend on all its inputs."""
+    (-1 for a closed-over value). An equation other than a ``cond``, a loop or a call
+    is taken to make each output depend on all its inputs."""
     jaxpr = closed.jaxpr
     deps = _forward(jaxpr, [frozenset({_CONST})] * len(jaxpr.constvars)
                     + [frozenset({k}) for k in range(len(jaxpr.invars))])
@@ -131,6 +131,10 @@ def _equation(eqn, ins):
                 return [frozenset().union(*ins)] * count
             outs = [a | b for a, b in zip(outs, found, strict=True)]
         return outs
+    if name == "scan":
+        return _scan(eqn, ins)
+    if name == "while":
+        return _while(eqn, ins)
     param = _CALLS.get(name)
     sub = eqn.params.get(param) if param else None
     if sub is not None:
@@ -139,6 +143,40 @@ def _equation(eqn, ins):
             return found
     everything = frozenset().union(*ins) if ins else frozenset()
     return [everything] * count
+
+
+def _scan(eqn, ins):
+    """A ``scan``'s outputs: each carry depends on its start and, iteration after
+    iteration, on what the body makes it from (a fixed point); each stacked output
+    on what the body makes it from."""
+    consts = eqn.params["num_consts"]
+    carries = eqn.params["num_carry"]
+    fixed, carry, xs = ins[:consts], list(ins[consts:consts + carries]), ins[consts + carries:]
+    while True:
+        outs = _closed(eqn.params["jaxpr"], [*fixed, *carry, *xs])
+        if outs is None:
+            return [frozenset().union(*ins)] * len(eqn.outvars)
+        grown = [c | o for c, o in zip(carry, outs[:carries], strict=True)]
+        if grown == carry:
+            return [*carry, *outs[carries:]]
+        carry = grown
+
+
+def _while(eqn, ins):
+    """A ``while``'s outputs: each carry depends on its start, on what the body makes
+    it from (a fixed point) and on everything the condition reads (the trip count)."""
+    cond_n, body_n = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
+    cond_consts, body_consts = ins[:cond_n], ins[cond_n:cond_n + body_n]
+    carry = list(ins[cond_n + body_n:])
+    while True:
+        test = _closed(eqn.params["cond_jaxpr"], [*cond_consts, *carry])
+        outs = _closed(eqn.params["body_jaxpr"], [*body_consts, *carry])
+        if test is None or outs is None:
+            return [frozenset().union(*ins)] * len(eqn.outvars)
+        grown = [c | o | test[0] for c, o in zip(carry, outs, strict=True)]
+        if grown == carry:
+            return carry
+        carry = grown
 
 
 def _closed(sub, ins):

@@ -138,8 +138,10 @@ def _histories(rng) -> list:
             [f"hist.append({v})" for v in kept]]
     if rng.random() < 0.5:
         body.insert(0, rng.choice(steps))
-    return ["hist = []", "c = 0", f"for i in range({rng.randint(3, 9)}):", body,
-            "x = x + len(hist)", "g = g + sum(hist)"]
+    loop = [f"for i in range({rng.randint(3, 9)}):", body]
+    if rng.random() < 0.3:   # nested: epochs of steps, the counter running across them
+        loop = [f"for e in range({rng.randint(2, 3)}):", loop]
+    return ["hist = []", "c = 0", *loop, "x = x + len(hist)", "g = g + sum(hist)"]
 
 
 _KIND_BODIES = {"raises": _raises, "math": _math, "reductions": _reductions,

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
 import autograph
 from autograph.runtime import unrolling
@@ -202,3 +203,70 @@ def test_the_staged_attempt_leaves_no_print_behind():
         jax.effects_barrier()
     assert out.getvalue() == "step 0\nstep 3\n"
     assert_close(history_with_a_report(jnp.ones(2), jnp.full(2, 0.5)), got)
+
+
+def history_at_each_epoch_end(w):
+    history = []
+    for _epoch in range(3):
+        for step in range(4):
+            w = w * 0.9
+            if step == 3:
+                history.append(w)
+    return jnp.stack(history)
+
+
+def history_by_a_global_step(w):
+    history = []
+    global_step = 0
+    for _epoch in range(3):
+        for _step in range(4):
+            w = w * 0.9 + 0.1
+            global_step += 1
+            if global_step % 5 == 0:
+                history.append(w)
+    return history
+
+
+def positives_in_nested_loops(w):
+    out = []
+    for _epoch in range(3):
+        for _step in range(2):
+            w = w - 0.5
+            if w > 0:
+                out.append(w)
+    return autograph.stack(out)
+
+
+@pytest.mark.parametrize("fn", [history_at_each_epoch_end, history_by_a_global_step],
+                         ids=lambda f: f.__name__)
+def test_nested_loops_keep_a_history_as_jit_of_the_original(fn):
+    w = jnp.ones(2)
+    expected = jax.jit(fn)(w)
+    got = autograph.to_graph(fn)(w)
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(expected)
+    assert_close(expected, got)
+
+
+def test_nested_loops_growing_a_list_on_data_stay_staged():
+    with unrolling.count_decisions() as seen:
+        got = jax.jit(autograph.convert(positives_in_nested_loops))(jnp.float32(1.75))
+    assert seen.counts["unrolled"] == 0
+    np.testing.assert_allclose(got[:3], [1.25, 0.75, 0.25])
+
+
+def test_the_dependence_through_loops_is_their_fixed_point():
+    def scanned(w, n):
+        def body(i, c):
+            w, k = c
+            return w * 0.9, lax.cond(i == 3, lambda k: k + 1, lambda k: k, k)
+        return lax.fori_loop(0, 4, body, (w, n))
+
+    closed = jax.make_jaxpr(scanned)(1.0, 0)
+    assert output_dependence(closed, 1) == {1}   # the count: its start and the index
+    assert output_dependence(closed, 0) == {0}
+
+    def looped(w, n):
+        return lax.while_loop(lambda c: c[0] < 3.0, lambda c: (c[0] * 2, c[1] + 1), (w, n))
+
+    closed = jax.make_jaxpr(looped)(1.0, 0)
+    assert output_dependence(closed, 1) == {0, 1}   # the trip count reads w
