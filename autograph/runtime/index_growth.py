@@ -10,11 +10,12 @@ while tracing, and the loop runs unrolled, as ``jax.jit`` of the original runs i
     return w, history
 
 Staged, ``step`` is traced, so the append is under a staged ``if`` and the list
-became a buffer of traced length (a ``TensorList``), which ``jnp.stack`` and a
+would be a buffer of traced length (a ``TensorList``), which ``jnp.stack`` and a
 ``return`` refuse; ``jax.jit`` of the original gives a Python list of ten arrays.
-Where the list's length after one iteration depends on nothing but the index and
-its length before (``jaxpr_dependence``: no data the body reads, no closed-over
-tracer), the loop is unrolled instead. A list grown under a data-dependent
+Before the loop is staged, one iteration is traced to a jaxpr; where the list's
+length after it depends on nothing but the index, its length before and Python
+counters stepped with them (``output_dependence``: no data the body reads, no
+closed-over tracer), the loop is unrolled instead. A list grown under a data-dependent
 condition (``if x[i] > 0``) stays a buffer: ``jax.jit`` of the original refuses
 that program.
 """
@@ -28,8 +29,8 @@ from autograph.runtime.lists import TensorList
 
 
 class GrowsByIndexOnly(Exception):  # noqa: N818 - a signal, caught by loops._stage
-    """Staging the loop gave a list of traced length that the unrolled loop would
-    give as a Python list."""
+    """Staged, the loop would give a list of traced length that, unrolled, is a
+    Python list (raised before the loop is staged; ``loops._stage`` unrolls it)."""
 
     def __init__(self, name):
         super().__init__(

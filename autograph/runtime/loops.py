@@ -524,8 +524,7 @@ class _Lowering:
     unrolled: Callable | None = None
     stage_lists: bool = True
     exact: bool = False
-    by_index: bool = False   # the item is a Python range's index, or begins with
-    # an enumerate index
+    by_index: bool = False   # the item is a range's index, or enumerate's (index, x)
 
 
 _NO_ITEM = object()
