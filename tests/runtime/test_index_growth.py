@@ -148,11 +148,7 @@ def rows_past_the_first(xs):
 @pytest.mark.parametrize("fn", [every_other_row, rows_past_the_first],
                          ids=lambda f: f.__name__)
 def test_enumerate_of_an_array_with_a_condition_on_its_index(fn):
-    xs = jnp.arange(10.0).reshape(5, 2)
-    expected = jax.jit(fn)(xs)
-    got = autograph.to_graph(fn)(xs)
-    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(expected)
-    assert_close(expected, got)
+    _compiled_as_jit_of_the_original(fn, jnp.arange(10.0).reshape(5, 2))
 
 
 def positives_of_enumerate(xs):
@@ -240,9 +236,12 @@ def positives_in_nested_loops(w):
 @pytest.mark.parametrize("fn", [history_at_each_epoch_end, history_by_a_global_step],
                          ids=lambda f: f.__name__)
 def test_nested_loops_keep_a_history_as_jit_of_the_original(fn):
-    w = jnp.ones(2)
-    expected = jax.jit(fn)(w)
-    got = autograph.to_graph(fn)(w)
+    _compiled_as_jit_of_the_original(fn, jnp.ones(2))
+
+
+def _compiled_as_jit_of_the_original(fn, *args):
+    expected = jax.jit(fn)(*args)
+    got = autograph.to_graph(fn)(*args)
     assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(expected)
     assert_close(expected, got)
 
