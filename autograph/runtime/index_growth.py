@@ -25,10 +25,11 @@ from __future__ import annotations
 import jax
 from jax import tree_util
 
+from autograph.runtime import unrolling
 from autograph.runtime.lists import TensorList
 
 
-class GrowsByIndexOnly(Exception):  # noqa: N818 - a signal, caught by loops._stage
+class GrowsByIndexOnly(unrolling.Unrolls):
     """Staged, the loop would give a list of traced length that, unrolled, is a
     Python list (raised before the loop is staged; ``loops._stage`` unrolls it)."""
 
@@ -48,6 +49,44 @@ def lists_of_unknown_length(given, start, known) -> list[int]:
             and k not in known]
 
 
+class StepTrace:
+    """One iteration ``step(start, item)`` traced to a jaxpr: ``closed``, and the
+    positions among its inputs and outputs of each leaf (``ins``: ``(start, item)``
+    with leaves replaced by positions; ``outs``: the new state likewise)."""
+
+    def __init__(self, step, start, item):
+        self.closed, self.shapes = jax.make_jaxpr(step, return_shape=True)(start, item)
+        self.ins, self.outs = _labels((start, item)), _labels(self.shapes)
+
+    @property
+    def index_leaf(self) -> int:
+        """The input position of the index (``enumerate``'s pair: its first leaf)."""
+        return self.ins[1][0] if isinstance(self.ins[1], tuple) else self.ins[1]
+
+
+def python_counters(traced, given, index_leaf, also=()) -> set[int]:
+    """The positions of the loop's variables that start as Python numbers (``given``)
+    and that one iteration (``traced``, a ``StepTrace``) makes from the index
+    (``index_leaf``; None: not an index), from such counters and from the input
+    positions ``also`` alone (a counter ``c = c + 1``)."""
+    ins, outs = traced.ins, traced.outs
+    counters = {k for k, v in enumerate(given)
+                if type(v) in (int, float, bool) and isinstance(ins[0][k], int)
+                and isinstance(outs[k], int)}
+    static = {ins[0][k] for k in counters} | set(also)
+    if index_leaf is not None:
+        static.add(index_leaf)
+    changed = True
+    while changed:   # drop the counters that read something else
+        changed = False
+        for k in sorted(counters):
+            if not output_dependence(traced.closed, outs[k]) <= static:
+                counters.discard(k)
+                static.discard(ins[0][k])
+                changed = True
+    return counters
+
+
 def grows_by_index_only(step, given, start, index, positions) -> list[int]:
     """Of the ``positions`` (lists of unknown length after the loop), those whose
     length after one ``step(start, index)`` depends only on the index, on their own
@@ -55,24 +94,15 @@ def grows_by_index_only(step, given, start, index, positions) -> list[int]:
     functions of the index (a counter ``c = c + 1``). ``given`` is the loop's state
     as the program gave it, ``start`` the staged loop's start (lists as buffers),
     ``index`` the abstract loop item (a range's index, or ``enumerate``'s pair)."""
-    closed, shapes = jax.make_jaxpr(step, return_shape=True)(start, index)
-    ins, outs = _labels((start, index)), _labels(shapes)
-    counters = {k for k, v in enumerate(given)
-                if type(v) in (int, float, bool) and isinstance(ins[0][k], int)
-                and isinstance(outs[k], int)}
-    lengths = {k for k in positions if _traced_length(start[k]) and _traced_length(shapes[k])}
-    index_leaf = ins[1][0] if isinstance(ins[1], tuple) else ins[1]   # enumerate's (i, x)
-    static = {index_leaf} | {ins[0][k] for k in counters} | {ins[0][k].length for k in lengths}
-    changed = True
-    while changed:   # drop the counters that read something else
-        changed = False
-        for k in sorted(counters):
-            if not output_dependence(closed, outs[k]) <= static:
-                counters.discard(k)
-                static.discard(ins[0][k])
-                changed = True
-    return [k for k in sorted(lengths)
-            if output_dependence(closed, outs[k].length) <= static]
+    traced = StepTrace(step, start, index)
+    ins, outs = traced.ins, traced.outs
+    lengths = [k for k in positions
+               if _traced_length(start[k]) and _traced_length(traced.shapes[k])]
+    own = {ins[0][k].length for k in lengths}
+    counters = python_counters(traced, given, traced.index_leaf, also=own)
+    static = {traced.index_leaf} | {ins[0][k] for k in counters} | own
+    return [k for k in lengths
+            if output_dependence(traced.closed, outs[k].length) <= static]
 
 
 def _traced_length(value) -> bool:
@@ -88,7 +118,7 @@ def _labels(tree):
 
 _CONST = -1
 # Primitives whose outputs follow their one sub-jaxpr's, inputs matched one to one.
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
+CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
           "custom_jvp_call": "call_jaxpr", "custom_vmap_call": "call",
           "remat": "jaxpr", "checkpoint": "jaxpr"}
 
@@ -101,6 +131,12 @@ def output_dependence(closed, out_index):
     deps = _forward(jaxpr, [frozenset({_CONST})] * len(jaxpr.constvars)
                     + [frozenset({k}) for k in range(len(jaxpr.invars))])
     return set(deps[out_index])
+
+
+def dependence(jaxpr, in_deps):
+    """The dependence of each output of ``jaxpr`` (without constants) given its
+    inputs' (sets of labels)."""
+    return _forward(jaxpr, [frozenset()] * len(jaxpr.constvars) + list(in_deps))
 
 
 def _forward(jaxpr, in_deps):
@@ -136,7 +172,7 @@ def _equation(eqn, ins):
         return _scan(eqn, ins)
     if name == "while":
         return _while(eqn, ins)
-    param = _CALLS.get(name)
+    param = CALLS.get(name)
     sub = eqn.params.get(param) if param else None
     if sub is not None:
         found = _closed(sub, ins)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
+from autograph.runtime.trace_context import weak_cast
 from autograph.runtime.tracing import is_tracer
 
 
@@ -23,10 +24,11 @@ class Scanned:
     ``items()`` gives the items as Python's iteration would (an ``enumerate`` index
     as a Python int), for a loop that runs unrolled."""
 
-    def __init__(self, xs, items=None, counted=False):
+    def __init__(self, xs, items=None, counted=False, start=0):
         self.xs = xs
         self._items = items
         self.counted = counted   # each item is (an enumerate index, the slice)
+        self.start = start       # an enumerate's first index
 
     def items(self):
         if self._items is not None:
@@ -38,8 +40,10 @@ class Scanned:
         return tree_util.tree_leaves(self.xs)[0].shape[0]
 
     def item_aval(self):
-        return tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype),
-                                  self.xs)
+        return tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype,
+                                           weak_type=jax.typeof(x).weak_type),
+            self.xs)
 
 
 def _is_scanned(value) -> bool:
@@ -60,8 +64,11 @@ def enumerate_(iterable, start=0):
     if not isinstance(iterable, Scanned) and jnp.ndim(iterable) == 0:
         raise TypeError("iteration over a 0-d array")
     length = tree_util.tree_leaves(xs)[0].shape[0]
-    return Scanned((start + jnp.arange(length), xs),
-                   lambda: enumerate(_python_items(iterable), start), counted=True)
+    # The index is weakly typed, as Python's int is under jax.jit of the original.
+    index = weak_cast(start + jnp.arange(length), np.dtype(np.int32))
+    return Scanned((index, xs),
+                   lambda: enumerate(_python_items(iterable), start), counted=True,
+                   start=start)
 
 
 def zip_(*iterables, strict=False):

@@ -58,7 +58,9 @@ from autograph.directives import loop_option_error
 from autograph.errors import ConversionError, StagingTypeError
 from autograph.runtime import (
     bounded_loops,
+    checks,
     index_growth,
+    int_overflow,
     intervals,
     lists,
     loop_probe,
@@ -525,6 +527,8 @@ class _Lowering:
     stage_lists: bool = True
     exact: bool = False
     by_index: bool = False   # the item is a range's index, or enumerate's (index, x)
+    items: range | None = None   # the values step's item takes, where it is an index
+    trips: Callable | None = None  # the traced number of iterations, of a traced range
 
 
 _NO_ITEM = object()
@@ -569,10 +573,18 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         state = loop_probe.promoted_start(state, outputs)
         if lowering.by_index and lowering.unrolled is not None and staging is not None:
             _unroll_index_only_growth(given, state, lowering, item, spec, staging)
+        if (lowering.unrolled is not None or lowering.items is not None) \
+                and int_overflow.has_python_ints(given):
+            final = _keep_python_ints(given, state, lowering, item, staging, spec.where,
+                                      outputs)
+        else:
+            final = None
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
             traced[:] = inner
+            if final:   # Python-int counters leave the loop as Python ints
+                out = tuple(final.get(k, v) for k, v in enumerate(out))
             return out if staging is None else staging.as_lists(out)
         except TypeError as e:
             # JAX's error names an output position: one abstract iteration names the
@@ -623,7 +635,6 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             # Any failure: run it as jit of the original would.
             reason = (f"'{changed[0]}' changes from {changed[1]} to {changed[2]} across "
                       "an iteration" if changed
-                      else str(failure) if isinstance(failure, index_growth.GrowsByIndexOnly)
                       else unrolling.why(failure))
         del failure
     if reason is not None:
@@ -648,6 +659,40 @@ def _unroll_index_only_growth(given, start, lowering, index, spec, staging):
                                                      positions)
         if found:
             raise index_growth.GrowsByIndexOnly(spec.names[found[0]])
+
+
+def _keep_python_ints(given, start, lowering, item, staging, where, outputs):
+    """The values of the loop's Python-int counters after it, where it has a static
+    trip count and they were evaluated (``int_overflow.py``): they leave the loop as
+    Python ints, as under ``jax.jit`` of the original. Raise ``LeavesInt32`` (the
+    loop then runs unrolled) where a Python int the loop computes from its index and
+    counters alone would leave int32 staged; for a traced trip count, stage a
+    run-time check that the loop stops before that iteration (judged over its first
+    ``TRACED_RANGE_PREFIX`` iterations). ``outputs``: the types the loop's probe
+    found one iteration gives its variables, if it ran."""
+    static = lowering.unrolled is not None
+    if outputs is not None and not int_overflow.may_count(given, outputs):
+        return None   # (the loop's probe gave none of its Python ints a weak int32)
+    trips = lowering.trip_count if static else int_overflow.TRACED_RANGE_PREFIX
+    try:
+        with staging or contextlib.nullcontext(), unrolling.held():
+            found = int_overflow.count(lowering.step, given, start, item, lowering.items,
+                                       trips)
+    except Exception:  # noqa: BLE001 - staging the loop meets it again, and says so
+        return None
+    if found.overflow is None:
+        return found.final if static else None
+    if static:
+        raise int_overflow.LeavesInt32(found.overflow)
+    checks.check_value(
+        lowering.trips() <= found.overflow.iteration, OverflowError,
+        f"{where.filename}:{where.lineno}: a Python int this loop computes from its "
+        f"index and counters alone reaches {found.overflow.value} in iteration "
+        f"{found.overflow.iteration}, outside 32-bit integers: Python's "
+        "int would not wrap, the staged loop's would. Make the trip count static "
+        "(static_argnums: the loop then runs as Python) or keep the value in range "
+        "(e.g. % 2**31).")
+    return None
 
 
 def _staged_while(loop_test, loop_body, state, spec):
@@ -751,8 +796,22 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
                              "for loop over a traced range")
 
     unrolled = _unrolled(rng, loop_body, spec) if static else None
+    if static:
+        items = range(lower, upper)
+    elif not is_tracer(lower):   # a traced stop: the index's first values
+        items = range(lower, lower + int_overflow.MAXIMUM_EVALUATIONS)
+    else:
+        items = None
     return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static,
-                     by_index=static)
+                     by_index=static, items=items,
+                     trips=None if static else lambda: _trips(upper, lower, trip_count))
+
+
+def _trips(upper, lower, maximum):
+    """The number of iterations of a ``fori_loop(lower, upper)`` run at most
+    ``maximum`` times (None: no maximum)."""
+    trips = jnp.maximum(upper - lower, 0)
+    return trips if maximum is None else jnp.minimum(trips, maximum)
 
 
 def _index_bounds(rng, spec):
@@ -840,9 +899,11 @@ def _staged_scan(array, loop_body, state, spec):
         return out
 
     items = array.items() if isinstance(array, Scanned) else _rows(array, length)
+    counted = isinstance(array, Scanned) and array.counted and type(array.start) is int
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
                          _unrolled(items, loop_body, spec), exact=True,
-                         by_index=isinstance(array, Scanned) and array.counted)
+                         by_index=isinstance(array, Scanned) and array.counted,
+                         items=range(array.start, array.start + length) if counted else None)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 

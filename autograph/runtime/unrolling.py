@@ -98,8 +98,15 @@ def release(decisions) -> None:
         _decide(*decision)
 
 
+class Unrolls(Exception):  # noqa: N818 - a signal, not an error
+    """Raised before a loop is staged when it must run unrolled to keep Python's
+    meaning; its message is the reason logged."""
+
+
 def why(error: BaseException) -> str:
     """A one-line reason from the error that staging a loop raised."""
+    if isinstance(error, Unrolls):
+        return str(error)
     message = getattr(error, "raw_message", None) or str(error)
     first = message.strip().splitlines()[0] if message.strip() else ""
     if len(first) > 200:

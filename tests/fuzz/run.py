@@ -25,7 +25,8 @@ def main(argv=None) -> int:
     parser.add_argument("--features", default=None,
                         help="comma-separated (jumps, logic, scopes, directives, strings, values, "
                              "exits, try, recursion, dtype, loops, generators, match; "
-                             "silent or silent_<kind>, tests/fuzz/silent_programs.py); "
+                             "silent or silent_<kind>, tests/fuzz/silent_programs.py; "
+                             "with --kind idioms: its kinds); "
                              "default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
@@ -80,7 +81,8 @@ def _idioms(args) -> int:
     from tests.fuzz import idiom_programs
 
     start = time.time()
-    programs, mismatches, refusals = idiom_programs.fuzz(args.seed, args.count)
+    kinds = tuple(args.features.split(",")) if args.features else idiom_programs.KINDS
+    programs, mismatches, refusals = idiom_programs.fuzz(args.seed, args.count, kinds)
     for program, problem in mismatches + refusals:
         print(f"--- seed {program.seed} ({program.kind}): {problem}\n{program.source}")
     by_kind = collections.Counter(p.kind for p in programs)

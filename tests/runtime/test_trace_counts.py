@@ -387,7 +387,12 @@ def test_each_staged_body_runs_at_most_once_plus_one_probe(name):
     assert max(counts.values()) <= MOST, counts
 
 
-@pytest.mark.parametrize("name", [n for n in CASES if n not in PROBED])
+# The cases whose loop carries a Python int: one abstract step (not a probe) gives
+# the jaxpr in which runtime/int_overflow.py evaluates its counters, before the trace.
+INT_COUNTED = {"for_traced_range"}
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n not in PROBED | INT_COUNTED])
 def test_each_staged_body_runs_once_where_no_probe_is_needed(name):
     fn, arg = CASES[name]
     counts = runs_while_traced(fn, jnp.int32(arg))

@@ -1,0 +1,441 @@
+"""Whether a staged loop would compute a Python int in 32 bits where Python's unbounded
+int leaves that range: then the loop runs unrolled, as ``jax.jit`` of the original
+runs it (its ints stay Python ints).
+
+    fact = 1
+    for i in range(1, 21):
+        fact *= i              # 20! > 2**31
+    return x * fact
+
+Staged, ``fact`` would be carried as a weak int32 and wrap silently; Python's is
+2432902008176640000 (and ``x * fact`` raises JAX's OverflowError, as it does under
+``jax.jit`` of the original). Before the loop is staged, one iteration is traced to a
+jaxpr. The variables that start as Python ints or bools and that the body makes from
+the index, from such counters and from literals alone
+(``index_growth.python_counters``) take the same values on every run: the integer
+equations computed from them alone are evaluated here with Python's ints, iteration
+after iteration over the whole static range. If any result leaves its dtype's range,
+the loop is unrolled.
+
+Only scalar integer and boolean equations of the kinds in ``_RULES`` are evaluated
+(calls such as ``jnp.remainder``'s are entered); a counter made from anything else
+(a float, another primitive, a division by zero) is not judged and its loop stays
+staged, as does a loop needing more than ``MAXIMUM_EVALUATIONS`` equations in all.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+
+import numpy as np
+from jax.extend.core import Literal
+
+from autograph.runtime import index_growth, unrolling
+
+MAXIMUM_EVALUATIONS = 20_000
+TRACED_RANGE_PREFIX = 64   # iterations judged of a loop over a traced range
+_BITS = 32
+
+
+class LeavesInt32(unrolling.Unrolls):
+    """Staged, the loop would wrap a Python int around its 32-bit range (raised
+    before the loop is staged; ``loops._stage`` unrolls it)."""
+
+    def __init__(self, found):
+        super().__init__(
+            f"{found.value} is a Python int computed from the loop index and Python-int "
+            f"counters alone, outside {_BITS}-bit integers (iteration {found.iteration}): "
+            "unrolled, the ints stay Python ints, as under jax.jit of the original")
+
+
+class Overflow:
+    """Where a loop's Python ints first leave their range: the iteration (counted
+    from 0) and the value."""
+
+    def __init__(self, iteration, value):
+        self.iteration, self.value = iteration, value
+
+
+def has_python_ints(given) -> bool:
+    """Whether any of the loop's variables is a Python int before the loop."""
+    return any(type(v) is int for v in given)
+
+
+def may_count(given, outputs) -> bool:
+    """Whether one of the loop's Python ints (``given``) stays a weak int32 over an
+    iteration, by the types ``outputs`` (abstract values) a probe found."""
+    return any(type(v) is int and _weak_int32(o) for v, o in zip(given, outputs, strict=False))
+
+
+def _weak_int32(aval) -> bool:
+    """Whether ``aval`` is what a Python int is staged as: a weak int32 scalar."""
+    return (getattr(aval, "shape", None) == () and getattr(aval, "dtype", None) == np.int32
+            and bool(getattr(aval, "weak_type", False)))
+
+
+class Counted:
+    """What evaluating a loop's Python-int counters found: ``overflow``, the first
+    ``Overflow`` (or None), and ``final``, the counters' values after the loop (by
+    position in its state) where every iteration was evaluated without one."""
+
+    def __init__(self, overflow=None, final=None):
+        self.overflow, self.final = overflow, final
+
+
+def count(step, given, start, item, items, trips) -> Counted:
+    """Evaluate the loop's Python-int (and bool) counters: those it computes from
+    its index and themselves alone, with every integer value computed from them,
+    iteration after iteration. ``overflow``: the first iteration in which such a
+    value leaves its integer range where the program would see it (a counter, or an
+    input of a float or array operation); ``final``: the counters after ``trips``
+    iterations (None where that is more than ``MAXIMUM_EVALUATIONS`` equations, or
+    where a counter reads a value not evaluated here). ``step(start, item)`` is one
+    staged iteration, ``given`` the loop's state as the program gave it, ``items``
+    the values ``step``'s index takes (an iterable; None: the item is not a static
+    index)."""
+    traced = index_growth.StepTrace(step, start, item)
+    index = traced.index_leaf if items is not None else None
+    jaxpr = traced.closed.jaxpr
+    counters = [k for k in sorted(index_growth.python_counters(traced, given, index))
+                if _stays_python(given[k], jaxpr.invars[traced.ins[0][k]].aval,
+                                 jaxpr.outvars[traced.outs[k]].aval)]
+    if not any(type(given[k]) is int for k in counters):
+        return Counted()
+    state_vars = [jaxpr.invars[traced.ins[0][k]] for k in counters]
+    index_var = jaxpr.invars[index] if index is not None else None
+    program = _Program(jaxpr, state_vars + ([index_var] if index_var is not None else []))
+    outs = [traced.outs[k] for k in counters]
+    if not program.makes(outs):
+        return Counted()
+    limit = min(trips, MAXIMUM_EVALUATIONS // max(program.cost, 1))
+    state = [given[k] for k in counters]
+    values = items if items is not None else itertools.repeat(None)
+    for iteration, value in zip(range(limit), values, strict=False):
+        inputs = dict(zip(state_vars, state, strict=True))
+        if index_var is not None:
+            inputs[index_var] = value
+        found = program.run(inputs)
+        if found is None:
+            return Counted()   # a value it does not judge (a division by zero)
+        if isinstance(found, _Wrapped):
+            return Counted(Overflow(iteration, found.value))
+        state = [found[k] for k in outs]
+    if limit < trips:
+        return Counted()
+    return Counted(final={k: _python(given[k], v) for k, v in zip(counters, state, strict=True)})
+
+
+def _stays_python(start, entering, leaving) -> bool:
+    """Whether a variable that is ``start`` before the loop is staged as a Python int
+    (or bool) would be, entering and leaving an iteration (``p = p + jnp.int8(1)``
+    makes an int8 array of a Python int: not a counter)."""
+    if type(start) is bool:
+        return entering.dtype == np.bool_ and leaving.dtype == np.bool_
+    return type(start) is int and _weak_int32(entering) and _weak_int32(leaving)
+
+
+def _python(start, value):
+    """``value`` as the type of the counter's Python start (a bool stays a bool)."""
+    return bool(value) if type(start) is bool else int(value)
+
+
+class _GiveUp(Exception):  # noqa: N818 - a signal inside _Program.run
+    """A rule met a value it does not judge (a shift past the width)."""
+
+
+class _Observed(Exception):  # noqa: N818 - a signal inside _Program.run
+    """A loop or branch inside saw a ``_Wrapped`` value."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _Wrapped:
+    """A result outside its dtype's range (staged, it would wrap), and what is
+    computed from it."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _copy(value):
+    return value
+
+
+class _Program:
+    """The scalar integer and boolean equations of ``jaxpr`` computed from the
+    variables ``inputs`` alone, flattened through calls (``jit``: its inputs and
+    outputs copied in and out), as a list of Python steps; ``observed``: the values
+    among them that the rest of the jaxpr reads (or that it returns)."""
+
+    def __init__(self, jaxpr, inputs):
+        self.steps = []
+        self.cost = 0
+        self.known = set(inputs)
+        self.observed = set()
+        self._flatten(jaxpr)
+        self.outvars = jaxpr.outvars
+        self.observed.update(v for v in jaxpr.outvars if not isinstance(v, Literal)
+                             and v in self.known)
+
+    def makes(self, positions) -> bool:
+        """Whether the outputs at ``positions`` are computed by the steps."""
+        return all(self._known(self.outvars[k]) for k in positions)
+
+    def _known(self, v) -> bool:
+        return isinstance(v, Literal) or v in self.known
+
+    def _flatten(self, jaxpr):
+        for eqn in jaxpr.eqns:
+            if not self._emitted(eqn):
+                self.observed.update(v for v in eqn.invars if not isinstance(v, Literal)
+                                     and v in self.known)
+
+    def _emitted(self, eqn) -> bool:
+        if eqn.primitive.name == "scan":
+            return self._scan(eqn)
+        if eqn.primitive.name == "cond":
+            return self._cond(eqn)
+        if not all(self._known(v) and _scalar_int(v.aval) for v in eqn.invars):
+            return False
+        if not all(_scalar_int(v.aval) for v in eqn.outvars):
+            return False
+        param = index_growth.CALLS.get(eqn.primitive.name)
+        if param is not None:   # (a staged if under vmap is a custom_vmap_call)
+            inner = eqn.params.get(param)
+            if inner is None or getattr(inner, "consts", None):
+                return False
+            inner = getattr(inner, "jaxpr", inner)
+            if len(inner.invars) != len(eqn.invars) or len(inner.outvars) != len(eqn.outvars):
+                return False
+            self._copies(eqn.invars, inner.invars)
+            self._flatten(inner)
+            if not all(self._known(v) for v in inner.outvars):
+                self.observed.update(v for v in inner.outvars if not isinstance(v, Literal)
+                                     and v in self.known)
+                return True
+            self._copies(inner.outvars, eqn.outvars)
+            return True
+        rule = _RULES.get(eqn.primitive.name)
+        if rule is None:
+            return False
+        wanted = _PARAMETERS.get(eqn.primitive.name)
+        if wanted:
+            rule = functools.partial(rule, **{k: eqn.params[k] for k in wanted})
+        self.steps.append((rule, eqn.invars, eqn.outvars,
+                           [_bounds(v.aval.dtype) for v in eqn.outvars]))
+        self.known.update(eqn.outvars)
+        self.cost += 1
+        return True
+
+    def _scan(self, eqn) -> bool:
+        """A ``scan`` without scanned inputs (a ``fori_loop``): its carries made from
+        known values alone, by the body's own program run ``length`` times."""
+        consts, count = eqn.params["num_consts"], eqn.params["num_carry"]
+        closed = eqn.params["jaxpr"]
+        if len(eqn.invars) != consts + count or closed.consts:
+            return False
+        body = closed.jaxpr
+        usable = {k for k, v in enumerate(eqn.invars)
+                  if self._known(v) and _scalar_int(v.aval)}
+        while True:   # the carries whose every iteration reads usable values alone
+            deps = index_growth.dependence(body, [frozenset({k}) for k in range(len(body.invars))])
+            keep = {k for k in usable
+                    if k < consts or deps[k - consts] <= usable}
+            inner = _Program(body, [body.invars[k] for k in sorted(keep)])
+            keep = {k for k in keep if k < consts or inner.makes([k - consts])}
+            if keep == usable:
+                break
+            usable = keep
+        carried = sorted(k for k in usable if k >= consts)
+        if not carried:
+            return False
+        length, positions = eqn.params["length"], sorted(usable)
+        ins = [body.invars[k] for k in positions]
+        outs = [k - consts for k in carried]
+
+        def run_scan(*values):
+            env = dict(zip(ins, values, strict=True))
+            for _ in range(length):
+                found = inner.run(env)
+                if found is None:
+                    raise _GiveUp
+                if isinstance(found, _Wrapped):
+                    raise _Observed(found)
+                env.update(zip([body.invars[k] for k in carried], [found[k] for k in outs],
+                               strict=True))
+            return tuple(env[body.invars[k]] for k in carried)
+
+        self.cost += length * inner.cost
+        targets = [eqn.outvars[k] for k in outs]
+        self.steps.append((run_scan, [eqn.invars[k] for k in positions], targets,
+                           [None] * len(targets)))
+        self.known.update(targets)
+        return True
+
+    def _cond(self, eqn) -> bool:
+        """A ``cond`` on a known index: the outputs every branch makes from known
+        values, by the chosen branch's program."""
+        if not (self._known(eqn.invars[0]) and _scalar_int(eqn.invars[0].aval)):
+            return False
+        operands = eqn.invars[1:]
+        usable = [k for k, v in enumerate(operands) if self._known(v) and _scalar_int(v.aval)]
+        branches = []
+        for closed in eqn.params["branches"]:
+            if closed.consts:
+                return False
+            branch = closed.jaxpr
+            branches.append((branch, _Program(branch, [branch.invars[k] for k in usable])))
+        made = [k for k, v in enumerate(eqn.outvars) if _scalar_int(v.aval)
+                and all(program.makes([k]) for _, program in branches)]
+        if not made:
+            return False
+
+        def run_cond(which, *values):
+            branch, program = branches[min(max(int(which), 0), len(branches) - 1)]
+            found = program.run(dict(zip([branch.invars[k] for k in usable], values,
+                                         strict=True)))
+            if found is None:
+                raise _GiveUp
+            if isinstance(found, _Wrapped):
+                raise _Observed(found)
+            return tuple(found[k] for k in made)
+
+        self.cost += max(program.cost for _, program in branches)
+        targets = [eqn.outvars[k] for k in made]
+        self.steps.append((run_cond, [eqn.invars[0], *(operands[k] for k in usable)],
+                           targets, [None] * len(targets)))
+        self.known.update(targets)
+        return True
+
+    def _copies(self, sources, targets):
+        for source, target in zip(sources, targets, strict=True):
+            self.steps.append((_copy, [source], [target], [None]))
+            self.cost += 1
+            self.known.add(target)
+
+    def run(self, inputs):
+        """The value of every output of the jaxpr the steps compute from ``inputs``
+        (by variable); the first ``_Wrapped`` value the program observes; or None
+        where a rule gives up."""
+        env = dict(inputs)
+
+        def read(v):
+            return _literal(v) if isinstance(v, Literal) else env[v]
+
+        for rule, ins, outs, bounds in self.steps:
+            args = [read(v) for v in ins]
+            wrapped = _wrapped_input(rule, args)
+            if wrapped is not None:
+                for v in outs:
+                    env[v] = wrapped
+                continue
+            try:
+                results = rule(*args)
+            except (_GiveUp, ZeroDivisionError):
+                return None
+            except _Observed as seen:
+                return seen.value
+            if type(results) is not tuple:
+                results = (results,)
+            for v, r, bound in zip(outs, results, bounds, strict=True):
+                env[v] = r if bound is None or bound[0] <= r <= bound[1] else _Wrapped(r)
+        for v in self.observed:
+            if type(env.get(v)) is _Wrapped:
+                return env[v]
+        return {k: read(v) for k, v in enumerate(self.outvars) if self._known(v)}
+
+
+def _wrapped_input(rule, args):
+    """The ``_Wrapped`` value a step's result is, given its arguments: a select takes
+    the case its (unwrapped) predicate picks; anything else is wrapped if an input is."""
+    if rule is _select_n and type(args[0]) is not _Wrapped:
+        case = args[1 + int(args[0])]
+        return case if type(case) is _Wrapped else None
+    return next((a for a in args if type(a) is _Wrapped), None)
+
+
+def _scalar_int(aval) -> bool:
+    dtype = getattr(aval, "dtype", None)
+    return getattr(aval, "shape", None) == () and dtype is not None and (
+        np.issubdtype(dtype, np.signedinteger) or dtype == np.bool_)
+
+
+def _bounds(dtype):
+    """``(low, high)`` of an integer dtype; None for bool."""
+    if dtype == np.bool_:
+        return None
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _literal(v):
+    value = np.asarray(v.val)
+    return bool(value) if value.dtype == np.bool_ else int(value)
+
+
+def _truncated_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _truncated_rem(a, b):
+    return a - b * _truncated_div(a, b)
+
+
+def _shift_left(a, b):
+    if not 0 <= b < _BITS:
+        raise _GiveUp
+    return a << b
+
+
+def _shift_right(a, b):
+    if not 0 <= b < _BITS:
+        raise _GiveUp
+    return a >> b
+
+
+def _not(a):
+    return (not a) if type(a) is bool else ~a
+
+
+def _convert(a, *, new_dtype):
+    if new_dtype == np.bool_:
+        return bool(a)
+    return int(a)
+
+
+def _select_n(which, *cases):
+    return cases[int(which)]
+
+
+def _sign(a):
+    return (a > 0) - (a < 0)
+
+
+def _integer_pow(a, *, y):
+    if y < 0:
+        raise _GiveUp
+    return a ** y
+
+
+def _clamp(low, a, high):
+    return min(max(a, low), high)
+
+
+_RULES = {
+    "add": operator.add, "sub": operator.sub,
+    "mul": operator.mul, "neg": operator.neg, "abs": abs, "sign": _sign,
+    "max": max, "min": min, "square": lambda a: a * a, "integer_pow": _integer_pow,
+    "div": _truncated_div, "rem": _truncated_rem,
+    "shift_left": _shift_left, "shift_right_arithmetic": _shift_right,
+    "and": operator.and_, "or": operator.or_,
+    "xor": operator.xor, "not": _not,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "select_n": _select_n, "convert_element_type": _convert, "clamp": _clamp,
+    "copy": _copy, "copy_p": _copy,
+}
+_PARAMETERS = {"integer_pow": ("y",), "convert_element_type": ("new_dtype",)}

@@ -1,0 +1,169 @@
+"""A staged loop never wraps a Python int around 32 bits: where a counter the loop
+steps from its index and itself alone leaves int32, the loop runs unrolled, as
+``jax.jit`` of the original does (runtime/int_overflow.py).
+
+Staged, ``fact *= i`` was carried as a weak int32 and wrapped silently: ``x * fact``
+gave a wrong number where Python (and ``jax.jit`` of the original) raise JAX's
+OverflowError, and a hash kept below 2**31 by ``%`` came out different.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autograph
+from autograph.runtime import unrolling
+from tests.differential import assert_close, assert_same_python
+
+
+def hash_below_a_prime(x, n):
+    h = 7
+    for i in range(n):
+        h = (h * 1000003 + i) % 2147483647
+        x = x + h % 3
+    return x, h
+
+
+def binomial(x, n):
+    c = 1
+    for k in range(n):
+        c = c * (n - k) // (k + 1)
+        x = x + 0.5
+    return x, c
+
+
+def rows_times_a_growing_factor(xs):
+    f = 1
+    total = jnp.zeros(xs.shape[1:])
+    for i, row in enumerate(xs, start=1):
+        f = f * i * 100
+        total = total + row % 7 + f % 5
+    return total
+
+
+CASES = [
+    (hash_below_a_prime, (jnp.float32(0.0), 40)),
+    (binomial, (jnp.float32(1.0), 34)),
+    (rows_times_a_growing_factor, (jnp.arange(12.0).reshape(6, 2),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_compiled_it_gives_what_jit_of_the_original_gives(fn, args):
+    static = tuple(k for k, a in enumerate(args) if isinstance(a, int))
+    expected = jax.jit(fn, static_argnums=static)(*args)
+    with unrolling.count_decisions() as seen:
+        got = autograph.to_graph(fn, static_argnums=static)(*args)
+    assert_close(expected, got)
+    assert_close(expected, jax.jit(autograph.convert(fn), static_argnums=static)(*args))
+    assert seen.counts["unrolled"] == 1
+    assert any("outside 32-bit integers" in reason for reason in seen.reasons)
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_with_python_values_it_is_the_original(fn, args):
+    args = tuple(np.asarray(a) if not isinstance(a, int) else a for a in args)
+    assert_same_python(fn(*args), autograph.convert(fn)(*args))
+
+
+def factorial_times(x, n):
+    fact = 1
+    for i in range(1, n + 1):
+        fact *= i
+        x = x + 1.0
+    return x * fact
+
+
+def test_a_python_int_too_large_for_jax_raises_what_jit_of_the_original_raises():
+    with pytest.raises(OverflowError):
+        jax.jit(factorial_times, static_argnums=1)(jnp.float32(1.0), 20)
+    with pytest.raises(OverflowError):
+        autograph.to_graph(factorial_times, static_argnums=1)(jnp.float32(1.0), 20)
+    # Small enough, it stays staged and equals the original.
+    with unrolling.count_decisions() as seen:
+        got = autograph.to_graph(factorial_times, static_argnums=1)(jnp.float32(1.0), 10)
+    assert seen.counts == {"staged": 1}
+    assert got == factorial_times(jnp.float32(1.0), 10)
+
+
+def counter_and_sum(x, n):
+    count = 0
+    total = 0
+    for i in range(n):
+        count += 1
+        total += i * i
+        x = x * 0.5 + total
+    return x, count, total
+
+
+def test_counters_inside_int32_stay_staged():
+    with unrolling.count_decisions() as seen:
+        got = autograph.to_graph(counter_and_sum, static_argnums=1)(jnp.float32(1.0), 1000)
+    assert seen.counts == {"staged": 1}
+    assert_close(jax.jit(counter_and_sum, static_argnums=1)(jnp.float32(1.0), 1000), got)
+
+
+def grows_past_int32_in_an_inner_loop(x):
+    h = 1
+    for _ in range(3):
+        for j in range(12):
+            h = h * 7 + j
+        x = x + h % 11
+    return x
+
+
+def test_a_nested_loop_unrolls_where_its_counter_leaves_int32():
+    x = jnp.float32(0.0)
+    assert_close(jax.jit(grows_past_int32_in_an_inner_loop)(x),
+                 autograph.to_graph(grows_past_int32_in_an_inner_loop)(x))
+
+
+def test_under_vmap_and_grad_it_is_the_original():
+    xs = jnp.arange(3.0)
+    np.testing.assert_allclose(
+        jax.vmap(lambda x: autograph.convert(hash_below_a_prime)(x, 30)[0])(xs),
+        jax.vmap(lambda x: hash_below_a_prime(x, 30)[0])(xs))
+    np.testing.assert_allclose(
+        jax.grad(lambda x: autograph.convert(binomial)(x, 34)[0])(jnp.float32(2.0)),
+        jax.grad(lambda x: binomial(x, 34)[0])(jnp.float32(2.0)))
+
+
+def test_a_traced_trip_count_is_checked_where_the_int_would_leave_int32():
+    # Python's h is exact for any n; staged, the loop cannot unroll (n is traced):
+    # it runs while h stays in range and raises Python's OverflowError past that,
+    # naming the loop's line.
+    run = autograph.to_graph(hash_below_a_prime)
+    x = jnp.float32(0.0)
+    assert_close(hash_below_a_prime(x, 1), run(x, 1))
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: .*iteration 1"):
+        run(x, 40)
+    with pytest.raises(Exception, match="outside 32-bit integers"):
+        jax.jit(autograph.convert(hash_below_a_prime))(x, 5)
+    # Counters that stay in range need no check.
+    assert_close(counter_and_sum(x, 100), autograph.to_graph(counter_and_sum)(x, 100))
+
+
+def pick_by_count(x, layers):
+    count = 0
+    for i in range(6):
+        x = jnp.tanh(x) * 0.5
+        if i % 2 == 0:
+            count += 1
+    return layers[count] * x, count
+
+
+def test_a_counter_leaves_a_staged_loop_as_a_python_int():
+    # Under jax.jit of the original the loop runs as Python and count is a Python
+    # int: it can index a Python list. Staged, the counter's values are known while
+    # tracing, and it leaves the loop as that Python int.
+    layers = [jnp.float32(k) for k in range(5)]
+    x = jnp.float32(0.3)
+    with unrolling.count_decisions() as seen:
+        got = autograph.to_graph(pick_by_count)(x, layers)
+    assert seen.counts == {"staged": 1}
+    assert_close(jax.jit(pick_by_count)(x, layers), got)
+    value, count = autograph.convert(pick_by_count)(np.float32(0.3), layers)
+    assert type(count) is int and count == 3
