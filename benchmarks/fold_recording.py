@@ -57,7 +57,7 @@ def handwritten(trees):
                 return hit
             o0, o1 = next(rows), next(rows)
             leaf_rows.extend((0, o0, o1))
-            words.append((a1,))
+            words.append(a1)
             r0 = new(Value); r0.kind = kind; r0.idx = o0; r0.height = 0    # noqa: E702
             r1 = new(Value); r1.kind = kind; r1.idx = o1; r1.height = 0    # noqa: E702
             result = cse[key] = (r0, r1)
@@ -87,7 +87,7 @@ def handwritten(trees):
         raise NotImplementedError
 
     def step(p, node):
-        key = (step, id(p), id(node))
+        key = (id(p), id(node))
         hit = memo_get(key)
         if hit is not None:
             return hit[0]

@@ -368,8 +368,8 @@ class Nodes:
 
     def __init__(self):
         self.rows = []      # (height, input rows..., output rows...) per node, or flat
-        self.data = []      # the data arguments of each node (the fast recorder: of
-        #                     each node of a signature that has any)
+        self.data = []      # the data arguments of each node (the fast recorder: flat,
+        #                     k numbers per node of a signature with k data arguments)
 
 
 class Recording:
@@ -550,8 +550,7 @@ class Recorder:
     def activate(self, f, args, kwargs):
         """Run the recording copy of ``f`` (the user's recursion or a helper taking
         tree nodes), once per distinct arguments."""
-        key = (f, *map(id, args), *[(k, id(v)) for k, v in kwargs.items()]) if kwargs else (
-            f, *map(id, args))
+        key = memo_key(f, self.fn, args, kwargs)
         memo = self.memo
         hit = memo.get(key)
         if hit is not None:
@@ -711,6 +710,18 @@ def _column(values, aval, n):
 
 
 _RUNNING = object()        # the memo's entry for a call still running
+
+
+def memo_key(f, fn, args, kwargs):
+    """The memo's key of the call ``f(*args, **kwargs)`` when ``fn`` is the folded
+    function: the ids of the arguments, led by ``f`` unless ``f`` is ``fn`` (its steps,
+    most of the memo, are keyed by their ids alone: the fast path's generated steps
+    build a shorter tuple; no other key starts with an int, so none collides)."""
+    if kwargs:
+        return (f, *map(id, args), *[(k, id(v)) for k, v in kwargs.items()])
+    if f is fn:
+        return tuple(map(id, args))
+    return (f, *map(id, args))
 _IDX = operator.attrgetter("idx")
 
 _DEPTH_MESSAGE = (

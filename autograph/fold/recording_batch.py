@@ -52,7 +52,8 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
             columns = [column[cls] for cls in sig.in_classes + sig.out_classes]
             rows[:, 1:] -= np.repeat(offsets[:, columns].astype(np.int32), per_tree[:, s],
                                      axis=0)
-        data = [_column([d[j] for d in nodes.data], aval, n)
+        k = len(sig.data_avals)     # the data of each node, flat: k numbers per node
+        data = [_column(nodes.data if k == 1 else nodes.data[j::k], aval, n)
                 for j, aval in enumerate(sig.data_avals)]
         arrays.append((rows, data))
     recordings = []

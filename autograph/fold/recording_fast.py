@@ -12,7 +12,7 @@ step of the recursion is a memo lookup and the copy's call, and a node call with
 plain arguments (placeholders, Python numbers, tuples and lists of placeholders)
 is one pass over them, one table lookup and the node's row:
 
-    encode(p, node.left)        ->  memo[(encode, id(p), id(node.left))], else the copy
+    encode(p, node.left)        ->  memo[(id(p), id(node.left))], else the copy
     cell(p, (h, c), (h2, c2))   ->  key (cell, p, (tuple, 2), v, v, (tuple, 2), v, v)
                                     -> its signature -> one row, two Values
 
@@ -123,7 +123,7 @@ class FastRecorder(Recorder):
                     reason = stop.reason if isinstance(stop, _Declined) else TOO_DEEP
                     for sig, table in nodes.items():    # the tree's nodes so far
                         kept = start.get(sig, 0)
-                        del table.data[kept if sig.data_avals else 0:]
+                        del table.data[kept * len(sig.data_avals):]
                         del table.rows[kept * sig.width:]
                     break
                 starts.append(start)
@@ -207,7 +207,7 @@ class FastRecorder(Recorder):
                 outs.append(Value(kind, idx, height))
                 rows.append(idx)
             if has_data:    # kept: the key holds the ids of arrays among them
-                datas.append(data)
+                datas.extend(data)      # flat: recording_batch.split takes every k-th
             result = build(outs)
             cse[key] = result
             return result
@@ -229,7 +229,7 @@ class FastRecorder(Recorder):
 
         def hook(f, *args):        # the calls without keywords: the others go to fold_call
             if f is fn:                        # a step of the recursion
-                key = (f, *map(id, args))
+                key = tuple(map(id, args))     # recording.memo_key's form for fn
                 hit = memo.get(key)
                 if hit is None:
                     copy = copies.get(f)

@@ -148,13 +148,13 @@ def _recursion_binder(arity):
     binder = _recursion_binders.get(arity)
     if binder is None:
         args = ", ".join(f"a{j}" for j in range(arity))
-        ids = "".join(f", id(a{j})" for j in range(arity))
+        ids = "".join(f"id(a{j}), " for j in range(arity))
         source = f"""
 def bind(FN, copy, memo, fallback):
     memo_get = memo.get
     def site(f, {args}):
         if f is FN:
-            key = (FN{ids})
+            key = ({ids})
             hit = memo_get(key)
             if hit is None:     # no RUNNING mark: see recording_fast.TOO_DEEP
                 out = copy({args})
@@ -210,7 +210,8 @@ def _node_binder(f, sig, pattern):
     idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
     key = "(SIG" + "".join(f", {i}" for i in idx) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
-             "    cse_get, extend, append = cse.get, rows.extend, datas.append",
+             "    cse_get, extend = cse.get, rows.extend",
+             "    append, extend_data = datas.append, datas.extend",
              f"    def site(f, {', '.join(args)}):",
              f"        if {' and '.join(outer)}:"]
     body = [*unpack, f"if {' and '.join(inner)}:"] if inner else []
@@ -226,13 +227,22 @@ def _node_binder(f, sig, pattern):
         *[f"o{j} = next(c{j})" for j in range(n_out)],
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
-        *([f"append(({''.join(d + ', ' for d in data)}))"] if data else []),
+        *_data(data),
         *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.idx = o{j}; r{j}.height = h"
           for j in range(n_out)],     # Value(...) without its __init__ frame
         f"result = cse[key] = {_build(sig, n_out)}",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
+
+
+def _data(data):
+    """The node's data arguments appended to its signature's flat data list."""
+    if not data:
+        return []
+    if len(data) == 1:
+        return [f"append({data[0]})"]
+    return [f"extend_data(({''.join(d + ', ' for d in data)}))"]
 
 
 def _height(values):

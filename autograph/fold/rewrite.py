@@ -103,13 +103,14 @@ def stepping_copy(fn, hook, sites, memo, fallback, running):
     and ``sites``) with the recursion step's memo in its own frame, called as a call
     site's hook, ``copy(f, *args)``, so a step of the recursion costs one Python frame,
     not two (the site's and the copy's). A call of another ``f`` goes to
-    ``fallback``; a call whose memo entry (``memo[(fn, *ids of args)]``) is ``running``
+    ``fallback``; a call whose memo entry (``memo[(*ids of args,)]``: the recursion's
+    own steps are keyed without ``fn``, ``recording.memo_key``) is ``running``
     too; a hit returns the entry's result; otherwise the body runs and each return
     stores ``(result, *args)``:
 
         def encode(p, node):             def __fold_recording__(f, p, node):
             ...                              if f is not FN: return FALLBACK(f, p, node)
-            return cell(...)       ->        key = (FN, ID(p), ID(node))
+            return cell(...)       ->        key = (ID(p), ID(node))
                                              hit = MEMO.get(key) ... (a hit: its result)
                                              out = __fold_sites__[3](cell, ...)
                                              MEMO[key] = (out, p, node); return out
@@ -217,8 +218,7 @@ def _stepping(definition, fn):
 
     args = [name(p) for p in params]
     fallback = ast.Return(value=call("__fold_fallback__", name("__fold_f__"), *args))
-    key = ast.Tuple(elts=[name("__fold_fn__"), *[call("__fold_id__", a) for a in args]],
-                    ctx=ast.Load())
+    key = ast.Tuple(elts=[call("__fold_id__", a) for a in args], ctx=ast.Load())
     prologue = [
         ast.If(test=ast.Compare(left=name("__fold_f__"), ops=[ast.IsNot()],
                                 comparators=[name("__fold_fn__")]),
