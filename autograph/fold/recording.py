@@ -55,15 +55,21 @@ _local = threading.local()
 # -- placeholders ---------------------------------------------------------------------
 
 class Value:
-    """A placeholder for one array a recorded node computes: (class, row, height)."""
+    """A placeholder for one array a recorded node computes: (class, row, height).
 
-    __slots__ = ("kind", "idx", "height")
+    ``Value(kind, idx, height)`` makes an object of the subclass of its kind
+    (:func:`value_class`): the kind is a class attribute, so a placeholder has two
+    slots to write and a specialised call site tests its type and kind with one
+    ``type(x) is K``. Test for a placeholder with ``type(x).__base__ is Value``."""
 
-    def __init__(self, kind, idx, height):
-        # recording_sites' generated writers set these three slots without __init__
-        self.kind = kind        # ("v", cls), shared by every value of its class
+    __slots__ = ("idx", "height")
+
+    def __new__(cls, kind, idx, height):
+        # recording_sites' generated writers set the two slots without this frame
+        self = object.__new__(value_class(kind))
         self.idx = idx          # its row there, in its tree's recording
         self.height = height    # 1 + the largest height of the values it was made from
+        return self
 
     # (shape, dtype name): the buffer it lives in; read off its kind, not stored
     cls = property(lambda self: self.kind[1])
@@ -104,6 +110,20 @@ class Value:
             frame.f_code.co_filename, frame.f_lineno)
 
     __int__ = __float__ = __index__ = __complex__ = _escape
+
+
+_VALUE_CLASSES: dict = {}
+
+
+def value_class(kind):
+    """The subclass of :class:`Value` whose objects have ``kind`` (``("v", cls)``:
+    ``cls`` the (shape, dtype name) of its buffer), made on first use."""
+    cls = _VALUE_CLASSES.get(kind)
+    if cls is None:
+        cls = _VALUE_CLASSES[kind] = type("Value", (Value,), {
+            "__slots__": (), "kind": kind, "__module__": __name__,
+            "__qualname__": "Value"})
+    return cls
 
 
 class Param:
@@ -466,7 +486,7 @@ class Recorder:
         kinds, values, data, data_keys = [], [], [], []
         for x in leaves:
             t = type(x)
-            if t is Value:
+            if t.__base__ is Value:
                 kinds.append(x.kind)
                 values.append(x)
             elif t is Param:
@@ -741,7 +761,7 @@ def _fast_key(args, key, values, data):
     found = 0
     for x in args:
         t = type(x)
-        if t is Value:
+        if t.__base__ is Value:
             key.append(x.kind)
             values.append(x)
             found += 1
@@ -809,7 +829,8 @@ def fold_call(f, *args, **kwargs):
             return f(*args)
     for x in args:
         t = type(x)
-        if t is Value or t is Param or (t in _CONTAINERS and _holds_placeholder(x)):
+        if t.__base__ is Value or t is Param or (t in _CONTAINERS
+                                                   and _holds_placeholder(x)):
             return recorder.call(f, args, kwargs)
     if kwargs and _holds_placeholder(kwargs):
         return recorder.call(f, args, kwargs)
@@ -817,4 +838,4 @@ def fold_call(f, *args, **kwargs):
 
 
 def _holds_placeholder(tree):
-    return any(type(leaf) in PLACEHOLDERS for leaf in tree_util.tree_leaves(tree))
+    return any(isinstance(leaf, PLACEHOLDERS) for leaf in tree_util.tree_leaves(tree))

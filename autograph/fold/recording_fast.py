@@ -53,6 +53,7 @@ from autograph.fold.recording import (
     Value,
     _local,
     fold_call,
+    value_class,
 )
 from autograph.fold.recording_batch import split
 from autograph.fold.recording_sites import MISS, fill_sites
@@ -186,7 +187,8 @@ class FastRecorder(Recorder):
         """``Recorder._node`` for the nodes of ``sig``, its tables bound."""
         nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
-        outputs = [(kind, self.counter(kind[1])) for kind in sig.out_kinds]
+        new = object.__new__
+        outputs = [(value_class(kind), self.counter(kind[1])) for kind in sig.out_kinds]
         has_data = bool(sig.data_avals)
 
         def write(values, data, data_keys):
@@ -202,9 +204,11 @@ class FastRecorder(Recorder):
             for v in values:
                 rows.append(v.idx)
             outs = []
-            for kind, counter in outputs:
-                idx = next(counter)
-                outs.append(Value(kind, idx, height))
+            for cls, counter in outputs:
+                out = new(cls)
+                out.idx = idx = next(counter)
+                out.height = height
+                outs.append(out)
                 rows.append(idx)
             if has_data:    # kept: the key holds the ids of arrays among them
                 datas.extend(data)      # flat: recording_batch.split takes every k-th
@@ -247,7 +251,7 @@ class FastRecorder(Recorder):
             found = False
             for x in args:
                 t = type(x)
-                if t is Value:
+                if t.__base__ is Value:
                     key.append(x.kind)
                     values.append(x)
                     found = True
@@ -257,7 +261,7 @@ class FastRecorder(Recorder):
                 elif t is tuple or t is list:
                     key.append((t, len(x)))
                     for y in x:
-                        if type(y) is Value:
+                        if type(y).__base__ is Value:
                             key.append(y.kind)
                             values.append(y)
                             found = True

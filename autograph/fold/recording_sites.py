@@ -17,7 +17,7 @@ first call it sees, a site of a function is learned once per registry:
 
       cell(p, (h1, c1), (h2, c2))  ->  if f is cell and type(a0) is Param and ...:
                                            x0, x1 = a1; x2, x3 = a2
-                                           if type(x0) is Value and x0.kind is K0 ...:
+                                           if type(x0) is K0 and ...:  (K0: its kind's class)
                                                key = (SIG, x0.idx, x1.idx, x2.idx, x3.idx)
                                                ... one rows.extend, two Values
 
@@ -39,7 +39,7 @@ import itertools
 import operator
 import types
 
-from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value
+from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value, value_class
 
 MISS = object()              # not in the fast recorder's subexpression table
 
@@ -122,12 +122,12 @@ def _learn(recorder, f, args):
     found = False
     for x in args:
         t = type(x)
-        if t is Value or t is Param:
-            pattern.append(("v" if t is Value else "p", x.kind))
+        if t.__base__ is Value or t is Param:
+            pattern.append(("p" if t is Param else "v", x.kind))
             key.append(x.kind)
             found = True
         elif t is tuple or t is list:
-            if not x or any(type(y) is not Value for y in x):
+            if not x or any(type(y).__base__ is not Value for y in x):
                 return GENERAL
             pattern.append((t, tuple(y.kind for y in x)))
             key.append((t, len(x)))
@@ -187,9 +187,9 @@ def _node_binder(f, sig, pattern):
             data.append(a)
         elif tag in ("v", "p"):
             k = f"K{next(names)}"
-            consts[k] = what
-            test = "type({a}) is Value and {a}.kind is {k}" if tag == "v" else (
-                "type({a}) is Param and {a}.kind is {k}")     # both kinds interned
+            consts[k] = value_class(what) if tag == "v" else what
+            test = "type({a}) is {k}" if tag == "v" else (     # a value's kind: its class
+                "type({a}) is Param and {a}.kind is {k}")     # parameters' kinds interned
             outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
@@ -198,14 +198,14 @@ def _node_binder(f, sig, pattern):
             xs = []
             for kind in what:
                 x, k = f"x{len(values)}", f"K{next(names)}"
-                consts[k] = kind
+                consts[k] = value_class(kind)
                 xs.append(x)
-                inner.append(f"type({x}) is Value and {x}.kind is {k}")
+                inner.append(f"type({x}) is {k}")
                 values.append(x)
             unpack.append(f"{', '.join(xs)}, = {a}")
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
-        consts[f"OUT{j}"] = kind
+        consts[f"OUT{j}"] = value_class(kind)
     counters = "".join(f", c{j}" for j in range(n_out))
     idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
     key = "(SIG" + "".join(f", {i}" for i in idx) + "".join(f", {d}" for d in data) + ")"
@@ -228,8 +228,8 @@ def _node_binder(f, sig, pattern):
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
         *_data(data),
-        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.idx = o{j}; r{j}.height = h"
-          for j in range(n_out)],     # Value(...) without its __init__ frame
+        *[f"r{j} = new(OUT{j}); r{j}.idx = o{j}; r{j}.height = h"
+          for j in range(n_out)],     # Value(...) without its __new__ frame
         f"result = cse[key] = {_build(sig, n_out)}",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
