@@ -402,15 +402,18 @@ class Recording:
     by the registry's class numbers; ``roots`` the (class, row) of each leaf of
     the result, ``root_treedef`` its structure."""
 
-    def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys):
+    def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys,
+                 count_vector=None):
         self.packed = packed
         self.counts = counts
         self.class_index = class_index      # the registry's: shared by a batch's recordings
-        for cls in counts:
-            class_index.setdefault(cls, len(class_index))
-        self.count_vector = np.zeros(len(class_index), np.int64)
-        for cls, n in counts.items():
-            self.count_vector[class_index[cls]] = n
+        if count_vector is None:            # else made by the caller, its classes indexed
+            for cls in counts:
+                class_index.setdefault(cls, len(class_index))
+            count_vector = np.zeros(len(class_index), np.int64)
+            for cls, n in counts.items():
+                count_vector[class_index[cls]] = n
+        self.count_vector = count_vector
         self.roots = roots
         self.root_classes = tuple(c for c, _ in roots)
         self.root_rows = tuple(idx for _, idx in roots)

@@ -121,7 +121,8 @@ def stepping_copy(fn, hook, sites, memo, fallback, running):
     factory = _compiled(fn)[2]
     if factory is None:
         return None
-    return factory(hook, sites, memo, fn, running, fallback, id, *_free_values(fn))
+    return factory(hook, sites, memo, fn, running, fallback, id, memo.get,
+                   *_free_values(fn))
 
 
 def stepping_arity(fn):
@@ -189,9 +190,10 @@ def _compile_factory(definition, fn, filename, names):
     return types.FunctionType(factory_code, fn.__globals__)
 
 
-# The stepping copy's own names: memo, the function, the running mark, the fallback, id.
+# The stepping copy's own names: memo, the function, the running mark, the fallback, id,
+# the memo's get.
 _STEP = ["__fold_memo__", "__fold_fn__", "__fold_running__", "__fold_fallback__",
-         "__fold_id__"]
+         "__fold_id__", "__fold_memo_get__"]
 
 
 def _stepping(definition, fn):
@@ -225,8 +227,7 @@ def _stepping(definition, fn):
                body=[fallback], orelse=[]),
         ast.Assign(targets=[ast.Name(id="__fold_key__", ctx=ast.Store())], value=key),
         ast.Assign(targets=[ast.Name(id="__fold_hit__", ctx=ast.Store())],
-                   value=call(ast.Attribute(value=name("__fold_memo__"), attr="get",
-                                            ctx=ast.Load()), name("__fold_key__"))),
+                   value=call("__fold_memo_get__", name("__fold_key__"))),
         ast.If(test=ast.Compare(left=name("__fold_hit__"), ops=[ast.IsNot()],
                                 comparators=[ast.Constant(None)]),
                body=[ast.If(test=ast.Compare(left=name("__fold_hit__"), ops=[ast.Is()],
