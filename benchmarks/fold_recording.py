@@ -87,7 +87,7 @@ def handwritten(trees):
         raise NotImplementedError
 
     def step(p, node):
-        key = (id(p), id(node))
+        key = id(node) if p is params else (id(p), id(node))
         hit = memo_get(key)
         if hit is not None:
             return hit[0]

@@ -458,6 +458,7 @@ class Recorder:
         self.counts: dict = {}
         self.memo: dict = {}
         self.cse: dict = {}
+        self.params = Param((), registry.param_avals)     # the root's first argument
         self.fast_signatures = registry.fast_signatures
         self.copies: dict = {}          # function -> its recording copy, bound to hook
         self.hook = self.positional_hook = fold_call
@@ -573,7 +574,7 @@ class Recorder:
     def activate(self, f, args, kwargs):
         """Run the recording copy of ``f`` (the user's recursion or a helper taking
         tree nodes), once per distinct arguments."""
-        key = memo_key(f, self.fn, args, kwargs)
+        key = memo_key(f, self.fn, args, kwargs, self.params)
         memo = self.memo
         hit = memo.get(key)
         if hit is not None:
@@ -685,11 +686,10 @@ class Recorder:
 
     def record(self, tree) -> Recording:
         """Run the user's function on ``tree``; the nodes as arrays per signature."""
-        params = Param((), self.registry.param_avals)
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         try:
-            roots, treedef = self.run_root(params, tree)
+            roots, treedef = self.run_root(self.params, tree)
         finally:
             _local.recorder = previous
         packed = self._arrays()
@@ -735,14 +735,18 @@ def _column(values, aval, n):
 _RUNNING = object()        # the memo's entry for a call still running
 
 
-def memo_key(f, fn, args, kwargs):
+def memo_key(f, fn, args, kwargs, params):
     """The memo's key of the call ``f(*args, **kwargs)`` when ``fn`` is the folded
-    function: the ids of the arguments, led by ``f`` unless ``f`` is ``fn`` (its steps,
-    most of the memo, are keyed by their ids alone: the fast path's generated steps
-    build a shorter tuple; no other key starts with an int, so none collides)."""
+    function and ``params`` the recording's parameters placeholder: the ids of the
+    arguments, led by ``f`` unless ``f`` is ``fn``. The steps of ``fn``, most of the
+    memo, are keyed by their ids alone, and a step ``fn(params, node)`` by ``id(node)``,
+    an int, not a tuple (the fast path's generated steps build the same keys; no
+    other key is an int or a tuple that starts with one, so none collides)."""
     if kwargs:
         return (f, *map(id, args), *[(k, id(v)) for k, v in kwargs.items()])
     if f is fn:
+        if len(args) == 2 and args[0] is params:
+            return id(args[1])
         return tuple(map(id, args))
     return (f, *map(id, args))
 _IDX = operator.attrgetter("idx")

@@ -108,7 +108,7 @@ class FastRecorder(Recorder):
         fresh memo and common-subexpression table): their recordings
         (``recording_batch.split``), and why the fast path stopped at the tree
         after the last of them, or None when it recorded all."""
-        params = Param((), self.registry.param_avals)
+        params = self.params
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         starts, roots, reason = [], [], None
@@ -172,7 +172,7 @@ class FastRecorder(Recorder):
         self.copies[f] = copy       # before binding: a recursion step's hook calls it
         if f is self.fn:            # the hook of the recursion's steps (recording_sites)
             self.stepper = stepping_copy(f, self.hook, sites, self.memo,
-                                         self.positional_hook, _RUNNING)
+                                         self.positional_hook, _RUNNING, self.params)
             self.stepper_arity = stepping_arity(f)
         fill_sites(sites, self, f.__code__, site_arities(f), self.positional_hook)
         return copy
@@ -227,13 +227,15 @@ class FastRecorder(Recorder):
         return recordings[0]
 
     def _make_hook(self):
-        fn, memo, copies = self.fn, self.memo, self.copies
+        fn, memo, copies, params = self.fn, self.memo, self.copies, self.params
         signatures, writers = self.fast_signatures, {}
         activate, fast_node, writer_of = self.activate, self._fast_node, self.writers
 
         def hook(f, *args):        # the calls without keywords: the others go to fold_call
             if f is fn:                        # a step of the recursion
-                key = tuple(map(id, args))     # recording.memo_key's form for fn
+                # recording.memo_key's keys for fn
+                key = id(args[1]) if len(args) == 2 and args[0] is params else tuple(
+                    map(id, args))
                 hit = memo.get(key)
                 if hit is None:
                     copy = copies.get(f)

@@ -69,7 +69,7 @@ class Spec:
             copy = recorder.copies.get(recorder.fn)
             if copy is None:
                 return fallback
-            return self.binder(recorder.fn, copy, recorder.memo, fallback)
+            return self.binder(recorder.fn, copy, recorder.memo, fallback, recorder.params)
         sig = self.sig
         nodes = recorder.nodes_of(sig)
         counters = [recorder.counter(kind[1]) for kind in sig.out_kinds]
@@ -148,13 +148,15 @@ def _recursion_binder(arity):
     binder = _recursion_binders.get(arity)
     if binder is None:
         args = ", ".join(f"a{j}" for j in range(arity))
-        ids = "".join(f"id(a{j}), " for j in range(arity))
+        key = "({})".format("".join(f"id(a{j}), " for j in range(arity)))
+        if arity == 2:      # recording.memo_key's int key of a step fn(params, node)
+            key = f"id(a1) if a0 is P else {key}"
         source = f"""
-def bind(FN, copy, memo, fallback):
+def bind(FN, copy, memo, fallback, P):
     memo_get = memo.get
     def site(f, {args}):
         if f is FN:
-            key = ({ids})
+            key = {key}
             hit = memo_get(key)
             if hit is None:     # no RUNNING mark: see recording_fast.TOO_DEEP
                 out = copy({args})
