@@ -35,13 +35,14 @@ _MISS = object()
 def handwritten(trees):
     """A recorder of ``encode`` written by hand, as the fast path's generated code
     would be at best: the same per-tree memo (by the arguments' ids, the arguments
-    kept alive), subexpression table, row lists, row counters and three-slot
-    placeholders, with the checks of each call's arguments, and nothing else (no
-    split into recordings). Its time per node is the floor of recording with these
-    objects; the difference to ``run + clear`` is what the generic machinery costs."""
-    from autograph.fold.recording import Param, Value
+    kept alive), subexpression table, row lists, row counters and two-slot
+    placeholders (the kind their class), with the checks of each call's arguments,
+    and nothing else (no split into recordings). Its time per node is the floor of
+    recording with these objects; the difference to ``run + clear`` is what the
+    generic machinery costs."""
+    from autograph.fold.recording import Param, value_class
 
-    new, kind = object.__new__, ("v", ((8,), "float32"))
+    new, kind = object.__new__, value_class(("v", ((8,), "float32")))
     params = new(Param)
     params.kind = param_kind = ("p", ())
     leaf_sig, cell_sig = object(), object()
@@ -57,9 +58,9 @@ def handwritten(trees):
                 return hit
             o0, o1 = next(rows), next(rows)
             leaf_rows.extend((0, o0, o1))
-            words.append((a1,))
-            r0 = new(Value); r0.kind = kind; r0.idx = o0; r0.height = 0    # noqa: E702
-            r1 = new(Value); r1.kind = kind; r1.idx = o1; r1.height = 0    # noqa: E702
+            words.append(a1)
+            r0 = new(kind); r0.idx = o0; r0.height = 0    # noqa: E702
+            r1 = new(kind); r1.idx = o1; r1.height = 0    # noqa: E702
             result = cse[key] = (r0, r1)
             return result
         raise NotImplementedError
@@ -69,9 +70,8 @@ def handwritten(trees):
                 and len(a1) == 2 and type(a2) is tuple and len(a2) == 2):
             x0, x1 = a1
             x2, x3 = a2
-            if (type(x0) is Value and x0.kind is kind and type(x1) is Value
-                    and x1.kind is kind and type(x2) is Value and x2.kind is kind
-                    and type(x3) is Value and x3.kind is kind):
+            if (type(x0) is kind and type(x1) is kind and type(x2) is kind
+                    and type(x3) is kind):
                 i0, i1, i2, i3 = x0.idx, x1.idx, x2.idx, x3.idx
                 key = (cell_sig, i0, i1, i2, i3)
                 hit = cse_get(key, _MISS)
@@ -80,14 +80,14 @@ def handwritten(trees):
                 h = max(x0.height, x1.height, x2.height, x3.height) + 1
                 o0, o1 = next(rows), next(rows)
                 cell_rows.extend((h, i0, i1, i2, i3, o0, o1))
-                r0 = new(Value); r0.kind = kind; r0.idx = o0; r0.height = h    # noqa: E702
-                r1 = new(Value); r1.kind = kind; r1.idx = o1; r1.height = h    # noqa: E702
+                r0 = new(kind); r0.idx = o0; r0.height = h    # noqa: E702
+                r1 = new(kind); r1.idx = o1; r1.height = h    # noqa: E702
                 result = cse[key] = (r0, r1)
                 return result
         raise NotImplementedError
 
     def step(p, node):
-        key = (step, id(p), id(node))
+        key = id(node) if p is params else (id(p), id(node))
         hit = memo_get(key)
         if hit is not None:
             return hit[0]

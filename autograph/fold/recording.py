@@ -55,15 +55,21 @@ _local = threading.local()
 # -- placeholders ---------------------------------------------------------------------
 
 class Value:
-    """A placeholder for one array a recorded node computes: (class, row, height)."""
+    """A placeholder for one array a recorded node computes: (class, row, height).
 
-    __slots__ = ("kind", "idx", "height")
+    ``Value(kind, idx, height)`` makes an object of the subclass of its kind
+    (:func:`value_class`): the kind is a class attribute, so a placeholder has two
+    slots to write and a specialised call site tests its type and kind with one
+    ``type(x) is K``. Test for a placeholder with ``type(x).__base__ is Value``."""
 
-    def __init__(self, kind, idx, height):
-        # recording_sites' generated writers set these three slots without __init__
-        self.kind = kind        # ("v", cls), shared by every value of its class
+    __slots__ = ("idx", "height")
+
+    def __new__(cls, kind, idx, height):
+        # recording_sites' generated writers set the two slots without this frame
+        self = object.__new__(value_class(kind))
         self.idx = idx          # its row there, in its tree's recording
         self.height = height    # 1 + the largest height of the values it was made from
+        return self
 
     # (shape, dtype name): the buffer it lives in; read off its kind, not stored
     cls = property(lambda self: self.kind[1])
@@ -104,6 +110,20 @@ class Value:
             frame.f_code.co_filename, frame.f_lineno)
 
     __int__ = __float__ = __index__ = __complex__ = _escape
+
+
+_VALUE_CLASSES: dict = {}
+
+
+def value_class(kind):
+    """The subclass of :class:`Value` whose objects have ``kind`` (``("v", cls)``:
+    ``cls`` the (shape, dtype name) of its buffer), made on first use."""
+    cls = _VALUE_CLASSES.get(kind)
+    if cls is None:
+        cls = _VALUE_CLASSES[kind] = type("Value", (Value,), {
+            "__slots__": (), "kind": kind, "__module__": __name__,
+            "__qualname__": "Value"})
+    return cls
 
 
 class Param:
@@ -368,8 +388,8 @@ class Nodes:
 
     def __init__(self):
         self.rows = []      # (height, input rows..., output rows...) per node, or flat
-        self.data = []      # the data arguments of each node (the fast recorder: of
-        #                     each node of a signature that has any)
+        self.data = []      # the data arguments of each node (the fast recorder: flat,
+        #                     k numbers per node of a signature with k data arguments)
 
 
 class Recording:
@@ -382,15 +402,18 @@ class Recording:
     by the registry's class numbers; ``roots`` the (class, row) of each leaf of
     the result, ``root_treedef`` its structure."""
 
-    def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys):
+    def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys,
+                 count_vector=None):
         self.packed = packed
         self.counts = counts
         self.class_index = class_index      # the registry's: shared by a batch's recordings
-        for cls in counts:
-            class_index.setdefault(cls, len(class_index))
-        self.count_vector = np.zeros(len(class_index), np.int64)
-        for cls, n in counts.items():
-            self.count_vector[class_index[cls]] = n
+        if count_vector is None:            # else made by the caller, its classes indexed
+            for cls in counts:
+                class_index.setdefault(cls, len(class_index))
+            count_vector = np.zeros(len(class_index), np.int64)
+            for cls, n in counts.items():
+                count_vector[class_index[cls]] = n
+        self.count_vector = count_vector
         self.roots = roots
         self.root_classes = tuple(c for c, _ in roots)
         self.root_rows = tuple(idx for _, idx in roots)
@@ -435,6 +458,7 @@ class Recorder:
         self.counts: dict = {}
         self.memo: dict = {}
         self.cse: dict = {}
+        self.params = Param((), registry.param_avals)     # the root's first argument
         self.fast_signatures = registry.fast_signatures
         self.copies: dict = {}          # function -> its recording copy, bound to hook
         self.hook = self.positional_hook = fold_call
@@ -466,7 +490,7 @@ class Recorder:
         kinds, values, data, data_keys = [], [], [], []
         for x in leaves:
             t = type(x)
-            if t is Value:
+            if t.__base__ is Value:
                 kinds.append(x.kind)
                 values.append(x)
             elif t is Param:
@@ -550,8 +574,7 @@ class Recorder:
     def activate(self, f, args, kwargs):
         """Run the recording copy of ``f`` (the user's recursion or a helper taking
         tree nodes), once per distinct arguments."""
-        key = (f, *map(id, args), *[(k, id(v)) for k, v in kwargs.items()]) if kwargs else (
-            f, *map(id, args))
+        key = memo_key(f, self.fn, args, kwargs, self.params)
         memo = self.memo
         hit = memo.get(key)
         if hit is not None:
@@ -663,11 +686,10 @@ class Recorder:
 
     def record(self, tree) -> Recording:
         """Run the user's function on ``tree``; the nodes as arrays per signature."""
-        params = Param((), self.registry.param_avals)
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         try:
-            roots, treedef = self.run_root(params, tree)
+            roots, treedef = self.run_root(self.params, tree)
         finally:
             _local.recorder = previous
         packed = self._arrays()
@@ -711,6 +733,22 @@ def _column(values, aval, n):
 
 
 _RUNNING = object()        # the memo's entry for a call still running
+
+
+def memo_key(f, fn, args, kwargs, params):
+    """The memo's key of the call ``f(*args, **kwargs)`` when ``fn`` is the folded
+    function and ``params`` the recording's parameters placeholder: the ids of the
+    arguments, led by ``f`` unless ``f`` is ``fn``. The steps of ``fn``, most of the
+    memo, are keyed by their ids alone, and a step ``fn(params, node)`` by ``id(node)``,
+    an int, not a tuple (the fast path's generated steps build the same keys; no
+    other key is an int or a tuple that starts with one, so none collides)."""
+    if kwargs:
+        return (f, *map(id, args), *[(k, id(v)) for k, v in kwargs.items()])
+    if f is fn:
+        if len(args) == 2 and args[0] is params:
+            return id(args[1])
+        return tuple(map(id, args))
+    return (f, *map(id, args))
 _IDX = operator.attrgetter("idx")
 
 _DEPTH_MESSAGE = (
@@ -730,7 +768,7 @@ def _fast_key(args, key, values, data):
     found = 0
     for x in args:
         t = type(x)
-        if t is Value:
+        if t.__base__ is Value:
             key.append(x.kind)
             values.append(x)
             found += 1
@@ -798,7 +836,8 @@ def fold_call(f, *args, **kwargs):
             return f(*args)
     for x in args:
         t = type(x)
-        if t is Value or t is Param or (t in _CONTAINERS and _holds_placeholder(x)):
+        if t.__base__ is Value or t is Param or (t in _CONTAINERS
+                                                   and _holds_placeholder(x)):
             return recorder.call(f, args, kwargs)
     if kwargs and _holds_placeholder(kwargs):
         return recorder.call(f, args, kwargs)
@@ -806,4 +845,4 @@ def fold_call(f, *args, **kwargs):
 
 
 def _holds_placeholder(tree):
-    return any(type(leaf) in PLACEHOLDERS for leaf in tree_util.tree_leaves(tree))
+    return any(isinstance(leaf, PLACEHOLDERS) for leaf in tree_util.tree_leaves(tree))

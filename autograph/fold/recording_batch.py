@@ -52,12 +52,18 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
             columns = [column[cls] for cls in sig.in_classes + sig.out_classes]
             rows[:, 1:] -= np.repeat(offsets[:, columns].astype(np.int32), per_tree[:, s],
                                      axis=0)
-        data = [_column([d[j] for d in nodes.data], aval, n)
+        k = len(sig.data_avals)     # the data of each node, flat: k numbers per node
+        data = [_column(nodes.data if k == 1 else nodes.data[j::k], aval, n)
                 for j, aval in enumerate(sig.data_avals)]
         arrays.append((rows, data))
     recordings = []
     count_lists, offset_lists, bound_lists = class_counts.tolist(), offsets.tolist(), \
         bounds.tolist()
+    class_index = registry.class_index      # the trees' count vectors, made at once
+    for cls in classes:
+        class_index.setdefault(cls, len(class_index))
+    vectors = np.zeros((n_trees, len(class_index)), np.int64)
+    vectors[:, [class_index[cls] for cls in classes]] = class_counts
     for t in range(n_trees):
         packed = {}
         for s, sig in enumerate(sigs):
@@ -68,6 +74,6 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
         counts = {cls: n for cls, n in zip(classes, count_lists[t], strict=True) if n}
         tree_roots, treedef = roots[t]
         local = [(cls, idx - offset_lists[t][column[cls]]) for cls, idx in tree_roots]
-        recordings.append(Recording(packed, counts, local, treedef, registry.class_index,
-                                    registry.root_keys))
+        recordings.append(Recording(packed, counts, local, treedef, class_index,
+                                    registry.root_keys, vectors[t]))
     return recordings

@@ -12,7 +12,7 @@ step of the recursion is a memo lookup and the copy's call, and a node call with
 plain arguments (placeholders, Python numbers, tuples and lists of placeholders)
 is one pass over them, one table lookup and the node's row:
 
-    encode(p, node.left)        ->  memo[(encode, id(p), id(node.left))], else the copy
+    encode(p, node.left)        ->  memo[(id(p), id(node.left))], else the copy
     cell(p, (h, c), (h2, c2))   ->  key (cell, p, (tuple, 2), v, v, (tuple, 2), v, v)
                                     -> its signature -> one row, two Values
 
@@ -53,6 +53,7 @@ from autograph.fold.recording import (
     Value,
     _local,
     fold_call,
+    value_class,
 )
 from autograph.fold.recording_batch import split
 from autograph.fold.recording_sites import MISS, fill_sites
@@ -107,7 +108,7 @@ class FastRecorder(Recorder):
         fresh memo and common-subexpression table): their recordings
         (``recording_batch.split``), and why the fast path stopped at the tree
         after the last of them, or None when it recorded all."""
-        params = Param((), self.registry.param_avals)
+        params = self.params
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         starts, roots, reason = [], [], None
@@ -123,7 +124,7 @@ class FastRecorder(Recorder):
                     reason = stop.reason if isinstance(stop, _Declined) else TOO_DEEP
                     for sig, table in nodes.items():    # the tree's nodes so far
                         kept = start.get(sig, 0)
-                        del table.data[kept if sig.data_avals else 0:]
+                        del table.data[kept * len(sig.data_avals):]
                         del table.rows[kept * sig.width:]
                     break
                 starts.append(start)
@@ -171,7 +172,7 @@ class FastRecorder(Recorder):
         self.copies[f] = copy       # before binding: a recursion step's hook calls it
         if f is self.fn:            # the hook of the recursion's steps (recording_sites)
             self.stepper = stepping_copy(f, self.hook, sites, self.memo,
-                                         self.positional_hook, _RUNNING)
+                                         self.positional_hook, _RUNNING, self.params)
             self.stepper_arity = stepping_arity(f)
         fill_sites(sites, self, f.__code__, site_arities(f), self.positional_hook)
         return copy
@@ -186,7 +187,8 @@ class FastRecorder(Recorder):
         """``Recorder._node`` for the nodes of ``sig``, its tables bound."""
         nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
-        outputs = [(kind, self.counter(kind[1])) for kind in sig.out_kinds]
+        new = object.__new__
+        outputs = [(value_class(kind), self.counter(kind[1])) for kind in sig.out_kinds]
         has_data = bool(sig.data_avals)
 
         def write(values, data, data_keys):
@@ -202,12 +204,14 @@ class FastRecorder(Recorder):
             for v in values:
                 rows.append(v.idx)
             outs = []
-            for kind, counter in outputs:
-                idx = next(counter)
-                outs.append(Value(kind, idx, height))
+            for cls, counter in outputs:
+                out = new(cls)
+                out.idx = idx = next(counter)
+                out.height = height
+                outs.append(out)
                 rows.append(idx)
             if has_data:    # kept: the key holds the ids of arrays among them
-                datas.append(data)
+                datas.extend(data)      # flat: recording_batch.split takes every k-th
             result = build(outs)
             cse[key] = result
             return result
@@ -223,13 +227,15 @@ class FastRecorder(Recorder):
         return recordings[0]
 
     def _make_hook(self):
-        fn, memo, copies = self.fn, self.memo, self.copies
+        fn, memo, copies, params = self.fn, self.memo, self.copies, self.params
         signatures, writers = self.fast_signatures, {}
         activate, fast_node, writer_of = self.activate, self._fast_node, self.writers
 
         def hook(f, *args):        # the calls without keywords: the others go to fold_call
             if f is fn:                        # a step of the recursion
-                key = (f, *map(id, args))
+                # recording.memo_key's keys for fn
+                key = id(args[1]) if len(args) == 2 and args[0] is params else tuple(
+                    map(id, args))
                 hit = memo.get(key)
                 if hit is None:
                     copy = copies.get(f)
@@ -247,7 +253,7 @@ class FastRecorder(Recorder):
             found = False
             for x in args:
                 t = type(x)
-                if t is Value:
+                if t.__base__ is Value:
                     key.append(x.kind)
                     values.append(x)
                     found = True
@@ -257,7 +263,7 @@ class FastRecorder(Recorder):
                 elif t is tuple or t is list:
                     key.append((t, len(x)))
                     for y in x:
-                        if type(y) is Value:
+                        if type(y).__base__ is Value:
                             key.append(y.kind)
                             values.append(y)
                             found = True

@@ -17,7 +17,7 @@ first call it sees, a site of a function is learned once per registry:
 
       cell(p, (h1, c1), (h2, c2))  ->  if f is cell and type(a0) is Param and ...:
                                            x0, x1 = a1; x2, x3 = a2
-                                           if type(x0) is Value and x0.kind is K0 ...:
+                                           if type(x0) is K0 and ...:  (K0: its kind's class)
                                                key = (SIG, x0.idx, x1.idx, x2.idx, x3.idx)
                                                ... one rows.extend, two Values
 
@@ -39,7 +39,7 @@ import itertools
 import operator
 import types
 
-from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value
+from autograph.fold.recording import _BUILTINS, _RUNNING, Param, Value, value_class
 
 MISS = object()              # not in the fast recorder's subexpression table
 
@@ -69,7 +69,7 @@ class Spec:
             copy = recorder.copies.get(recorder.fn)
             if copy is None:
                 return fallback
-            return self.binder(recorder.fn, copy, recorder.memo, fallback)
+            return self.binder(recorder.fn, copy, recorder.memo, fallback, recorder.params)
         sig = self.sig
         nodes = recorder.nodes_of(sig)
         counters = [recorder.counter(kind[1]) for kind in sig.out_kinds]
@@ -122,12 +122,12 @@ def _learn(recorder, f, args):
     found = False
     for x in args:
         t = type(x)
-        if t is Value or t is Param:
-            pattern.append(("v" if t is Value else "p", x.kind))
+        if t.__base__ is Value or t is Param:
+            pattern.append(("p" if t is Param else "v", x.kind))
             key.append(x.kind)
             found = True
         elif t is tuple or t is list:
-            if not x or any(type(y) is not Value for y in x):
+            if not x or any(type(y).__base__ is not Value for y in x):
                 return GENERAL
             pattern.append((t, tuple(y.kind for y in x)))
             key.append((t, len(x)))
@@ -148,13 +148,15 @@ def _recursion_binder(arity):
     binder = _recursion_binders.get(arity)
     if binder is None:
         args = ", ".join(f"a{j}" for j in range(arity))
-        ids = "".join(f", id(a{j})" for j in range(arity))
+        key = "({})".format("".join(f"id(a{j}), " for j in range(arity)))
+        if arity == 2:      # recording.memo_key's int key of a step fn(params, node)
+            key = f"id(a1) if a0 is P else {key}"
         source = f"""
-def bind(FN, copy, memo, fallback):
+def bind(FN, copy, memo, fallback, P):
     memo_get = memo.get
     def site(f, {args}):
         if f is FN:
-            key = (FN{ids})
+            key = {key}
             hit = memo_get(key)
             if hit is None:     # no RUNNING mark: see recording_fast.TOO_DEEP
                 out = copy({args})
@@ -187,9 +189,9 @@ def _node_binder(f, sig, pattern):
             data.append(a)
         elif tag in ("v", "p"):
             k = f"K{next(names)}"
-            consts[k] = what
-            test = "type({a}) is Value and {a}.kind is {k}" if tag == "v" else (
-                "type({a}) is Param and {a}.kind is {k}")     # both kinds interned
+            consts[k] = value_class(what) if tag == "v" else what
+            test = "type({a}) is {k}" if tag == "v" else (     # a value's kind: its class
+                "type({a}) is Param and {a}.kind is {k}")     # parameters' kinds interned
             outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
@@ -198,19 +200,20 @@ def _node_binder(f, sig, pattern):
             xs = []
             for kind in what:
                 x, k = f"x{len(values)}", f"K{next(names)}"
-                consts[k] = kind
+                consts[k] = value_class(kind)
                 xs.append(x)
-                inner.append(f"type({x}) is Value and {x}.kind is {k}")
+                inner.append(f"type({x}) is {k}")
                 values.append(x)
             unpack.append(f"{', '.join(xs)}, = {a}")
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
-        consts[f"OUT{j}"] = kind
+        consts[f"OUT{j}"] = value_class(kind)
     counters = "".join(f", c{j}" for j in range(n_out))
     idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
     key = "(SIG" + "".join(f", {i}" for i in idx) + "".join(f", {d}" for d in data) + ")"
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
-             "    cse_get, extend, append = cse.get, rows.extend, datas.append",
+             "    cse_get, extend = cse.get, rows.extend",
+             "    append, extend_data = datas.append, datas.extend",
              f"    def site(f, {', '.join(args)}):",
              f"        if {' and '.join(outer)}:"]
     body = [*unpack, f"if {' and '.join(inner)}:"] if inner else []
@@ -226,13 +229,22 @@ def _node_binder(f, sig, pattern):
         *[f"o{j} = next(c{j})" for j in range(n_out)],
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
-        *([f"append(({''.join(d + ', ' for d in data)}))"] if data else []),
-        *[f"r{j} = new(Value); r{j}.kind = OUT{j}; r{j}.idx = o{j}; r{j}.height = h"
-          for j in range(n_out)],     # Value(...) without its __init__ frame
+        *_data(data),
+        *[f"r{j} = new(OUT{j}); r{j}.idx = o{j}; r{j}.height = h"
+          for j in range(n_out)],     # Value(...) without its __new__ frame
         f"result = cse[key] = {_build(sig, n_out)}",
         "return result"]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
+
+
+def _data(data):
+    """The node's data arguments appended to its signature's flat data list."""
+    if not data:
+        return []
+    if len(data) == 1:
+        return [f"append({data[0]})"]
+    return [f"extend_data(({''.join(d + ', ' for d in data)}))"]
 
 
 def _height(values):

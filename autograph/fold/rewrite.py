@@ -98,18 +98,19 @@ def recording_copy(fn, hook, positional=None):
     return copy
 
 
-def stepping_copy(fn, hook, sites, memo, fallback, running):
+def stepping_copy(fn, hook, sites, memo, fallback, running, params):
     """The *stepping* copy of ``fn``: the recording copy (its calls through ``hook``
     and ``sites``) with the recursion step's memo in its own frame, called as a call
     site's hook, ``copy(f, *args)``, so a step of the recursion costs one Python frame,
     not two (the site's and the copy's). A call of another ``f`` goes to
-    ``fallback``; a call whose memo entry (``memo[(fn, *ids of args)]``) is ``running``
+    ``fallback``; a call whose memo entry (``memo[(*ids of args,)]``, or ``memo[id(node)]``
+    for a step ``fn(params, node)``: ``recording.memo_key``) is ``running``
     too; a hit returns the entry's result; otherwise the body runs and each return
     stores ``(result, *args)``:
 
         def encode(p, node):             def __fold_recording__(f, p, node):
             ...                              if f is not FN: return FALLBACK(f, p, node)
-            return cell(...)       ->        key = (FN, ID(p), ID(node))
+            return cell(...)       ->        key = ID(node) if p is P else (ID(p), ID(node))
                                              hit = MEMO.get(key) ... (a hit: its result)
                                              out = __fold_sites__[3](cell, ...)
                                              MEMO[key] = (out, p, node); return out
@@ -120,7 +121,8 @@ def stepping_copy(fn, hook, sites, memo, fallback, running):
     factory = _compiled(fn)[2]
     if factory is None:
         return None
-    return factory(hook, sites, memo, fn, running, fallback, id, *_free_values(fn))
+    return factory(hook, sites, memo, fn, running, fallback, id, memo.get, params,
+                   *_free_values(fn))
 
 
 def stepping_arity(fn):
@@ -188,9 +190,10 @@ def _compile_factory(definition, fn, filename, names):
     return types.FunctionType(factory_code, fn.__globals__)
 
 
-# The stepping copy's own names: memo, the function, the running mark, the fallback, id.
+# The stepping copy's own names: memo, the function, the running mark, the fallback, id,
+# the memo's get, the recording's parameters placeholder.
 _STEP = ["__fold_memo__", "__fold_fn__", "__fold_running__", "__fold_fallback__",
-         "__fold_id__"]
+         "__fold_id__", "__fold_memo_get__", "__fold_params__"]
 
 
 def _stepping(definition, fn):
@@ -217,16 +220,18 @@ def _stepping(definition, fn):
 
     args = [name(p) for p in params]
     fallback = ast.Return(value=call("__fold_fallback__", name("__fold_f__"), *args))
-    key = ast.Tuple(elts=[name("__fold_fn__"), *[call("__fold_id__", a) for a in args]],
-                    ctx=ast.Load())
+    key = ast.Tuple(elts=[call("__fold_id__", a) for a in args], ctx=ast.Load())
+    if len(args) == 2:      # a step fn(params, node): keyed by id(node) (memo_key)
+        key = ast.IfExp(test=ast.Compare(left=args[0], ops=[ast.Is()],
+                                         comparators=[name("__fold_params__")]),
+                        body=call("__fold_id__", args[1]), orelse=key)
     prologue = [
         ast.If(test=ast.Compare(left=name("__fold_f__"), ops=[ast.IsNot()],
                                 comparators=[name("__fold_fn__")]),
                body=[fallback], orelse=[]),
         ast.Assign(targets=[ast.Name(id="__fold_key__", ctx=ast.Store())], value=key),
         ast.Assign(targets=[ast.Name(id="__fold_hit__", ctx=ast.Store())],
-                   value=call(ast.Attribute(value=name("__fold_memo__"), attr="get",
-                                            ctx=ast.Load()), name("__fold_key__"))),
+                   value=call("__fold_memo_get__", name("__fold_key__"))),
         ast.If(test=ast.Compare(left=name("__fold_hit__"), ops=[ast.IsNot()],
                                 comparators=[ast.Constant(None)]),
                body=[ast.If(test=ast.Compare(left=name("__fold_hit__"), ops=[ast.Is()],
