@@ -36,7 +36,8 @@ def mismatches(names, first, second):
     """``(name, first type, second type, joinable)`` for each variable whose pytree
     structure, shape or dtype differs between two abstract states. ``joinable`` is
     true when only dtypes differ and each differing pair involves a weak type (a
-    Python scalar), which NumPy-style promotion joins as Python would."""
+    Python scalar), which NumPy-style promotion joins as Python would, without
+    changing the dtype of a strongly typed side (``_joinable``)."""
     found = []
     for name, a, b in zip(names, first, second, strict=True):
         a_leaves, a_tree = tree_util.tree_flatten(a)
@@ -47,10 +48,24 @@ def mismatches(names, first, second):
         for x, y in zip(a_leaves, b_leaves, strict=True):
             if x.shape == y.shape and x.dtype == y.dtype:
                 continue
-            joinable = x.shape == y.shape and (x.weak_type or y.weak_type)
+            joinable = _joinable(x, y)
             found.append((name, describe(x), describe(y), joinable))
             break
     return found
+
+
+def _joinable(x, y) -> bool:
+    """Whether two leaves of one shape and different dtypes join by promotion: both
+    weakly typed (``1`` and ``2.5``), or one weak and the promoted dtype that of the
+    strong one (``0`` and a float32 array). A strong int32 array meeting a weak
+    float32 (``x + 0.5``) would become float32 where Python keeps it int32 (and
+    lose digits beyond 2**24): not joinable."""
+    if x.shape != y.shape or not (x.weak_type or y.weak_type):
+        return False
+    if x.weak_type and y.weak_type:
+        return True
+    strong = y if x.weak_type else x
+    return jnp.result_type(_example(x), _example(y)) == strong.dtype
 
 
 def _tree_repr(tree) -> str:

@@ -51,13 +51,18 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   helper) or an ``assert`` that a Python value decides, inside an ``if`` or ``while``
   on the program's values; where it would fail, the region is never entered (Python
   never raises), so a staged region must not fail while tracing (out11).
+- ``silent_strong_join``: a strongly typed int32 array given a weak float
+  (``s + 0.5``) in one branch of an ``if`` or conditional expression, its dtype
+  read after it: the join made it float32 either way (and lost digits beyond
+  2**24); refused now where the condition is traced (out11). No probe: the fixed
+  class refuses, so ``test_silent_fuzz`` checks it on its own.
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
-         "numpy_writes", "python_scalar", "decided_raise")
+         "numpy_writes", "python_scalar", "decided_raise", "strong_join")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -422,3 +427,16 @@ class SilentFeatures:
                 region = [f"{counter} = n % 3", f"while {counter} > 0:",
                           [f"{counter} -= 1", *body]]
         return [*setup, *region]
+
+    def _strong_join(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        s = f"sv_sj{k}"
+        change = r.choice((f"{s} + 0.5", f"{s} * 1.5", f"{s} - 2.25"))
+        if r.random() < 0.5:
+            region = [f"if {self._cond()}:", [f"{s} = {change}"]]
+            if r.random() < 0.4:
+                region += ["else:", [f"{s} = {s} + 1"]]
+        else:
+            region = [f"{s} = {change} if {self._cond()} else {s}"]
+        return [f"{s} = jnp.int32({v} % 13)", *region,
+                f"{w} = ({w} + (1 if {s}.dtype == jnp.int32 else 2)) % 97"]
