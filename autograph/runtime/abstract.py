@@ -86,6 +86,52 @@ def joined_dtypes(first, second):
             weak_type=x.weak_type and y.weak_type), first, second)
 
 
+def check_python_scalars_fit(python_leaves, dtypes, names, where, construct):
+    """Raise a ``StagingTypeError`` at ``where`` if a Python scalar a branch gives
+    does not fit the joined dtype (``unfit_python_scalar``)."""
+    unfit = unfit_python_scalar(python_leaves, dtypes)
+    if unfit is None:
+        return
+    i, value, dtype = unfit
+    kind = np.dtype(dtype).name
+    raise mismatch_error(
+        f"has a different type in the two branches of this staged {construct}",
+        names[i], f"the Python {type(value).__name__} {value!r}",
+        f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} array",
+        where, f"Joined, {value!r} would become a {kind} out of its range, which Python's "
+        "value is not; convert the array side (e.g. with .astype) or compute the value "
+        "outside the branch.", ("in one branch", "in the other"))
+
+
+def unfit_python_scalar(python_leaves, dtypes):
+    """``(output position, value, dtype)`` of the first Python scalar a branch gives
+    (``python_leaves``: ``(treedef, {leaf position: value})`` per output) that the
+    joined ``dtypes`` (``joined_dtypes`` per output, or None) cannot hold: an int
+    out of a strongly typed integer dtype's range (``-1`` meeting a uint8 array
+    would be 255) or a number a float dtype makes infinite; None when all fit."""
+    if dtypes is None:
+        return None
+    for i, ((treedef, scalars), target) in enumerate(zip(python_leaves, dtypes,
+                                                         strict=True)):
+        types = tree_util.tree_leaves(target)
+        if not scalars or treedef.num_leaves != len(types):
+            continue
+        for k, value in scalars.items():
+            to = types[k]
+            if to.weak_type or isinstance(value, bool):
+                continue
+            kind = np.dtype(to.dtype).kind
+            if kind in "iu" and isinstance(value, int):
+                info = np.iinfo(to.dtype)
+                if not info.min <= value <= info.max:
+                    return i, value, to.dtype
+            elif kind in "fc" and isinstance(value, int | float) and np.isfinite(value):
+                with np.errstate(over="ignore"):
+                    if not np.isfinite(np.asarray(value, to.dtype)):
+                        return i, value, to.dtype
+    return None
+
+
 def _example(aval):
     if aval.weak_type:
         return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[np.dtype(aval.dtype).kind]

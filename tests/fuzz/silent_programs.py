@@ -54,7 +54,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_strong_join``: a strongly typed int32 array given a weak float
   (``s + 0.5``) in one branch of an ``if`` or conditional expression, its dtype
   read after it: the join made it float32 either way (and lost digits beyond
-  2**24); refused now where the condition is traced (out11). No probe: the fixed
+  2**24); or a Python int that a small int array's dtype cannot hold (``-1`` and a
+  uint8: 255); refused now where the condition is traced (out11). No probe: the fixed
   class refuses, so ``test_silent_fuzz`` checks it on its own.
 """
 
@@ -431,6 +432,14 @@ class SilentFeatures:
     def _strong_join(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
         s = f"sv_sj{k}"
+        if r.random() < 0.4:   # a Python int out of a small int dtype's range
+            dtype, value = r.choice((("uint8", "-1"), ("uint8", "300"), ("int8", "200"),
+                                     ("int8", "-3"), ("uint8", "7")))
+            pick = f"{value} if {self._cond()} else {s}"
+            region = (r.choice(([f"{s} = {pick}"],
+                                [f"if {self._cond()}:", [f"{s} = {value}"]])))
+            return [f"{s} = jnp.{dtype}({v} % 13)", *region,
+                    f"{w} = ({w} + jnp.int32({s})) % 97"]
         change = r.choice((f"{s} + 0.5", f"{s} * 1.5", f"{s} - 2.25"))
         if r.random() < 0.5:
             region = [f"if {self._cond()}:", [f"{s} = {change}"]]

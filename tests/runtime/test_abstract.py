@@ -61,3 +61,29 @@ def test_a_python_scalar_still_joins_an_array():
     got = autograph.to_graph(zero_or_value)(jnp.float32(3.0))
     assert got.dtype == jnp.float32 and float(got) == 6.0
     assert float(autograph.to_graph(zero_or_value)(jnp.float32(0.5))) == 0.0
+
+
+def minus_one_or_array(x, c):
+    y = x
+    if c > 0:
+        y = -1
+    return y
+
+
+def big_or_array(x, c):
+    return 1000 if c > 0 else x
+
+
+@pytest.mark.parametrize("fn, x", [(minus_one_or_array, jnp.uint8(5)),
+                                   (big_or_array, jnp.int8(5))])
+def test_a_python_int_out_of_the_arrays_range_is_refused(fn, x):
+    # Python's value is -1 (1000) where the branch runs; joined it was 255 (-24).
+    with pytest.raises(StagingTypeError, match="out of its range"):
+        autograph.to_graph(fn)(x, jnp.int32(1))
+
+
+def test_a_python_int_in_the_arrays_range_joins():
+    got = autograph.to_graph(minus_one_or_array)(jnp.int8(5), jnp.int32(1))
+    assert got.dtype == jnp.int8 and int(got) == -1
+    got = autograph.to_graph(big_or_array)(jnp.int16(5), jnp.int32(0))
+    assert got.dtype == jnp.int16 and int(got) == 5
