@@ -36,7 +36,8 @@ def mismatches(names, first, second):
     """``(name, first type, second type, joinable)`` for each variable whose pytree
     structure, shape or dtype differs between two abstract states. ``joinable`` is
     true when only dtypes differ and each differing pair involves a weak type (a
-    Python scalar), which NumPy-style promotion joins as Python would."""
+    Python scalar), which NumPy-style promotion joins as Python would, without
+    changing the dtype of a strongly typed side (``_joinable``)."""
     found = []
     for name, a, b in zip(names, first, second, strict=True):
         a_leaves, a_tree = tree_util.tree_flatten(a)
@@ -47,10 +48,24 @@ def mismatches(names, first, second):
         for x, y in zip(a_leaves, b_leaves, strict=True):
             if x.shape == y.shape and x.dtype == y.dtype:
                 continue
-            joinable = x.shape == y.shape and (x.weak_type or y.weak_type)
+            joinable = _joinable(x, y)
             found.append((name, describe(x), describe(y), joinable))
             break
     return found
+
+
+def _joinable(x, y) -> bool:
+    """Whether two leaves of one shape and different dtypes join by promotion: both
+    weakly typed (``1`` and ``2.5``), or one weak and the promoted dtype that of the
+    strong one (``0`` and a float32 array). A strong int32 array meeting a weak
+    float32 (``x + 0.5``) would become float32 where Python keeps it int32 (and
+    lose digits beyond 2**24): not joinable."""
+    if x.shape != y.shape or not (x.weak_type or y.weak_type):
+        return False
+    if x.weak_type and y.weak_type:
+        return True
+    strong = y if x.weak_type else x
+    return jnp.result_type(_example(x), _example(y)) == strong.dtype
 
 
 def _tree_repr(tree) -> str:
@@ -69,6 +84,52 @@ def joined_dtypes(first, second):
         lambda x, y: jax.ShapeDtypeStruct(
             x.shape, jnp.result_type(_example(x), _example(y)),
             weak_type=x.weak_type and y.weak_type), first, second)
+
+
+def check_python_scalars_fit(python_leaves, dtypes, names, where, construct):
+    """Raise a ``StagingTypeError`` at ``where`` if a Python scalar a branch gives
+    does not fit the joined dtype (``unfit_python_scalar``)."""
+    unfit = unfit_python_scalar(python_leaves, dtypes)
+    if unfit is None:
+        return
+    i, value, dtype = unfit
+    kind = np.dtype(dtype).name
+    raise mismatch_error(
+        f"has a different type in the two branches of this staged {construct}",
+        names[i], f"the Python {type(value).__name__} {value!r}",
+        f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} array",
+        where, f"Joined, {value!r} would become a {kind} out of its range, which Python's "
+        "value is not; convert the array side (e.g. with .astype) or compute the value "
+        "outside the branch.", ("in one branch", "in the other"))
+
+
+def unfit_python_scalar(python_leaves, dtypes):
+    """``(output position, value, dtype)`` of the first Python scalar a branch gives
+    (``python_leaves``: ``(treedef, {leaf position: value})`` per output) that the
+    joined ``dtypes`` (``joined_dtypes`` per output, or None) cannot hold: an int
+    out of a strongly typed integer dtype's range (``-1`` meeting a uint8 array
+    would be 255) or a number a float dtype makes infinite; None when all fit."""
+    if dtypes is None:
+        return None
+    for i, ((treedef, scalars), target) in enumerate(zip(python_leaves, dtypes,
+                                                         strict=True)):
+        types = tree_util.tree_leaves(target)
+        if not scalars or treedef.num_leaves != len(types):
+            continue
+        for k, value in scalars.items():
+            to = types[k]
+            if to.weak_type or isinstance(value, bool):
+                continue
+            kind = np.dtype(to.dtype).kind
+            if kind in "iu" and isinstance(value, int):
+                info = np.iinfo(to.dtype)
+                if not info.min <= value <= info.max:
+                    return i, value, to.dtype
+            elif kind in "fc" and isinstance(value, int | float) and np.isfinite(value):
+                with np.errstate(over="ignore"):
+                    if not np.isfinite(np.asarray(value, to.dtype)):
+                        return i, value, to.dtype
+    return None
 
 
 def _example(aval):

@@ -129,10 +129,14 @@ def assert_stmt(cond, message=None):
     is traced."""
     if not is_tracer(cond):
         if not cond:
-            if message is None:
+            if _maybe_unreached():
+                cond = jnp.asarray(False)   # fails where the compiled program gets here
+            elif message is None:
                 raise AssertionError
-            raise AssertionError(message_text(message()))
-        return
+            else:
+                raise AssertionError(message_text(message()))
+        else:
+            return
     staged = _traced_check(cond, "assert", "`assert jnp.all(c)`", "assert")
     if staged is None:
         return
@@ -227,9 +231,11 @@ def raise_if(cond, raiser, values=None, *, effects=False):
     False: what follows is staged as if the check passed. ``effects``: the branch
     does more than raise (it then runs only when the check fails)."""
     if not is_tracer(cond):
-        if regions.depth() and cond:
-            _raise_decided_in_python(raiser, values)
-        return cond
+        if not (regions.depth() and cond):
+            return cond
+        if not _raise_decided_in_python(raiser, values):
+            return cond
+        cond = jnp.asarray(True)    # fails where the compiled program gets here
     _stage_raise(cond, True, raiser, values, effects)
     return False
 
@@ -239,20 +245,35 @@ def raise_unless(cond, raiser, values=None, *, effects=False):
     with the check failing when ``cond`` does not hold; a traced ``cond`` gives the
     ``if`` True."""
     if not is_tracer(cond):
-        if regions.depth() and not cond:
-            _raise_decided_in_python(raiser, values)
-        return cond
+        if not (regions.depth() and not cond):
+            return cond
+        if not _raise_decided_in_python(raiser, values):
+            return cond
+        cond = jnp.asarray(False)   # fails where the compiled program gets here
     _stage_raise(cond, False, raiser, values, effects)
     return True
 
 
-def _raise_decided_in_python(raiser, values):
-    """Inside a staged region, a raise that a Python condition decided: raised here,
-    marked as decided in Python (so no note explains it as a staged branch's)."""
+def _maybe_unreached() -> bool:
+    """Whether the point being traced is inside a staged branch or loop body that
+    the compiled program may not run (a staged ``if``'s branch, a ``while`` body):
+    a failure that Python decides there is Python's only where the program gets
+    there, so it is staged as a check that fails when it is reached."""
+    return bool(paths.depth()) and not paths.is_replaying()
+
+
+def _raise_decided_in_python(raiser, values) -> bool:
+    """Inside a staged region, a raise that a Python condition decided. Where the
+    point may not be reached (``_maybe_unreached``): True, the caller stages it as
+    a check that fails when reached. Else raised here, marked as decided in Python
+    (so no note explains it as a staged branch's); False when the branch reads a
+    variable not bound yet (the branch itself raises, reading what it reads)."""
     try:
         held = tuple(values()) if values is not None else ()
     except NameError:
-        return      # (the branch itself raises, reading what it reads)
+        return False
+    if _maybe_unreached():
+        return True
     try:
         raiser(*held)
     except Exception as error:

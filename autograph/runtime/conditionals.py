@@ -44,6 +44,7 @@ from autograph.runtime import (
 from autograph.runtime import carried_state as carried
 from autograph.runtime.abstract import (
     cast_to,
+    check_python_scalars_fit,
     joined_dtypes,
     mismatch_error,
     mismatches,
@@ -192,6 +193,9 @@ def _reconciled_cond(pred, true, false, operands, state, functions):
         false.shapes = lists.buffer_shapes(false.shapes, buffers)
     dtypes = _joined_output_dtypes(true.shapes, false.shapes, true.names, true.where,
                                    true.construct, functions)
+    for branch in (true, false):
+        check_python_scalars_fit(branch.python_leaves, dtypes, true.names, true.where,
+                                 true.construct)
     true.dtypes = false.dtypes = dtypes
     if true.as_traced() and false.as_traced():
         return batched_select.cond_traced(pred, true.traced(), false.traced(), operands)

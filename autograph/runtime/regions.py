@@ -6,7 +6,9 @@ While the runtime stages an ``if`` or a loop it runs the user's code under
 ``regions_of(error)`` lists them, innermost first, as ``Region(construct, where,
 staged)``. The boundary of a converted function reads them to explain the
 error (autograph/error_notes.py): a ``raise`` inside a staged branch runs while
-tracing, whatever the condition, unless a Python ``if`` around it decided so.
+tracing, whatever the condition, unless a Python ``if`` around it decided so (a
+raise that a Python value decides where the program may not get is a run-time
+check instead: ``checks.raise_if``).
 """
 
 from __future__ import annotations

@@ -314,8 +314,10 @@ def _compare(p, mode, args, expected, got) -> list[Mismatch]:
         return [Mismatch(p, mode, args, f"structure {got_tree} != {exp_tree}")]
     for e, g in zip(exp_leaves, got_leaves, strict=True):
         g = np.asarray(g)
-        # (a NumPy integer counts as one: silent_numpy_writes reads array items)
-        integral = isinstance(e, (int, np.integer))
+        # (a NumPy integer counts as one: silent_numpy_writes reads array items; so
+        # does an integer JAX array: silent_strong_join adds one)
+        integral = isinstance(e, (int, np.integer)) or (
+            isinstance(e, jax.Array) and np.issubdtype(e.dtype, np.integer))
         kind_ok = (np.issubdtype(g.dtype, np.integer) if integral
                    else np.issubdtype(g.dtype, np.floating))
         if not kind_ok:

@@ -47,13 +47,23 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   the program's ints), read after it: the branch computes with the Python value
   (out10; the out-of-range forms, ``10 ** 12`` and ``k // 0``, are in
   tests/runtime/test_conditionals.py, as they are loud by design).
+- ``silent_decided_raise``: a ``raise`` (``if g < 0: raise``, ``else: raise``, in a
+  helper) or an ``assert`` that a Python value decides, inside an ``if`` or ``while``
+  on the program's values; where it would fail, the region is never entered (Python
+  never raises), so a staged region must not fail while tracing (out11).
+- ``silent_strong_join``: a strongly typed int32 array given a weak float
+  (``s + 0.5``) in one branch of an ``if`` or conditional expression, its dtype
+  read after it: the join made it float32 either way (and lost digits beyond
+  2**24); or a Python int that a small int array's dtype cannot hold (``-1`` and a
+  uint8: 255); refused now where the condition is traced (out11). No probe: the fixed
+  class refuses, so ``test_silent_fuzz`` checks it on its own.
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
-         "numpy_writes", "python_scalar")
+         "numpy_writes", "python_scalar", "decided_raise", "strong_join")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -91,6 +101,8 @@ PROBES = {
                            "    return a[0] + a[1]\n",
     "silent_python_scalar": "def probe(n):\n    k = 7\n    if n > 0:\n"
                             "        k = k // 2 + isinstance(k, int)\n    return n + k\n",
+    "silent_decided_raise": "def probe(n):\n    g = -1\n    if n > 5:\n"
+                            "        assert g >= 0\n        n = n + 1\n    return n\n",
     "silent_first_binding": "def probe(n):\n    s = 0\n    for j in range(n):\n"
                             "        for i in range(2):\n            if i == 0:\n"
                             "                q = n\n            s = s + q\n    return s\n",
@@ -376,3 +388,64 @@ class SilentFeatures:
                     f"{w} = int({w} + sv_ps{k}) % 97"]
         return [f"sv_ps{k} = {start}", f"if {self._cond()}:", branch,
                 "else:", [f"sv_ps{k} = sv_ps{k} - 1"], f"{w} = int({w} + sv_ps{k}) % 97"]
+
+    def _decided_raise(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        gate = r.randint(-3, 3)
+        if gate < 0:     # it would fail: a region the arguments never enter
+            test = r.choice(("a > 9", "b < -8", "n > 5", "a + b > 18"))
+        else:
+            test = self._cond()
+        failing = [f"if sv_gr{k} < 0:", ['raise ValueError("sv")']]
+        form = r.choice(("raise", "assert", "else", "helper"))
+        if form == "assert":
+            failing = [f'assert sv_gr{k} >= 0, "sv"']
+        elif form == "else":
+            failing = [f"if sv_gr{k} >= 0:", [f"{w} = ({w} + 1) % 97"], "else:",
+                       ['raise ValueError("sv")']]
+        elif form == "helper":
+            failing = [f"{w} = ({w} + sv_ck{k}(sv_gr{k})) % 97"]
+        setup = [f"sv_gr{k} = {gate}"]
+        if form == "helper":
+            setup += [f"def sv_ck{k}(m):", ["if m < 0:", ['raise ValueError("sv")'],
+                                            "return m"]]
+        body = [*failing, f"{v} = ({v} + {w} + 1) % 97"]
+        if r.random() < 0.5:
+            region = [f"if {test}:", body]
+            if r.random() < 0.4:
+                region += ["else:", [f"{v} = ({v} + 2) % 97"]]
+        else:
+            counter = f"sv_kr{k}"
+            limit = test.split(" > ")[1] if gate < 0 and " > " in test else None
+            start = {"a > 9": "a", "n > 5": "n", "a + b > 18": "a + b"}.get(test)
+            if gate < 0 and start is None:    # `b < -8`
+                region = [f"{counter} = b", f"while {counter} < -8:",
+                          [f"{counter} += 1", *body]]
+            elif gate < 0:
+                region = [f"{counter} = {start}", f"while {counter} > {limit}:",
+                          [f"{counter} -= 1", *body]]
+            else:
+                region = [f"{counter} = n % 3", f"while {counter} > 0:",
+                          [f"{counter} -= 1", *body]]
+        return [*setup, *region]
+
+    def _strong_join(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        s = f"sv_sj{k}"
+        if r.random() < 0.4:   # a Python int out of a small int dtype's range
+            dtype, value = r.choice((("uint8", "-1"), ("uint8", "300"), ("int8", "200"),
+                                     ("int8", "-3"), ("uint8", "7")))
+            pick = f"{value} if {self._cond()} else {s}"
+            region = (r.choice(([f"{s} = {pick}"],
+                                [f"if {self._cond()}:", [f"{s} = {value}"]])))
+            return [f"{s} = jnp.{dtype}({v} % 13)", *region,
+                    f"{w} = ({w} + jnp.int32({s})) % 97"]
+        change = r.choice((f"{s} + 0.5", f"{s} * 1.5", f"{s} - 2.25"))
+        if r.random() < 0.5:
+            region = [f"if {self._cond()}:", [f"{s} = {change}"]]
+            if r.random() < 0.4:
+                region += ["else:", [f"{s} = {s} + 1"]]
+        else:
+            region = [f"{s} = {change} if {self._cond()} else {s}"]
+        return [f"{s} = jnp.int32({v} % 13)", *region,
+                f"{w} = ({w} + (1 if {s}.dtype == jnp.int32 else 2)) % 97"]

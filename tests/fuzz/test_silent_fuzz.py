@@ -12,7 +12,7 @@ from tests.fuzz import harness, silent_programs
 from tests.fuzz.program_generator import ProgramGenerator
 
 FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes", "closure_escape",
-              "alias_writes", "python_scalar")
+              "alias_writes", "python_scalar", "decided_raise")
 
 
 def test_each_kind_is_generated_and_compiles():
@@ -32,5 +32,15 @@ def test_programs_of_the_kinds_fixed_here_compute_pythons_values():
     features = frozenset(f"silent_{k}" for k in FIXED_HERE)
     programs, mismatches = harness.fuzz(7000, 40, compile_every=20, features=features)
     assert len(programs) == 40
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, "\n".join(str(m) for m in silent[:3])
+
+
+def test_strong_joins_are_refused_not_joined():
+    # No probe detects the class (a refusal is not Python's value): its programs
+    # are checked here (5 of these 60 differed silently before the fix).
+    programs, mismatches = harness.fuzz(300, 60, compile_every=10,
+                                        features=frozenset({"silent_strong_join"}))
+    assert sum("silent_strong_join" in p.kinds for p in programs) >= 15
     silent = [m for m in mismatches if m.silent and not m.known]
     assert not silent, "\n".join(str(m) for m in silent[:3])

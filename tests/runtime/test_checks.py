@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import pytest
 from jax.experimental import checkify
 
+import autograph
 from autograph.runtime import assert_stmt
 from autograph.runtime.effects import using
 
@@ -65,3 +66,72 @@ def test_failed_staged_assert_is_not_logged_by_jax(caplog):
     with pytest.raises(Exception, match="not an assert"):
         jax.block_until_ready(jax.jit(lambda x: jax.debug.callback(other, x) or x)(1.0))
     assert "callback failed" in caplog.text
+
+
+# A failure that a Python value decides inside a staged branch or loop body is
+# Python's only where the program gets there: a check that fails when reached.
+
+def scale_if_positive(x, n):
+    if x > 0:
+        if n < 5:
+            raise ValueError("n too small")
+        y = x * n
+    else:
+        y = x
+    return y
+
+
+def scale_if_positive_asserted(x, n):
+    if x > 0:
+        assert n > 5, "n too small"
+        y = x * n
+    else:
+        y = x
+    return y
+
+
+def halve_while_large(x, n):
+    while x > 10:
+        assert n != 0
+        if n < 0:
+            raise ValueError("negative n")
+        x = x / n
+    return x
+
+
+def test_python_decided_raise_in_an_untaken_branch_is_not_raised():
+    fn = autograph.to_graph(scale_if_positive, static_argnums=1)
+    assert float(fn(jnp.float32(-1.0), 2)) == -1.0
+    with pytest.raises(ValueError, match="n too small"):
+        fn(jnp.float32(1.0), 2)
+    assert float(fn(jnp.float32(1.0), 6)) == 6.0
+
+
+def test_python_decided_assert_in_an_untaken_branch_is_not_raised():
+    fn = autograph.to_graph(scale_if_positive_asserted, static_argnums=1)
+    assert float(fn(jnp.float32(-1.0), 2)) == -1.0
+    with pytest.raises(AssertionError, match="n too small"):
+        fn(jnp.float32(1.0), 2)
+    with pytest.raises(Exception, match="n too small"):   # under the user's jit
+        jax.block_until_ready(jax.jit(autograph.convert(scale_if_positive_asserted),
+                                      static_argnums=1)(jnp.float32(1.0), 2))
+
+
+def test_python_decided_failures_in_a_loop_that_does_not_run():
+    for n in (0, -2):
+        fn = autograph.to_graph(halve_while_large, static_argnums=1)
+        assert float(fn(jnp.float32(3.0), n)) == 3.0
+    with pytest.raises(AssertionError):
+        autograph.to_graph(halve_while_large, static_argnums=1)(jnp.float32(30.0), 0)
+    with pytest.raises(ValueError, match="negative n"):
+        autograph.to_graph(halve_while_large, static_argnums=1)(jnp.float32(30.0), -2)
+    assert float(autograph.to_graph(halve_while_large, static_argnums=1)(
+        jnp.float32(30.0), 2)) == 7.5
+
+
+def test_python_decided_failure_under_vmap_fails_only_where_reached():
+    fn = jax.vmap(autograph.convert(scale_if_positive_asserted), in_axes=(0, None))
+    out = jax.block_until_ready(fn(jnp.array([-1.0, -2.0]), 2))
+    assert out.tolist() == [-1.0, -2.0]
+    with pytest.raises(Exception, match="n too small"):
+        jax.block_until_ready(fn(jnp.array([-1.0, 2.0]), 2))
