@@ -409,7 +409,7 @@ class Transpiler:
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename, fn.__code__)
         twin = isinstance(options, PythonTwin)
-        nodes = walk_list(node)
+        nodes = parsed.nodes if parsed.nodes is not None else walk_list(node)
         ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
                             twin, nodes)
         if twin and _defines_functions(node, ctx):
