@@ -120,7 +120,7 @@ def _module_names(fn):
     while stack:
         code = stack.pop()
         found += [name for name in code.co_names
-                  if globals_.get(name).__class__ is types.ModuleType]
+                  if isinstance(globals_.get(name), types.ModuleType)]
         stack.extend(c for c in code.co_consts if c.__class__ is types.CodeType)
     return sorted(set(found))
 

@@ -724,26 +724,26 @@ def _compile(node, filename, runtime_name, original_code,
     renamed.__dict__.update(node.__dict__)
     node = renamed
     node.name = name if named else _CONVERTED_NAME
-    body = [node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
-                                              annotation=None, type_comment=None))]
-    if named:
-        body.insert(0, gast.Global(names=[name]))
-    factory = gast.FunctionDef(
-        name=_FACTORY_NAME,
-        args=gast.arguments(
-            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
-                  for p in params],
-            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]),
-        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
-    # The factory's own nodes take its place (as ``ast.fix_missing_locations`` would
-    # give them): then, where the converters placed every node, no fill is needed.
+    definition, unplaced = ast_bridge.to_ast_noting_locations(node)
+    # The factory is made as ``ast`` nodes (only the definition is converted). Its own
+    # nodes take the definition's place (as ``ast.fix_missing_locations`` would give
+    # them): then, where the converters placed every node, no fill is needed.
     place = {attr: getattr(node, attr) for attr in _LOCATION}
-    factory.__dict__.update(place)
-    for own in (*factory.args.args, *body[:-2], body[-1], body[-1].value):
-        own.__dict__.update(place)
-    module = gast.Module(body=[factory], type_ignores=[])
-    tree = ast_bridge.to_located_ast(module)
+    body = [definition, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load(), **place),
+                                   **place)]
+    if named:
+        body.insert(0, ast.Global(names=[name], **place))
+    factory = ast.FunctionDef(
+        name=_FACTORY_NAME,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=p, annotation=None, type_comment=None, **place)
+                  for p in params],
+            vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=body, decorator_list=[], returns=None, type_comment=None, **place)
+    tree = ast.Module(body=[factory], type_ignores=[])
+    if unplaced:
+        ast_bridge.fill_missing_locations(tree)
     _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
