@@ -507,20 +507,28 @@ class Transpiler:
                        and fn.__code__.co_name not in bound else None))
 
 
-def _runtime_exports():
-    """``(name, value)`` of each name ``autograph.runtime`` exports, as the module
-    holds it now (a test that patches the runtime sees its patch): read with one
-    ``itemgetter`` over the module's dict, not a ``getattr`` per name."""
-    names = runtime_module.__all__
+def _runtime_exports() -> dict:
+    """``name -> value`` of each name ``autograph.runtime`` exports, as the module
+    holds it now (a test that patches the runtime sees its patch). One dict per
+    process, shared by every runtime namespace (which copies it): read again with
+    one ``itemgetter`` over the module's dict and made anew only where a value is
+    not the one it holds (compared by identity)."""
     global _EXPORTS
+    names = runtime_module.__all__
     if _EXPORTS is None or _EXPORTS[0] is not names:
-        _EXPORTS = (names, tuple(names), operator.itemgetter(*names))
+        _EXPORTS = (names, tuple(names), operator.itemgetter(*names), None, None)
+    _, keys, read, values, exports = _EXPORTS
     try:
-        return zip(_EXPORTS[1], _EXPORTS[2](vars(runtime_module)), strict=True)
+        now = read(vars(runtime_module))
     except KeyError:      # (a name the module makes on first access)
-        return ((name, getattr(runtime_module, name)) for name in names)
+        return {name: getattr(runtime_module, name) for name in names}
+    if values is None or not all(map(operator.is_, now, values)):
+        exports = dict(zip(keys, now, strict=True))
+        _EXPORTS = (names, keys, read, now, exports)
+    return exports
 
 
+# (__all__, its names, their itemgetter, the values last read, the dict made of them)
 _EXPORTS = None
 
 
