@@ -46,12 +46,19 @@ def to_located_ast(node):
     """``fill_missing_locations(to_ast(node))``: the fill's walk is made only where
     a node of the converted tree lacks part of its location (the conversion checks
     each node it makes, and where every one is located the fill changes nothing)."""
+    tree, missing = to_ast_noting_locations(node)
+    if missing:
+        fill_missing_locations(tree)
+    return tree
+
+
+def to_ast_noting_locations(node):
+    """``(to_ast(node), whether a node of it lacks part of its location)``: where it
+    does, ``fill_missing_locations`` of the tree it is put in would change it."""
     state = _LOCATIONS
     state.missing = False
     tree = _convert(node, _TO_AST)
-    if state.missing:
-        fill_missing_locations(tree)
-    return tree
+    return tree, state.missing
 
 
 def fill_missing_locations(tree):

@@ -29,9 +29,17 @@ Everything is taken from the code objects of the function and of the functions,
 lambdas and comprehensions nested in it. A code object compiled from a tree
 that a tool rewrote (pytest's assertion rewriting adds names such as
 ``@py_assert1``) is checked on its positions only.
+
+``compiles_to(code, node, module_names)`` is a cheaper test, tried first: whether
+compiling the definition gives a code object equal to ``code`` (code objects
+compare their instructions, names, constants, first line and positions: an equal
+one was compiled from this very source). Where it is not equal (the definition
+was compiled in a context this compile does not rebuild: a class's private names,
+a tool's rewriting), ``mismatch`` decides.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import dis
@@ -43,7 +51,7 @@ import re
 import sys
 import types
 
-__all__ = ["mismatch"]
+__all__ = ["compiles_to", "mismatch"]
 
 
 def mismatch(code: types.CodeType, node: ast.AST, decorators=()) -> str | None:
@@ -66,6 +74,62 @@ def mismatch(code: types.CodeType, node: ast.AST, decorators=()) -> str | None:
         if problem:
             return problem
     return None
+
+
+def compiles_to(code: types.CodeType, node: ast.AST, module_names=()) -> bool:
+    """Whether compiling the definition ``node`` (an ``ast.FunctionDef`` or
+    ``AsyncFunctionDef``, decorators included) gives a code object equal to ``code``:
+    then ``node`` is its source. False where the compile gives another (or fails):
+    ask ``mismatch``. ``module_names``: the names the module bound by importing
+    them (the compiler calls a method of an imported module by an attribute load,
+    not a method load). A function nested in another is compiled inside a function
+    binding its free variables. The caller makes sure the compile warns of nothing
+    (a ``SyntaxWarning`` would be shown again)."""
+    flags = code.co_flags
+    freevars = code.co_freevars
+    body = [node]
+    if flags & inspect.CO_NESTED:
+        inner = [node]
+        if freevars:
+            targets = [_placed(ast.Name(id=name, ctx=ast.Store())) for name in freevars]
+            inner.insert(0, _placed(ast.Assign(targets=targets,
+                                               value=_placed(ast.Constant(value=None)))))
+        body = [_placed(ast.FunctionDef(
+            name="_", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                         kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                         defaults=[]),
+            body=inner, decorator_list=[], returns=None, type_comment=None))]
+    elif freevars:
+        return False          # (a method's ``__class__``: not rebuilt here)
+    if module_names:
+        body.insert(0, _placed(ast.Import(names=[_placed(ast.alias(name=name))
+                                                 for name in module_names])))
+    try:
+        module = compile(ast.Module(body=body, type_ignores=[]), code.co_filename, "exec",
+                         flags=flags & _FUTURE_FLAGS, dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError, RecursionError):
+        return False
+    stack = [module]
+    while stack:
+        for const in stack.pop().co_consts:
+            if const.__class__ is types.CodeType:
+                if const.co_firstlineno == code.co_firstlineno and (
+                        const.co_name == code.co_name):
+                    return const == code
+                stack.append(const)
+    return False
+
+
+def _placed(node):
+    """``node`` at line 1, column 0 (the compile wraps the definition in it)."""
+    node.lineno = node.end_lineno = 1
+    node.col_offset = node.end_col_offset = 0
+    return node
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 def _parameter_names(args: ast.arguments) -> list[str]:

@@ -31,7 +31,7 @@ import gast
 
 from autograph import ast_bridge, fingerprint
 from autograph.errors import ConversionError
-from autograph.walk import child_nodes
+from autograph.walk import child_nodes, walk_list
 
 
 @dataclass
@@ -42,6 +42,8 @@ class ParsedFunction:
     filename: str
     source: str          # the source text of the definition, as in the file
     is_lambda: bool = False   # ``node`` is ``def <lambda>(args): return body``
+    # ``list(walk(node))`` where the parse took it (the tree is as parsed), else None.
+    nodes: list | None = None
 
 
 def parse_function(fn, lines=None) -> ParsedFunction:
@@ -94,13 +96,65 @@ def _parse_def(fn, lines) -> ParsedFunction:
                                                         ast.AsyncFunctionDef)):
         raise _changed_since_import(fn, f"line {first} starts no function")
     definition = statements[0]
-    problem = fingerprint.mismatch(code, definition, definition.decorator_list)
-    if problem:
-        raise _changed_since_import(fn, problem)
     node = ast_bridge.to_gast(definition)
-    node.decorator_list = []
+    nodes = walk_list(node)     # (decorators included: they are compiled too)
+    if _compile_warns(nodes) or not fingerprint.compiles_to(
+            code, definition, _module_names(fn)):
+        problem = fingerprint.mismatch(code, definition, definition.decorator_list)
+        if problem:
+            raise _changed_since_import(fn, problem)
+    if node.decorator_list:
+        node.decorator_list = []
+        nodes = None
     _mangle_private_names(node, code)
-    return ParsedFunction(node=node, filename=filename, source="".join(block))
+    return ParsedFunction(node=node, filename=filename, source="".join(block),
+                          nodes=nodes)
+
+
+def _module_names(fn):
+    """The names ``fn``'s code uses that its module binds to modules (by importing
+    them, as a rule: ``fingerprint.compiles_to``)."""
+    found = []
+    globals_ = fn.__globals__
+    stack = [fn.__code__]
+    while stack:
+        code = stack.pop()
+        found += [name for name in code.co_names
+                  if isinstance(globals_.get(name), types.ModuleType)]
+        stack.extend(c for c in code.co_consts if c.__class__ is types.CodeType)
+    return sorted(set(found))
+
+
+def _compile_warns(nodes) -> bool:
+    """Whether compiling the tree whose walk is ``nodes`` may show a
+    ``SyntaxWarning`` (``x is 1``, ``(a, b)(c)``, ``1[0]``, ``assert (x, 'm')``):
+    the compile ``fingerprint.compiles_to`` makes would show it again."""
+    plain = _PLAIN_OPERANDS
+    for sub in nodes:
+        cls = sub.__class__
+        if cls is gast.Compare:
+            if any(op.__class__ in _IDENTITY_TESTS for op in sub.ops) and not all(
+                    x.__class__ in plain or (x.__class__ is gast.Constant
+                                             and _is_singleton(x.value))
+                    for x in (sub.left, *sub.comparators)):
+                return True
+        elif cls is gast.Call:
+            if sub.func.__class__ not in plain:
+                return True
+        elif cls is gast.Subscript:
+            if sub.value.__class__ not in plain:
+                return True
+        elif cls is gast.Assert and sub.test.__class__ is gast.Tuple:
+            return True
+    return False
+
+
+def _is_singleton(value) -> bool:
+    return value is None or value is True or value is False or value is Ellipsis
+
+
+_PLAIN_OPERANDS = frozenset((gast.Name, gast.Attribute, gast.Call, gast.Subscript))
+_IDENTITY_TESTS = frozenset((gast.Is, gast.IsNot))
 
 
 def _definition_lines(lines, code):

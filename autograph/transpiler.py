@@ -409,7 +409,7 @@ class Transpiler:
         node = parsed.node
         _reject_unsupported_function(node, parsed.filename, fn.__code__)
         twin = isinstance(options, PythonTwin)
-        nodes = walk_list(node)
+        nodes = parsed.nodes if parsed.nodes is not None else walk_list(node)
         ctx = self._context(fn, node, parsed.filename, options.options if twin else options,
                             twin, nodes)
         if twin and _defines_functions(node, ctx):
@@ -507,20 +507,28 @@ class Transpiler:
                        and fn.__code__.co_name not in bound else None))
 
 
-def _runtime_exports():
-    """``(name, value)`` of each name ``autograph.runtime`` exports, as the module
-    holds it now (a test that patches the runtime sees its patch): read with one
-    ``itemgetter`` over the module's dict, not a ``getattr`` per name."""
-    names = runtime_module.__all__
+def _runtime_exports() -> dict:
+    """``name -> value`` of each name ``autograph.runtime`` exports, as the module
+    holds it now (a test that patches the runtime sees its patch). One dict per
+    process, shared by every runtime namespace (which copies it): read again with
+    one ``itemgetter`` over the module's dict and made anew only where a value is
+    not the one it holds (compared by identity)."""
     global _EXPORTS
+    names = runtime_module.__all__
     if _EXPORTS is None or _EXPORTS[0] is not names:
-        _EXPORTS = (names, tuple(names), operator.itemgetter(*names))
+        _EXPORTS = (names, tuple(names), operator.itemgetter(*names), None, None)
+    _, keys, read, values, exports = _EXPORTS
     try:
-        return zip(_EXPORTS[1], _EXPORTS[2](vars(runtime_module)), strict=True)
+        now = read(vars(runtime_module))
     except KeyError:      # (a name the module makes on first access)
-        return ((name, getattr(runtime_module, name)) for name in names)
+        return {name: getattr(runtime_module, name) for name in names}
+    if values is None or not all(map(operator.is_, now, values)):
+        exports = dict(zip(keys, now, strict=True))
+        _EXPORTS = (names, keys, read, now, exports)
+    return exports
 
 
+# (__all__, its names, their itemgetter, the values last read, the dict made of them)
 _EXPORTS = None
 
 
@@ -724,26 +732,26 @@ def _compile(node, filename, runtime_name, original_code,
     renamed.__dict__.update(node.__dict__)
     node = renamed
     node.name = name if named else _CONVERTED_NAME
-    body = [node, gast.Return(value=gast.Name(id=node.name, ctx=gast.Load(),
-                                              annotation=None, type_comment=None))]
-    if named:
-        body.insert(0, gast.Global(names=[name]))
-    factory = gast.FunctionDef(
-        name=_FACTORY_NAME,
-        args=gast.arguments(
-            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
-                  for p in params],
-            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]),
-        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
-    # The factory's own nodes take its place (as ``ast.fix_missing_locations`` would
-    # give them): then, where the converters placed every node, no fill is needed.
+    definition, unplaced = ast_bridge.to_ast_noting_locations(node)
+    # The factory is made as ``ast`` nodes (only the definition is converted). Its own
+    # nodes take the definition's place (as ``ast.fix_missing_locations`` would give
+    # them): then, where the converters placed every node, no fill is needed.
     place = {attr: getattr(node, attr) for attr in _LOCATION}
-    factory.__dict__.update(place)
-    for own in (*factory.args.args, *body[:-2], body[-1], body[-1].value):
-        own.__dict__.update(place)
-    module = gast.Module(body=[factory], type_ignores=[])
-    tree = ast_bridge.to_located_ast(module)
+    body = [definition, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load(), **place),
+                                   **place)]
+    if named:
+        body.insert(0, ast.Global(names=[name], **place))
+    factory = ast.FunctionDef(
+        name=_FACTORY_NAME,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=p, annotation=None, type_comment=None, **place)
+                  for p in params],
+            vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=body, decorator_list=[], returns=None, type_comment=None, **place)
+    tree = ast.Module(body=[factory], type_ignores=[])
+    if unplaced:
+        ast_bridge.fill_missing_locations(tree)
     _anchor_helpers_at_a_def(tree, filename)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)

@@ -151,13 +151,18 @@ def _resolver(transpiler):
 def _higher_order_caller(resolve, argument_options):
     """``call_higher_order(f, *args, **kwargs)``: ``f`` (``jax.jit``, ``lax.scan``...)
     called with its function arguments converted with ``argument_options``."""
-    converted_arguments = weakref.WeakKeyDictionary()   # user function -> converted
+    # user function -> converted; made on first use (most operators never meet a
+    # higher-order call, and one is made for each fresh transpiler and options)
+    converted_arguments = None
     function_type, method_type = types.FunctionType, types.MethodType
 
     def convert_argument(value):
         """A function argument of a higher-order JAX function, converted; the same
         converted object each time, so ``jax.jit(f)`` keeps hitting its cache."""
+        nonlocal converted_arguments
         if type(value) is function_type:
+            if converted_arguments is None:
+                converted_arguments = weakref.WeakKeyDictionary()
             converted = converted_arguments.get(value)
             if converted is None:
                 converted = resolve(value, argument_options)

@@ -51,6 +51,21 @@ def test_the_namespace_is_the_runtimes_exports_and_converted_call():
         assert getattr(namespace, name) is getattr(runtime, name)
 
 
+def test_a_fresh_namespace_sees_a_patched_export_and_its_undoing(monkeypatch):
+    # (The exports are read into one dict per process; a patch must still be seen.)
+    original = runtime.not_
+    Transpiler()._runtime_cell(ConversionOptions())
+
+    def patched(x):
+        return not x
+
+    monkeypatch.setattr(runtime, "not_", patched)
+    assert Transpiler()._runtime_cell(ConversionOptions()).cell_contents.not_ is patched
+    monkeypatch.undo()
+    namespace = Transpiler()._runtime_cell(ConversionOptions()).cell_contents
+    assert namespace.not_ is original
+
+
 def uses_many_operators(x, xs):
     total = 0
     for i, v in enumerate(xs):
