@@ -69,7 +69,13 @@ from autograph.runtime import (
     unrolling,
 )
 from autograph.runtime import carried_state as carried
-from autograph.runtime.abstract import abstract, mismatch_error, mismatches, run_or_keep
+from autograph.runtime.abstract import (
+    abstract,
+    mismatch_error,
+    mismatches,
+    run_or_keep,
+    unfit_python_scalar,
+)
 from autograph.runtime.conditionals import _staged_cond, predicate
 from autograph.runtime.differentiation import checkpointed, reverse_guard
 from autograph.runtime.iterables import Scanned
@@ -585,8 +591,12 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             traced[:] = inner
             if final:   # Python-int counters leave the loop as Python ints
                 out = tuple(final.get(k, v) for k, v in enumerate(out))
+            if not lowering.exact:
+                _check_starts_fit(given, out, spec)
             return out if staging is None else staging.as_lists(out)
         except TypeError as e:
+            if getattr(e, "unfit_start", False):   # (_check_starts_fit's own)
+                raise
             # JAX's error names an output position: one abstract iteration names the
             # variable (traced only on this error path).
             once = _IterationOutputs.of(lowering.step, start, item)
@@ -659,6 +669,35 @@ def _unroll_index_only_growth(given, start, lowering, index, spec, staging):
                                                      positions)
         if found:
             raise index_growth.GrowsByIndexOnly(spec.names[found[0]])
+
+
+def _check_starts_fit(given, out, spec):
+    """Refuse a Python number start that the staged loop holds in a strong dtype out
+    of its range (``y = -1``, then ``y = x_uint8 + i``): where the loop runs no
+    iteration, Python keeps -1, the staged loop's promoted start is 255."""
+    scalars, dtypes = [], []
+    for value, leaf in zip(given, out, strict=True):
+        if type(value) in (int, float) and is_tracer(leaf) and jnp.ndim(leaf) == 0:
+            aval = jax.typeof(leaf)
+            scalars.append((tree_util.tree_structure(0), {0: value}))
+            dtypes.append(jax.ShapeDtypeStruct((), aval.dtype, weak_type=aval.weak_type))
+        else:
+            scalars.append((tree_util.tree_structure(0), {}))
+            dtypes.append(None)
+    unfit = unfit_python_scalar(scalars, dtypes)
+    if unfit is None:
+        return
+    k, value, dtype = unfit
+    kind = jnp.dtype(dtype).name
+    error = mismatch_error(
+        f"changes type across this staged {spec.construct}", spec.names[k],
+        f"the Python {type(value).__name__} {value!r}", f"a {kind} array", spec.where,
+        f"The loop may run no iteration (its trip count is traced), and then Python's "
+        f"'{spec.names[k]}' is {value!r}, which a {kind} start cannot hold; start it as "
+        f"an array of that dtype, or with a value in its range.",
+        ("before the loop", "after an iteration"))
+    error.unfit_start = True
+    raise error
 
 
 def _keep_python_ints(given, start, lowering, item, staging, where, outputs):

@@ -55,7 +55,9 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   (``s + 0.5``) in one branch of an ``if`` or conditional expression, its dtype
   read after it: the join made it float32 either way (and lost digits beyond
   2**24); or a Python int that a small int array's dtype cannot hold (``-1`` and a
-  uint8: 255); refused now where the condition is traced (out11). No probe: the fixed
+  uint8: 255); refused now where the condition is traced (out11); or such an int
+  before a loop over ``range(n % 3)`` that makes it that array (no iteration: Python
+  keeps -1, the staged start was 255; refused now, loops._check_starts_fit). No probe: the fixed
   class refuses, so ``test_silent_fuzz`` checks it on its own.
 """
 
@@ -432,6 +434,12 @@ class SilentFeatures:
     def _strong_join(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
         s = f"sv_sj{k}"
+        if r.random() < 0.25:  # a Python start that a loop running no iteration keeps
+            dtype, value = r.choice((("uint8", "-1"), ("uint8", "300"), ("int8", "200"),
+                                     ("uint8", "7")))
+            return [f"{s} = {value}", f"for sv_i{k} in range(n % 3):",
+                    [f"{s} = jnp.{dtype}({v} % 13) + sv_i{k}"],
+                    f"{w} = ({w} + jnp.int32({s})) % 97"]
         if r.random() < 0.4:   # a Python int out of a small int dtype's range
             dtype, value = r.choice((("uint8", "-1"), ("uint8", "300"), ("int8", "200"),
                                      ("int8", "-3"), ("uint8", "7")))

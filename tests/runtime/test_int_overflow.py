@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import autograph
+from autograph.errors import StagingTypeError
 from autograph.runtime import unrolling
 from tests.differential import assert_close, assert_same_python
 
@@ -167,3 +168,20 @@ def test_a_counter_leaves_a_staged_loop_as_a_python_int():
     assert_close(jax.jit(pick_by_count)(x, layers), got)
     value, count = autograph.convert(pick_by_count)(np.float32(0.3), layers)
     assert type(count) is int and count == 3
+
+
+def uint8_after_a_python_start(x, n):
+    y = -1
+    for i in range(n):
+        y = x + i
+    return y
+
+
+def test_a_python_start_a_traced_trip_count_could_keep_must_fit_the_loop_dtype():
+    # n = 0: Python's y is -1; the staged loop's start would be uint8(-1) = 255.
+    with pytest.raises(StagingTypeError, match=r"test_int_overflow.py:\d+: .y. "
+                       r".*may run no iteration"):
+        autograph.to_graph(uint8_after_a_python_start)(jnp.uint8(5), jnp.int32(0))
+    # A static trip count runs as Python does.
+    assert autograph.to_graph(uint8_after_a_python_start, static_argnums=1)(
+        jnp.uint8(5), 0) == -1
