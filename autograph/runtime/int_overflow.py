@@ -63,12 +63,6 @@ def has_python_ints(given) -> bool:
     return any(type(v) is int for v in given)
 
 
-def may_count(given, outputs) -> bool:
-    """Whether one of the loop's Python ints (``given``) stays a weak int32 over an
-    iteration, by the types ``outputs`` (abstract values) a probe found."""
-    return any(type(v) is int and _weak_int32(o) for v, o in zip(given, outputs, strict=False))
-
-
 def _weak_int32(aval) -> bool:
     """Whether ``aval`` is what a Python int is staged as: a weak int32 scalar."""
     return (getattr(aval, "shape", None) == () and getattr(aval, "dtype", None) == np.int32

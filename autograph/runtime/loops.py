@@ -708,10 +708,12 @@ def _keep_python_ints(given, start, lowering, item, staging, where, outputs):
     counters alone would leave int32 staged; for a traced trip count, stage a
     run-time check that the loop stops before that iteration (judged over its first
     ``TRACED_RANGE_PREFIX`` iterations). ``outputs``: the types the loop's probe
-    found one iteration gives its variables, if it ran."""
+    found one iteration gives its variables, if it ran (then nothing is judged)."""
     static = lowering.unrolled is not None
-    if outputs is not None and not int_overflow.may_count(given, outputs):
-        return None   # (the loop's probe gave none of its Python ints a weak int32)
+    if outputs is not None:
+        # The loop's probe ran: a third run of its body is not paid for this (a
+        # leftover: the probe could keep its jaxpr for the counters).
+        return None
     trips = lowering.trip_count if static else int_overflow.TRACED_RANGE_PREFIX
     try:
         with staging or contextlib.nullcontext(), unrolling.held():

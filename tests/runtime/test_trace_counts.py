@@ -79,7 +79,7 @@ def if_unbound_before(x):
 def if_early_return(x):
     if x > 0:
         tick("if")
-        return x * 2.0
+        return x * 2
     tick("after")
     return x
 
