@@ -58,6 +58,22 @@ class StepTrace:
         self.closed, self.shapes = jax.make_jaxpr(step, return_shape=True)(start, item)
         self.ins, self.outs = _labels((start, item)), _labels(self.shapes)
 
+    @classmethod
+    def of_probe(cls, probe, size):
+        """The ``StepTrace`` a loop's probe (``state.HoleProbe``, over a state of
+        ``size`` variables, its unbound ones left out) already traced, where it kept
+        its jaxpr: ``outs`` holds the Python ints' positions only (None elsewhere)."""
+        if probe is None or probe.traced is None:
+            return None
+        closed, given, returned = probe.traced
+        traced = cls.__new__(cls)
+        traced.closed, traced.shapes = closed, None
+        (defined, item), (_, kept) = _labels(given), _labels(returned)
+        bound = iter(defined)
+        traced.ins = ([None if k in probe.shapes else next(bound) for k in range(size)], item)
+        traced.outs = [kept.get(k) for k in range(size)]
+        return traced
+
     @property
     def index_leaf(self) -> int:
         """The input position of the index (``enumerate``'s pair: its first leaf)."""

@@ -78,18 +78,17 @@ class Counted:
         self.overflow, self.final = overflow, final
 
 
-def count(step, given, start, item, items, trips) -> Counted:
+def count(traced, given, items, trips) -> Counted:
     """Evaluate the loop's Python-int (and bool) counters: those it computes from
     its index and themselves alone, with every integer value computed from them,
     iteration after iteration. ``overflow``: the first iteration in which such a
     value leaves its integer range where the program would see it (a counter, or an
     input of a float or array operation); ``final``: the counters after ``trips``
     iterations (None where that is more than ``MAXIMUM_EVALUATIONS`` equations, or
-    where a counter reads a value not evaluated here). ``step(start, item)`` is one
-    staged iteration, ``given`` the loop's state as the program gave it, ``items``
-    the values ``step``'s index takes (an iterable; None: the item is not a static
-    index)."""
-    traced = index_growth.StepTrace(step, start, item)
+    where a counter reads a value not evaluated here). ``traced`` is one staged
+    iteration (``index_growth.StepTrace``), ``given`` the loop's state as the
+    program gave it, ``items`` the values its index takes (an iterable; None: the
+    item is not a static index)."""
     index = traced.index_leaf if items is not None else None
     jaxpr = traced.closed.jaxpr
     counters = [k for k in sorted(index_growth.python_counters(traced, given, index))

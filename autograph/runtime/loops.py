@@ -534,6 +534,7 @@ class _Lowering:
     exact: bool = False
     by_index: bool = False   # the item is a range's index, or enumerate's (index, x)
     items: range | None = None   # the values step's item takes, where it is an index
+    indices: range | None = None   # the values the user's index takes (first ones, traced)
     trips: Callable | None = None  # the traced number of iterations, of a traced range
 
 
@@ -581,8 +582,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             _unroll_index_only_growth(given, state, lowering, item, spec, staging)
         if (lowering.unrolled is not None or lowering.items is not None) \
                 and int_overflow.has_python_ints(given):
-            final = _keep_python_ints(given, state, lowering, item, staging, spec.where,
-                                      outputs)
+            final = _keep_python_ints(given, state, lowering, item, staging, spec,
+                                      outputs, body.holes)
         else:
             final = None
         try:
@@ -700,7 +701,7 @@ def _check_starts_fit(given, out, spec):
     raise error
 
 
-def _keep_python_ints(given, start, lowering, item, staging, where, outputs):
+def _keep_python_ints(given, start, lowering, item, staging, spec, outputs, probe):
     """The values of the loop's Python-int counters after it, where it has a static
     trip count and they were evaluated (``int_overflow.py``): they leave the loop as
     Python ints, as under ``jax.jit`` of the original. Raise ``LeavesInt32`` (the
@@ -708,23 +709,31 @@ def _keep_python_ints(given, start, lowering, item, staging, where, outputs):
     counters alone would leave int32 staged; for a traced trip count, stage a
     run-time check that the loop stops before that iteration (judged over its first
     ``TRACED_RANGE_PREFIX`` iterations). ``outputs``: the types the loop's probe
-    found one iteration gives its variables, if it ran (then nothing is judged)."""
+    found one iteration gives its variables, if it ran: then its jaxpr
+    (``probe``, a ``HoleProbe``) serves, not a third run of the body; not for a loop
+    with an exit (the probe's iteration does not stop at it)."""
     static = lowering.unrolled is not None
-    if outputs is not None:
-        # The loop's probe ran: a third run of its body is not paid for this (a
-        # leftover: the probe could keep its jaxpr for the counters).
-        return None
     trips = lowering.trip_count if static else int_overflow.TRACED_RANGE_PREFIX
+    items = lowering.items
+    if outputs is not None:
+        traced = index_growth.StepTrace.of_probe(probe, len(given))
+        if traced is None or spec.extra_test is not None:
+            return None
+        items = lowering.indices   # (the probe's item is the user's index)
+    else:
+        traced = None
     try:
         with staging or contextlib.nullcontext(), unrolling.held():
-            found = int_overflow.count(lowering.step, given, start, item, lowering.items,
-                                       trips)
+            if traced is None:
+                traced = index_growth.StepTrace(lowering.step, start, item)
+            found = int_overflow.count(traced, given, items, trips)
     except Exception:  # noqa: BLE001 - staging the loop meets it again, and says so
         return None
     if found.overflow is None:
         return found.final if static else None
     if static:
         raise int_overflow.LeavesInt32(found.overflow)
+    where = spec.where
     checks.check_value(
         lowering.trips() <= found.overflow.iteration, OverflowError,
         f"{where.filename}:{where.lineno}: a Python int this loop computes from its "
@@ -838,13 +847,15 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
 
     unrolled = _unrolled(rng, loop_body, spec) if static else None
     if static:
-        items = range(lower, upper)
+        items, indices = range(lower, upper), rng
     elif not is_tracer(lower):   # a traced stop: the index's first values
         items = range(lower, lower + int_overflow.MAXIMUM_EVALUATIONS)
+        indices = None if is_tracer(rng.start) or is_tracer(rng.step) else range(
+            rng.start, rng.start + rng.step * int_overflow.MAXIMUM_EVALUATIONS, rng.step)
     else:
-        items = None
+        items = indices = None
     return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static,
-                     by_index=static, items=items,
+                     by_index=static, items=items, indices=indices,
                      trips=None if static else lambda: _trips(upper, lower, trip_count))
 
 
@@ -944,7 +955,8 @@ def _staged_scan(array, loop_body, state, spec):
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
                          _unrolled(items, loop_body, spec), exact=True,
                          by_index=isinstance(array, Scanned) and array.counted,
-                         items=range(array.start, array.start + length) if counted else None)
+                         items=range(array.start, array.start + length) if counted else None,
+                         indices=range(array.start, array.start + length) if counted else None)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 

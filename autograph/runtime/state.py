@@ -103,6 +103,11 @@ def fill_undefined(iteration, state, item):
     return tuple(filled)
 
 
+def _is_number(value) -> bool:
+    """Whether ``value`` is a scalar JAX or Python number (a counter's type)."""
+    return type(value) in (int, bool) or (hasattr(value, "aval") and jnp.ndim(value) == 0)
+
+
 class HoleProbe:
     """One abstract iteration of a loop whose state has unbound variables (holes):
     the abstract value it gives each hole (``shapes``), and the holes it leaves
@@ -116,11 +121,12 @@ class HoleProbe:
     is no JAX type)."""
 
     def __init__(self, shapes: dict | None, unbound: set, error: Exception | None = None,
-                 outputs: tuple | None = None):
+                 outputs: tuple | None = None, traced=None):
         self.shapes = shapes
         self.unbound = unbound
         self.error = error
         self.outputs = outputs
+        self.traced = traced
 
     @classmethod
     def run(cls, iteration, state, item, *, always: bool = False):
@@ -132,17 +138,23 @@ class HoleProbe:
         unbound = set()
         outputs = []
 
+        ints = [k for k, v in enumerate(state) if type(v) is int]
+
         def one(defined, item):
             out = iteration(rebuild(defined), item)
             unbound.update(i for i in holes if is_undefined(out[i]))
             outputs.extend(types_of(v) for v in out)
-            return {i: None if is_undefined(out[i]) else out[i] for i in holes}
+            kept = {k: out[k] for k in ints if _is_number(out[k])}
+            return {i: None if is_undefined(out[i]) else out[i] for i in holes}, kept
 
         try:
-            shapes = jax.eval_shape(one, defined, item)
+            closed, (shapes, kept) = jax.make_jaxpr(one, return_shape=True)(defined, item)
         except Exception as error:  # noqa: BLE001 - the staging path decides
             return cls(None, set(), error)
-        return cls(shapes, unbound, outputs=tuple(outputs))
+        # The jaxpr, for the loop's Python-int counters (int_overflow.py): its inputs
+        # are (defined, item), its outputs (holes, {position: value}).
+        return cls(shapes, unbound, outputs=tuple(outputs), traced=(closed, (defined, item),
+                                                                       (shapes, kept)))
 
     def filled(self, state, known_to_run: bool, placeholder):
         """``state`` with each hole the probe binds filled, as the two fills would:

@@ -149,7 +149,8 @@ def _int_counters(rng) -> list:
     """Python ints a loop over a range (static, or ``range(n)``: traced when
     compiled) steps from its index and themselves alone: hashes kept below a prime,
     products, doublings, some past 2**31 (Python's int does not wrap), some under a
-    condition of the index, read by traced arithmetic as residues."""
+    condition of the index, read by traced arithmetic as residues; some loops bind a
+    variable first (their probe runs)."""
     updates = [
         lambda: [f"h = (h * {rng.choice([31, 65599, 1000003])} + i) % "
                  f"{rng.choice([97, 1000003, 2147483647])}"],
@@ -162,6 +163,8 @@ def _int_counters(rng) -> list:
             "x = x + c % 4", "g = g + (h + f) % 6"]
     body = [line for _ in range(rng.randint(1, 3)) for line in rng.choice(updates)()]
     body += [rng.choice(uses) for _ in range(rng.randint(1, 2))]
+    if rng.random() < 0.3:   # a first binding in the loop: the loop's probe runs
+        body = ["t = a + i", *body, "x = x + t % 3"]
     nested = rng.random() < 0.3
     # (Nested in a loop, a range(n) traced would hand its ints on as int32 arrays:
     # README, known limits.)

@@ -185,3 +185,23 @@ def test_a_python_start_a_traced_trip_count_could_keep_must_fit_the_loop_dtype()
     # A static trip count runs as Python does.
     assert autograph.to_graph(uint8_after_a_python_start, static_argnums=1)(
         jnp.uint8(5), 0) == -1
+
+
+def factorial_with_a_first_binding(x, n):
+    fact = 1
+    for i in range(1, n + 1):
+        y = x * i          # first bound in the loop: the loop's probe runs
+        fact = fact * i % 1000000007
+    return y + fact % 7, fact
+
+
+def test_a_probed_loop_is_judged_from_its_probe():
+    x = jnp.float32(1.5)
+    expected = jax.jit(factorial_with_a_first_binding, static_argnums=1)(x, 30)
+    with unrolling.count_decisions() as seen:
+        got = autograph.to_graph(factorial_with_a_first_binding, static_argnums=1)(x, 30)
+    assert_close(expected, got)
+    assert seen.counts["unrolled"] == 1
+    # In range, it stays staged and fact leaves the loop as a Python int.
+    value, fact = autograph.convert(factorial_with_a_first_binding)(np.float32(1.5), 5)
+    assert type(fact) is int and fact == 120
