@@ -579,12 +579,11 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             else staging.outputs
         state = loop_probe.promoted_start(state, outputs)
         if lowering.by_index and lowering.unrolled is not None and staging is not None:
-            _unroll_index_only_growth(given, state, lowering, item, spec, staging,
-                                      loop_body)
+            _unroll_index_only_growth(given, state, lowering, item, spec, staging)
         if (lowering.unrolled is not None or lowering.items is not None) \
                 and int_overflow.has_python_ints(given):
             final = _keep_python_ints(given, state, lowering, item, staging, spec,
-                                      outputs, body.holes, loop_body)
+                                      outputs, body.holes)
         else:
             final = None
         try:
@@ -659,40 +658,16 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     return out
 
 
-@contextlib.contextmanager
-def _abstract_step(loop_body, given):
-    """``with _abstract_step(loop_body, given) as allowed:`` one more abstract run of
-    the body, before the loop is staged, that leaves no trace in Python's objects:
-    the objects the loop carries are not written back (``_side_trip``), and those it
-    reaches otherwise are put back as they were (``side_effects.watch``). ``allowed``
-    is False where the body reaches what cannot be put back (an iterator, a random
-    generator): then the run must not happen."""
-    effects = side_effects.watch((loop_body,), given)
-    if side_effects.cannot_put_back(effects):
-        yield False
-        return
-    try:
-        with _side_trip(loop_body):
-            yield True
-    finally:
-        changes = effects.changed()
-        if changes:
-            effects.restore(changes)
-
-
-def _unroll_index_only_growth(given, start, lowering, index, spec, staging, loop_body):
+def _unroll_index_only_growth(given, start, lowering, index, spec, staging):
     """Raise ``GrowsByIndexOnly`` (the loop then runs unrolled) where a list the loop
     will leave with a traced length grows under conditions of the index alone
     (``index_growth.py``). Checked before the loop is staged: a staged loop left
     behind would keep its effects (a ``print``) in the trace."""
     positions = index_growth.lists_of_unknown_length(given, start, staging.lists)
     if positions:
-        with _abstract_step(loop_body, given) as allowed:
-            if not allowed:
-                return
-            with staging, unrolling.held():
-                found = index_growth.grows_by_index_only(lowering.step, given, start,
-                                                         index, positions)
+        with staging, unrolling.held():
+            found = index_growth.grows_by_index_only(lowering.step, given, start, index,
+                                                     positions)
         if found:
             raise index_growth.GrowsByIndexOnly(spec.names[found[0]])
 
@@ -726,8 +701,7 @@ def _check_starts_fit(given, out, spec):
     raise error
 
 
-def _keep_python_ints(given, start, lowering, item, staging, spec, outputs, probe,
-                      loop_body):
+def _keep_python_ints(given, start, lowering, item, staging, spec, outputs, probe):
     """The values of the loop's Python-int counters after it, where it has a static
     trip count and they were evaluated (``int_overflow.py``): they leave the loop as
     Python ints, as under ``jax.jit`` of the original. Raise ``LeavesInt32`` (the
@@ -749,13 +723,10 @@ def _keep_python_ints(given, start, lowering, item, staging, spec, outputs, prob
     else:
         traced = None
     try:
-        if traced is None:
-            with _abstract_step(loop_body, given) as allowed:
-                if not allowed:
-                    return None
-                with staging or contextlib.nullcontext(), unrolling.held():
-                    traced = index_growth.StepTrace(lowering.step, start, item)
-        found = int_overflow.count(traced, given, items, trips)
+        with staging or contextlib.nullcontext(), unrolling.held():
+            if traced is None:
+                traced = index_growth.StepTrace(lowering.step, start, item)
+            found = int_overflow.count(traced, given, items, trips)
     except Exception:  # noqa: BLE001 - staging the loop meets it again, and says so
         return None
     if found.overflow is None:

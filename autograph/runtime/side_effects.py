@@ -92,13 +92,6 @@ class Watch:
         return ok
 
 
-def cannot_put_back(effects: Watch) -> bool:
-    """Whether the body may change, among what ``effects`` watches, something that
-    ``restore`` cannot put back: an iterator it advances, a random generator."""
-    return any(_is_iterator(obj) or isinstance(obj, _RANDOM)
-               for _, obj, _, _ in effects.entries)
-
-
 def watch(fns, carried=()) -> Watch:
     """Start watching what the functions ``fns`` (a region's body, test...) can
     reach, except the objects in ``carried`` (the region's state)."""
