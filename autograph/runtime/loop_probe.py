@@ -69,7 +69,7 @@ NOTHING = BodyProbe(None, None, None)
 
 
 def probe_body(iteration, state, item, names, where, *, with_lists: bool,
-               weak_near=tuple, exits: bool = False) -> BodyProbe:
+               weak_near=tuple, exits: bool = False, counters: bool = False) -> BodyProbe:
     """Probe ``iteration(state, item)`` (one iteration of the loop, on an abstract
     ``item``) where ``state`` has unbound variables, or a weakly typed start that a
     weakly typed tracer the body reads (``weak_near()``: what it closes over) may turn
@@ -89,11 +89,14 @@ def probe_body(iteration, state, item, names, where, *, with_lists: bool,
     probed whenever its state holds a weakly typed start, and the probe's types
     promote it (where no promotion is needed, JAX's own retrace would have cost the
     same second run of the body). Not where it may grow a list, which is probed
-    apart (``lists.stage_lists``): a start that changes dtype there runs unrolled."""
+    apart (``lists.stage_lists``): a start that changes dtype there runs unrolled.
+
+    ``counters``: the loop holds a Python int whose values ``int_overflow`` judges
+    from the probe's jaxpr (a static or traced range, no exit): it is probed too."""
     _, holes, _ = split_unbound(state)
     weak = not holes and (
         (exits and _holds_weak_start(state) and not any(type(v) is list for v in state))
-        or may_stay_weak(state, weak_near))
+        or counters or may_stay_weak(state, weak_near))
     if not holes and not weak:
         return NOTHING
     if with_lists:

@@ -582,8 +582,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             _unroll_index_only_growth(given, state, lowering, item, spec, staging)
         if (lowering.unrolled is not None or lowering.items is not None) \
                 and int_overflow.has_python_ints(given):
-            final = _keep_python_ints(given, state, lowering, item, staging, spec,
-                                      outputs, body.holes)
+            final = _keep_python_ints(given, lowering, spec, outputs, body.holes)
         else:
             final = None
         try:
@@ -628,7 +627,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                     with_lists=lowering.stage_lists and spec.extra_test is None,
                     weak_near=lambda: loop_probe.reached_by(
                         loop_body, _closed_over(loop_body)),
-                    exits=spec.extra_test is not None)
+                    exits=spec.extra_test is not None,
+                    counters=_judges_counters(spec, lowering, state, region))
                 out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
             failure = error
@@ -701,32 +701,34 @@ def _check_starts_fit(given, out, spec):
     raise error
 
 
-def _keep_python_ints(given, start, lowering, item, staging, spec, outputs, probe):
+def _judges_counters(spec, lowering, state, region) -> bool:
+    """Whether the loop's probe runs for ``int_overflow`` (``_keep_python_ints``):
+    it holds a Python int, runs over a range (static, or traced from a static
+    start), has no exit, and its body reaches no Python object the probe could
+    change (a list a helper appends to: the probe's tracers would be left in it)."""
+    return (spec.extra_test is None
+            and (lowering.unrolled is not None or lowering.items is not None)
+            and int_overflow.has_python_ints(state) and not region.effects.entries)
+
+
+def _keep_python_ints(given, lowering, spec, outputs, probe):
     """The values of the loop's Python-int counters after it, where it has a static
     trip count and they were evaluated (``int_overflow.py``): they leave the loop as
     Python ints, as under ``jax.jit`` of the original. Raise ``LeavesInt32`` (the
     loop then runs unrolled) where a Python int the loop computes from its index and
     counters alone would leave int32 staged; for a traced trip count, stage a
     run-time check that the loop stops before that iteration (judged over its first
-    ``TRACED_RANGE_PREFIX`` iterations). ``outputs``: the types the loop's probe
-    found one iteration gives its variables, if it ran: then its jaxpr
-    (``probe``, a ``HoleProbe``) serves, not a third run of the body; not for a loop
-    with an exit (the probe's iteration does not stop at it)."""
+    ``TRACED_RANGE_PREFIX`` iterations). Judged on the jaxpr of the loop's probe
+    (``probe``, a ``HoleProbe``; ``outputs``, the types it found), which such a loop
+    takes (``loop_probe.probe_body(counters=True)``): no run of the body of its
+    own. Not for a loop with an exit (the probe's iteration does not stop at it)."""
     static = lowering.unrolled is not None
     trips = lowering.trip_count if static else int_overflow.TRACED_RANGE_PREFIX
-    items = lowering.items
-    if outputs is not None:
-        traced = index_growth.StepTrace.of_probe(probe, len(given))
-        if traced is None or spec.extra_test is not None:
-            return None
-        items = lowering.indices   # (the probe's item is the user's index)
-    else:
-        traced = None
+    traced = index_growth.StepTrace.of_probe(probe, len(given))
+    if outputs is None or traced is None or spec.extra_test is not None:
+        return None
     try:
-        with staging or contextlib.nullcontext(), unrolling.held():
-            if traced is None:
-                traced = index_growth.StepTrace(lowering.step, start, item)
-            found = int_overflow.count(traced, given, items, trips)
+        found = int_overflow.count(traced, given, lowering.indices, trips)
     except Exception:  # noqa: BLE001 - staging the loop meets it again, and says so
         return None
     if found.overflow is None:

@@ -205,3 +205,33 @@ def test_a_probed_loop_is_judged_from_its_probe():
     # In range, it stays staged and fact leaves the loop as a Python int.
     value, fact = autograph.convert(factorial_with_a_first_binding)(np.float32(1.5), 5)
     assert type(fact) is int and fact == 120
+
+
+LOG = []
+
+
+def set_first(ws, value):
+    ws[0] = value
+
+
+def counted_with_helpers(x):
+    window = [0, 1]
+    c = 0
+    for i in range(3):
+        set_first(window, (window[0] + i + x) % 97)   # changes a list the loop carries
+        LOG.append(i)                                 # and one it only reaches
+        c += 1
+    return window[0] + window[1], c
+
+
+def test_a_loop_whose_body_changes_python_objects_is_not_probed_for_counters():
+    # A probe of the body (for its counters) would leave its tracers in the list a
+    # helper changes and in the global list: such a loop is not probed for them.
+    LOG.clear()
+    x = jnp.int32(5)
+    got = jax.jit(autograph.convert(counted_with_helpers))(x)
+    LOG.clear()
+    assert_close(counted_with_helpers(5), got)
+    LOG.clear()
+    autograph.convert(counted_with_helpers)(5)
+    assert LOG == [0, 1, 2]
