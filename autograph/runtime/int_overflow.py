@@ -9,13 +9,15 @@ runs it (its ints stay Python ints).
 
 Staged, ``fact`` would be carried as a weak int32 and wrap silently; Python's is
 2432902008176640000 (and ``x * fact`` raises JAX's OverflowError, as it does under
-``jax.jit`` of the original). Before the loop is staged, one iteration is traced to a
-jaxpr. The variables that start as Python ints or bools and that the body makes from
-the index, from such counters and from literals alone
-(``index_growth.python_counters``) take the same values on every run: the integer
-equations computed from them alone are evaluated here with Python's ints, iteration
-after iteration over the whole static range. If any result leaves its dtype's range,
-the loop is unrolled.
+``jax.jit`` of the original). Before the loop is staged, its probe (one abstract
+iteration, ``state.HoleProbe``) gives a jaxpr. The variables that start as Python ints
+or bools and that the body makes from the index, from such counters and from
+literals alone (``index_growth.python_counters``) take the same values on every run:
+the integer equations computed from them alone are evaluated here with Python's ints,
+iteration after iteration. If any result the program sees leaves its dtype's range,
+a loop over a static range is unrolled, and one over a traced range raises
+``OverflowError`` when run that far (``loops._keep_python_ints``); otherwise the
+counters leave a static loop as Python ints.
 
 Only scalar integer and boolean equations of the kinds in ``_RULES`` are evaluated
 (calls such as ``jnp.remainder``'s are entered); a counter made from anything else

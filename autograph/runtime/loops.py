@@ -533,9 +533,8 @@ class _Lowering:
     stage_lists: bool = True
     exact: bool = False
     by_index: bool = False   # the item is a range's index, or enumerate's (index, x)
-    items: range | None = None   # the values step's item takes, where it is an index
     indices: range | None = None   # the values the user's index takes (first ones, traced)
-    trips: Callable | None = None  # the traced number of iterations, of a traced range
+    trips: Callable | None = None  # the traced trip count of a range with a static start
 
 
 _NO_ITEM = object()
@@ -580,7 +579,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         state = loop_probe.promoted_start(state, outputs)
         if lowering.by_index and lowering.unrolled is not None and staging is not None:
             _unroll_index_only_growth(given, state, lowering, item, spec, staging)
-        if (lowering.unrolled is not None or lowering.items is not None) \
+        if (lowering.unrolled is not None or lowering.trips is not None) \
                 and int_overflow.has_python_ints(given):
             final = _keep_python_ints(given, lowering, spec, outputs, body.holes)
         else:
@@ -707,7 +706,7 @@ def _judges_counters(spec, lowering, state, region) -> bool:
     start), has no exit, and its body reaches no Python object the probe could
     change (a list a helper appends to: the probe's tracers would be left in it)."""
     return (spec.extra_test is None
-            and (lowering.unrolled is not None or lowering.items is not None)
+            and (lowering.unrolled is not None or lowering.trips is not None)
             and int_overflow.has_python_ints(state) and not region.effects.entries)
 
 
@@ -848,17 +847,15 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
                              "for loop over a traced range")
 
     unrolled = _unrolled(rng, loop_body, spec) if static else None
-    if static:
-        items, indices = range(lower, upper), rng
-    elif not is_tracer(lower):   # a traced stop: the index's first values
-        items = range(lower, lower + int_overflow.MAXIMUM_EVALUATIONS)
-        indices = None if is_tracer(rng.start) or is_tracer(rng.step) else range(
-            rng.start, rng.start + rng.step * int_overflow.MAXIMUM_EVALUATIONS, rng.step)
-    else:
-        items = indices = None
+    if static or is_tracer(rng.start) or is_tracer(rng.step):
+        indices = rng if static else None
+    else:   # a traced stop: the index's first values
+        indices = range(rng.start, rng.start + rng.step * int_overflow.MAXIMUM_EVALUATIONS,
+                        rng.step)
+    counted = not static and not is_tracer(lower)   # (its counters are judged)
     return _Lowering(run, lambda s, i: body_fun(i, s), trip_count, unrolled, exact=static,
-                     by_index=static, items=items, indices=indices,
-                     trips=None if static else lambda: _trips(upper, lower, trip_count))
+                     by_index=static, indices=indices,
+                     trips=(lambda: _trips(upper, lower, trip_count)) if counted else None)
 
 
 def _trips(upper, lower, maximum):
@@ -957,7 +954,6 @@ def _staged_scan(array, loop_body, state, spec):
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
                          _unrolled(items, loop_body, spec), exact=True,
                          by_index=isinstance(array, Scanned) and array.counted,
-                         items=range(array.start, array.start + length) if counted else None,
                          indices=range(array.start, array.start + length) if counted else None)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
