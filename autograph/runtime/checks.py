@@ -190,6 +190,14 @@ def _stage_check(pred, mode, where, text, on_host, extra=(), ordered=False):
     function when ``pred`` fails, with the flattened ``(text_values, extra)``;
     ``ordered``: in program order with the other ordered checks (the first that fails
     is the one Python raises)."""
+    if _under_a_discarding_finally():
+        raise ConversionError(
+            "this check is of a traced value, so autograph stages it as a check that "
+            "fails when the compiled program runs; the `finally` of a `try` around it "
+            "leaves the `try` (`return`, `break` or `continue`), which in Python discards "
+            "the error, but an error of compiled code is raised from the call. Move the "
+            "`return`/`break`/`continue` out of the `finally` (after the `try`), or move "
+            "the check out of the `try`.", where.filename, where.lineno)
     reached = paths.condition()
     if reached is not None:   # under vmap, only the examples whose path is here
         pred = jnp.logical_or(pred, jnp.logical_not(reached))
@@ -373,17 +381,72 @@ def _under_an_except() -> bool:
     """Whether converted code that is being traced (a frame holding tracers) called
     this from inside a ``try`` whose handlers may catch an exception (a ``with``
     does not count)."""
-    frame = sys._getframe(2)
+    return any(any(start <= lasti < end for start, end in _handled(code))
+               for code, lasti in _traced_converted_frames(sys._getframe(2)))
+
+
+def _under_a_discarding_finally() -> bool:
+    """Whether converted code that is being traced called this from inside a ``try``
+    whose ``finally`` leaves it with a jump, discarding the exception in flight
+    (``converters/try_statements.py`` keeps that exception with
+    ``ag__.current_exception()`` in a handler around the body): Python's error here
+    would be discarded, a run-time check's error cannot be."""
+    return any(_discards(code, lasti)
+               for code, lasti in _traced_converted_frames(sys._getframe(1)))
+
+
+def _traced_converted_frames(frame):
+    """``(code, f_lasti)`` of the frames from ``frame`` outwards that run converted
+    code and hold traced values (those being traced now)."""
     while frame is not None:
         code = frame.f_code
         if (any(name.startswith("ag__") for name in code.co_freevars)
-                and any(start <= frame.f_lasti < end for start, end in _handled(code))
                 and any(is_tracer(v) or (isinstance(v, tuple | list | dict)
                                          and has_tracer(v))
                         for v in frame.f_locals.values())):
-            return True
+            yield code, frame.f_lasti
         frame = frame.f_back
+
+
+def _discards(code, lasti) -> bool:
+    """Whether an exception raised at ``lasti`` in ``code`` reaches, through the
+    handlers it passes (the exception table's chain: a handler's own code is covered
+    by the entry of the next one out), a handler that keeps it for a ``finally``
+    that jumps (one calling ``current_exception``)."""
+    entries, keeps = _chain_of(code)
+    seen = set()
+    offset = lasti
+    while offset not in seen:
+        seen.add(offset)
+        target = next((t for start, end, t in entries if start <= offset < end), None)
+        if target is None:
+            return False
+        if target in keeps:
+            return True
+        offset = target
     return False
+
+
+def _chain_of(code) -> tuple:
+    """``code``'s exception table as ``(start, end, target)`` rows, and the handler
+    targets that call ``current_exception`` (cached per code object)."""
+    found = _CHAINS.get(code)
+    if found is None:
+        try:
+            entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+        except AttributeError:   # pragma: no cover - a Python without exception tables
+            entries = ()
+        instructions = list(dis.get_instructions(code))
+        index = {i.offset: n for n, i in enumerate(instructions)}
+        keeps = set()
+        for entry in entries:
+            n = index.get(entry.target)
+            if n is not None and instructions[n].opname == "PUSH_EXC_INFO" and any(
+                    i.argval == "current_exception" for i in instructions[n + 1:n + 10]):
+                keeps.add(entry.target)
+        found = _CHAINS[code] = (tuple((e.start, e.end, e.target) for e in entries),
+                                 frozenset(keeps))
+    return found
 
 
 def _handled(code) -> tuple:
@@ -404,6 +467,7 @@ def _handled(code) -> tuple:
 
 
 _HANDLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def check_value(ok, error_type, message: str) -> None:

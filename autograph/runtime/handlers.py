@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 
+import jax
+
 from autograph.errors import ConversionError
 from autograph.runtime.regions import regions_of
 from autograph.runtime.trace_context import trace_active
@@ -45,12 +47,29 @@ def check_caught():
 
 def current_exception():
     """The exception being handled (``sys.exc_info()[1]``): kept by a ``try`` whose
-    ``finally`` may discard it with a jump. A ``ConversionError`` is raised again at
-    once: autograph refusing a construct is no error of the user's computation, and a
-    jump in a ``finally`` must not discard it."""
+    ``finally`` may discard it with a jump. Raised again at once where discarding it
+    would compute something Python does not: a ``ConversionError`` (autograph
+    refusing a construct is no error of the user's computation) and JAX's errors
+    about traced values (Python, holding values, raises none) as they are; one
+    raised while a staged branch or loop was traced (Python raises it for some
+    inputs only, the jump would discard it for all) as a ``ConversionError`` at the
+    ``try``."""
     error = sys.exc_info()[1]
-    if isinstance(error, ConversionError):
+    if isinstance(error, ConversionError | jax.errors.JAXTypeError | jax.errors.JAXIndexError):
         raise error
+    staged = [region for region in regions_of(error) if region.staged]
+    if staged:
+        where = caller_location()
+        raise ConversionError(
+            f"the `finally` of this `try` leaves it (`return`, `break` or `continue`), "
+            f"discarding the exception in flight, and {type(error).__name__}({error}) was "
+            f"raised while tracing the {staged[-1].construct} at {staged[-1].where}, which "
+            "autograph staged with lax because its condition or iterable is traced: its "
+            "code runs while tracing, whatever the condition, so the jump would discard "
+            "the error for every input and the result would be the one of the inputs "
+            "that raise. Move the `return`/`break`/`continue` out of the `finally` (after "
+            "the `try`), or check traced values with an `assert` outside the `try`.",
+            where.filename, where.lineno) from error
     return error
 
 

@@ -59,13 +59,19 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   before a loop over ``range(n % 3)`` that makes it that array (no iteration: Python
   keeps -1, the staged start was 255; refused now, loops._check_starts_fit). No probe: the fixed
   class refuses, so ``test_silent_fuzz`` checks it on its own.
+- ``silent_finally_raise``: a ``raise`` (in the ``if`` or in a helper) or an
+  ``assert`` under an ``if`` on the program's values, sometimes after an inner
+  ``try``/``except ValueError``, in a ``try`` whose ``finally`` returns (or, in a
+  loop, ``break``s or ``continue``s): Python discards the error where it is
+  raised; staged, it was raised while tracing and discarded for every input
+  (out12, program fuzz seed 41065). No probe: refused now.
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
-         "numpy_writes", "python_scalar", "decided_raise", "strong_join")
+         "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -390,6 +396,29 @@ class SilentFeatures:
                     f"{w} = int({w} + sv_ps{k}) % 97"]
         return [f"sv_ps{k} = {start}", f"if {self._cond()}:", branch,
                 "else:", [f"sv_ps{k} = sv_ps{k} - 1"], f"{w} = int({w} + sv_ps{k}) % 97"]
+
+    def _finally_raise(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        form = r.choice(("raise", "assert", "helper"))
+        setup = []
+        if form == "raise":
+            failing = ['raise ValueError("sv")']
+        elif form == "assert":
+            failing = [f'assert {w} < {r.randint(-3, 3)}, "sv"']
+        else:
+            setup = [f"def sv_fr{k}(m):", ["if m > 2:", ['raise ValueError("sv")'],
+                                           "return m + 1"]]
+            failing = [f"{w} = sv_fr{k}({w} % 5)"]
+        body = [f"if {self._cond()}:", [*failing, f"{v} = ({v} + {w} + 1) % 97"],
+                "else:", [f"{v} = ({v} + 2) % 97"]]
+        if r.random() < 0.4:
+            body = ["try:", ["int('sv')"], "except ValueError:",
+                    [f"{w} = ({w} + 3) % 97"]] + body
+        jump = r.choice(["return " + self.gen._return_expr()]
+                        + (["break", "continue"] if loop is not None else []))
+        # Always taken: Python's run (the program's validation) discards the error.
+        final = [f"{w} = ({w} + 5) % 97", jump]
+        return setup + ["try:", body, "finally:", final]
 
     def _decided_raise(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()

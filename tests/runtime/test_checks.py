@@ -135,3 +135,24 @@ def test_python_decided_failure_under_vmap_fails_only_where_reached():
     assert out.tolist() == [-1.0, -2.0]
     with pytest.raises(Exception, match="n too small"):
         jax.block_until_ready(fn(jnp.array([-1.0, 2.0]), 2))
+
+
+def assert_in_a_try_whose_finally_returns(n):
+    y = -8
+    try:
+        assert n <= 5, "big"
+        y = 91
+    finally:
+        return y   # noqa: B012 - discards the AssertionError in Python
+
+
+def test_a_staged_check_in_a_try_whose_finally_jumps_is_refused():
+    # Python's `finally` discards the AssertionError; a compiled check's error is
+    # raised from the call: refused at the assert.
+    for n in (3, 7):
+        assert autograph.convert(assert_in_a_try_whose_finally_returns)(n) == (
+            assert_in_a_try_whose_finally_returns(n))
+    line = assert_in_a_try_whose_finally_returns.__code__.co_firstlineno + 3
+    with pytest.raises(autograph.ConversionError, match="the `finally` of a `try`") as info:
+        autograph.to_graph(assert_in_a_try_whose_finally_returns)(jnp.int32(3))
+    assert f"{__file__}:{line}" in str(info.value)
