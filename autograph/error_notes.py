@@ -289,7 +289,7 @@ def _explain_concrete(error, entries, user, region, is_converted) -> str:
                 "write that condition with jnp.where / lax.cond.")
     elif isinstance(error, jax.errors.TracerBoolConversionError):
         what = ("A traced value is used as a Python bool here, in a construct autograph "
-                "does not stage (an explicit bool(), a comprehension's `if`, a "
+                "does not stage (an explicit bool(), `filter` with a lambda, a "
                 "`while` in a lambda, ...). Use jnp.where / jnp.logical_and / lax.cond, or "
                 "move the condition into an `if` or `while` statement.")
     else:

@@ -58,6 +58,7 @@ from autograph.converters import (
     return_statements,
     slices,
     try_statements,
+    unstaged_expressions,
 )
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
@@ -89,6 +90,7 @@ DEFAULT_CONVERTERS = (
     logical_expressions,
     asserts,
     print_function,
+    unstaged_expressions,
 )
 
 # What a function's Python twin is converted with (``PythonTwin``): its calls, and

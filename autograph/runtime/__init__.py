@@ -51,8 +51,11 @@ from autograph.runtime.undefined import (
     ld,
     local_or_undefined,
 )
+from autograph.runtime.unstaged import comprehension_test, formattable
 
 __all__ = [
+    "comprehension_test",
+    "formattable",
     "DeferredFormat",
     "format_",
     "getitem",

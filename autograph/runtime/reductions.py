@@ -40,6 +40,7 @@ from autograph.errors import StagingTypeError
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
+from autograph.runtime.unstaged import comprehension_test
 
 
 class StagedGenerator:
@@ -63,7 +64,7 @@ def generator_(item, iterable, condition=None):
     iterator = iter(iterable)   # (a generator expression takes it at once, as here)
     if condition is None:
         return (item(x) for x in iterator)
-    return (item(x) for x in iterator if condition(x))
+    return (item(x) for x in iterator if comprehension_test(condition(x)))
 
 
 def is_staged_iterable(value) -> bool:
