@@ -59,6 +59,7 @@ from autograph.converters import (
     slices,
     try_statements,
     unstaged_expressions,
+    with_statements,
 )
 from autograph.errors import ConversionError
 from autograph.headroom import headroom
@@ -91,6 +92,7 @@ DEFAULT_CONVERTERS = (
     asserts,
     print_function,
     unstaged_expressions,
+    with_statements,
 )
 
 # What a function's Python twin is converted with (``PythonTwin``): its calls, and

@@ -25,7 +25,12 @@ from autograph.runtime.checks import (
     raise_unless,
 )
 from autograph.runtime.conditionals import if_exp, if_stmt
-from autograph.runtime.handlers import check_caught, check_try_inputs, current_exception
+from autograph.runtime.handlers import (
+    check_caught,
+    check_try_inputs,
+    current_exception,
+    managed,
+)
 from autograph.runtime.intervals import counter_bound, loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
@@ -54,6 +59,7 @@ from autograph.runtime.undefined import (
 from autograph.runtime.unstaged import comprehension_test, formattable
 
 __all__ = [
+    "managed",
     "comprehension_test",
     "formattable",
     "DeferredFormat",

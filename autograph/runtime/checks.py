@@ -54,7 +54,7 @@ from jax import lax
 from jax.experimental import checkify
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, paths, regions
+from autograph.runtime import effects, handlers, paths, regions
 from autograph.runtime.printing import DeferredFormat, message_text
 from autograph.runtime.tracing import FlatTree, caller_location, has_tracer, is_tracer
 
@@ -198,6 +198,14 @@ def _stage_check(pred, mode, where, text, on_host, extra=(), ordered=False):
             "the error, but an error of compiled code is raised from the call. Move the "
             "`return`/`break`/`continue` out of the `finally` (after the `try`), or move "
             "the check out of the `try`.", where.filename, where.lineno)
+    if _under_a_suppressing_with():
+        raise ConversionError(
+            "this check is of a traced value, so autograph stages it as a check that "
+            "fails when the compiled program runs; a `with` around it has a context "
+            "manager that may suppress the error (contextlib.suppress, an `__exit__` that "
+            "may return true), which Python would let it do, but an error of compiled code "
+            "is raised from the call. Move the check out of the `with`, or compute a "
+            "fallback with jnp.where.", where.filename, where.lineno)
     reached = paths.condition()
     if reached is not None:   # under vmap, only the examples whose path is here
         pred = jnp.logical_or(pred, jnp.logical_not(reached))
@@ -381,8 +389,8 @@ def _under_an_except() -> bool:
     """Whether converted code that is being traced (a frame holding tracers) called
     this from inside a ``try`` whose handlers may catch an exception (a ``with``
     does not count)."""
-    return any(any(start <= lasti < end for start, end in _handled(code))
-               for code, lasti in _traced_converted_frames(sys._getframe(2)))
+    return any(any(start <= frame.f_lasti < end for start, end in _handled(frame.f_code))
+               for frame in _traced_converted_frames(sys._getframe(2)))
 
 
 def _under_a_discarding_finally() -> bool:
@@ -391,20 +399,27 @@ def _under_a_discarding_finally() -> bool:
     (``converters/try_statements.py`` keeps that exception with
     ``ag__.current_exception()`` in a handler around the body): Python's error here
     would be discarded, a run-time check's error cannot be."""
-    return any(_discards(code, lasti)
-               for code, lasti in _traced_converted_frames(sys._getframe(1)))
+    return any(_discards(frame.f_code, frame.f_lasti)
+               for frame in _traced_converted_frames(sys._getframe(1)))
+
+
+def _under_a_suppressing_with() -> bool:
+    """Whether converted code being traced called this inside a ``with`` whose
+    context manager may suppress an exception (``handlers.may_suppress``)."""
+    return handlers.suppressing_around(
+        {id(frame) for frame in _traced_converted_frames(sys._getframe(1))})
 
 
 def _traced_converted_frames(frame):
-    """``(code, f_lasti)`` of the frames from ``frame`` outwards that run converted
-    code and hold traced values (those being traced now)."""
+    """The frames from ``frame`` outwards that run converted code and hold traced
+    values (those being traced now)."""
     while frame is not None:
         code = frame.f_code
         if (any(name.startswith("ag__") for name in code.co_freevars)
                 and any(is_tracer(v) or (isinstance(v, tuple | list | dict)
                                          and has_tracer(v))
                         for v in frame.f_locals.values())):
-            yield code, frame.f_lasti
+            yield frame
         frame = frame.f_back
 
 

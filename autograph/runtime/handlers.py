@@ -12,10 +12,14 @@ caught first (``converters/try_statements.py``).
 
 from __future__ import annotations
 
+import contextlib
+import dis
 import sys
+import threading
 
 import jax
 
+from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.regions import regions_of
 from autograph.runtime.trace_context import trace_active
@@ -45,32 +49,124 @@ def check_caught():
         "`try` for errors Python raises.", where.filename, where.lineno) from error
 
 
+class managed:  # noqa: N801 - used as a context manager, like contextlib's
+    """``with manager:`` as Python runs it (``__enter__`` and ``__exit__`` looked up on
+    its type first), except that ``__exit__`` may not suppress an exception that
+    would compute something Python does not (``current_exception`` says which):
+    that is a ``ConversionError`` at the ``with``
+    (``converters/with_statements.py``)."""
+
+    __slots__ = ("_manager", "_exit")
+
+    def __init__(self, manager):
+        kind = type(manager)
+        try:
+            enter, self._exit = kind.__enter__, kind.__exit__
+        except AttributeError:
+            raise TypeError(f"'{kind.__name__}' object does not support the context "
+                            "manager protocol") from None
+        self._manager = (manager, enter)
+
+    def __enter__(self):
+        manager, enter = self._manager
+        value = enter(manager)
+        _ACTIVE.__dict__.setdefault("managers", []).append((manager, sys._getframe(1)))
+        return value
+
+    def __exit__(self, kind, error, traceback):
+        _ACTIVE.managers.pop()
+        suppressed = self._exit(self._manager[0], kind, error, traceback)
+        if suppressed and error is not None:
+            what = _not_discarded(error)
+            if what is not None:
+                where = caller_location()
+                raise ConversionError(
+                    f"this `with` suppressed {type(error).__name__}({error}), {what}: the "
+                    "context manager would discard it for every input. Keep traced checks "
+                    "out of the `with` (or use one that suppresses nothing), and check "
+                    "traced values with an `assert` or jax.experimental.checkify.",
+                    where.filename, where.lineno) from error
+        return suppressed
+
+
+_ACTIVE = threading.local()   # .managers: (manager, frame of its `with`), innermost last
+
+
+def suppressing_around(frames) -> bool:
+    """Whether a ``with`` active now in one of ``frames`` (frame ids) has a context
+    manager that may suppress an exception (``may_suppress``)."""
+    return any(id(frame) in frames and may_suppress(manager)
+               for manager, frame in getattr(_ACTIVE, "managers", ()))
+
+
+def may_suppress(manager) -> bool:
+    """Whether ``manager``'s ``__exit__`` may return true (suppress the exception):
+    ``contextlib.suppress`` and ``ExitStack``; a user's ``__exit__`` that returns
+    anything but ``None`` or ``False``; a user's ``@contextmanager`` generator with
+    an ``except`` (library managers, such as ``jax.named_scope``, are taken to
+    suppress nothing)."""
+    if isinstance(manager, contextlib.suppress | contextlib.ExitStack):
+        return True
+    if isinstance(manager, contextlib._GeneratorContextManager):
+        code = getattr(getattr(manager, "gen", None), "gi_code", None)
+        return code is not None and not is_library_file(code.co_filename) and _catches(code)
+    code = getattr(getattr(type(manager), "__exit__", None), "__code__", None)
+    return (code is not None and not is_library_file(code.co_filename)
+            and _returns_other_than_none_or_false(code))
+
+
+def _catches(code) -> bool:
+    """Whether ``code`` has an ``except`` clause (not only ``finally``s)."""
+    ops = [i.opname for i in dis.get_instructions(code)]
+    return "CHECK_EXC_MATCH" in ops or any(
+        op == "PUSH_EXC_INFO" and nxt == "POP_TOP" for op, nxt in zip(ops, ops[1:], strict=False))
+
+
+def _returns_other_than_none_or_false(code) -> bool:
+    instructions = list(dis.get_instructions(code))
+    return any(i.opname == "RETURN_VALUE" and not (
+        n and instructions[n - 1].opname == "LOAD_CONST"
+        and instructions[n - 1].argval in (None, False))
+        for n, i in enumerate(instructions))
+
+
+def _not_discarded(error) -> str | None:
+    """Why ``error`` may not be discarded (by a jump in a ``finally`` or a context
+    manager), or None where it may."""
+    if isinstance(error, ConversionError):
+        return "autograph's refusal of a construct (no error of the computation)"
+    if isinstance(error, jax.errors.JAXTypeError | jax.errors.JAXIndexError):
+        return "JAX's error about a traced value (Python, holding values, raises none)"
+    staged = [region for region in regions_of(error) if region.staged]
+    if staged:
+        return (f"raised while tracing the {staged[-1].construct} at {staged[-1].where}, "
+                "which autograph staged with lax because its condition or iterable is "
+                "traced: its code runs while tracing, whatever the condition")
+    return None
+
+
 def current_exception():
     """The exception being handled (``sys.exc_info()[1]``): kept by a ``try`` whose
     ``finally`` may discard it with a jump. Raised again at once where discarding it
-    would compute something Python does not: a ``ConversionError`` (autograph
-    refusing a construct is no error of the user's computation) and JAX's errors
-    about traced values (Python, holding values, raises none) as they are; one
-    raised while a staged branch or loop was traced (Python raises it for some
-    inputs only, the jump would discard it for all) as a ``ConversionError`` at the
+    would compute something Python does not (``_not_discarded``): a
+    ``ConversionError`` and JAX's errors about traced values as they are, one raised
+    while a staged branch or loop was traced (Python raises it for some inputs
+    only, the jump would discard it for all) as a ``ConversionError`` at the
     ``try``."""
     error = sys.exc_info()[1]
+    what = _not_discarded(error)
+    if what is None:
+        return error
     if isinstance(error, ConversionError | jax.errors.JAXTypeError | jax.errors.JAXIndexError):
         raise error
-    staged = [region for region in regions_of(error) if region.staged]
-    if staged:
-        where = caller_location()
-        raise ConversionError(
-            f"the `finally` of this `try` leaves it (`return`, `break` or `continue`), "
-            f"discarding the exception in flight, and {type(error).__name__}({error}) was "
-            f"raised while tracing the {staged[-1].construct} at {staged[-1].where}, which "
-            "autograph staged with lax because its condition or iterable is traced: its "
-            "code runs while tracing, whatever the condition, so the jump would discard "
-            "the error for every input and the result would be the one of the inputs "
-            "that raise. Move the `return`/`break`/`continue` out of the `finally` (after "
-            "the `try`), or check traced values with an `assert` outside the `try`.",
-            where.filename, where.lineno) from error
-    return error
+    where = caller_location()
+    raise ConversionError(
+        f"the `finally` of this `try` leaves it (`return`, `break` or `continue`), "
+        f"discarding the exception in flight, and {type(error).__name__}({error}) was "
+        f"{what}, so the jump would discard the error for every input and the result "
+        "would be the one of the inputs that raise. Move the `return`/`break`/`continue` "
+        "out of the `finally` (after the `try`), or check traced values with an "
+        "`assert` outside the `try`.", where.filename, where.lineno) from error
 
 
 def check_try_inputs(*names):

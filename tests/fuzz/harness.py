@@ -18,6 +18,7 @@ through ``autograph.to_graph`` and ``jax.jit(jax.vmap(...))``, compiled whole.
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib.util
 import operator
 import random
@@ -169,7 +170,7 @@ def is_valid(program: Program, all_inputs) -> bool:
     overflow raising: then int32/float32 under JAX cannot change its results."""
     namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np,
                  "operator": operator, "random": random, "collections": collections,
-                 "autograph": autograph}
+                 "contextlib": contextlib, "autograph": autograph}
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)

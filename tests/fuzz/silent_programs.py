@@ -65,13 +65,18 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   loop, ``break``s or ``continue``s): Python discards the error where it is
   raised; staged, it was raised while tracing and discarded for every input
   (out12, program fuzz seed 41065). No probe: refused now.
+- ``silent_with_suppress``: the same raises (and a ``raise`` in a ``while`` on the
+  program's values) in a ``with contextlib.suppress(ValueError)``: the context
+  manager discarded the raise of tracing for every input, or the compiled check
+  raised where Python suppresses (out12). No probe: refused now.
 """
 
 from __future__ import annotations
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
-         "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise")
+         "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise",
+         "with_suppress")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -419,6 +424,24 @@ class SilentFeatures:
         # Always taken: Python's run (the program's validation) discards the error.
         final = [f"{w} = ({w} + 5) % 97", jump]
         return setup + ["try:", body, "finally:", final]
+
+    def _with_suppress(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        form = r.choice(("raise", "assert", "helper", "while"))
+        setup = []
+        if form == "helper":
+            setup = [f"def sv_ws{k}(m):", ["if m > 2:", ['raise ValueError("sv")'],
+                                           "return m + 1"]]
+            body = [f"if {self._cond()}:", [f"{w} = sv_ws{k}({w} % 5)"]]
+        elif form == "while":
+            body = [f"while {self._cond()}:", ['raise ValueError("sv")']]
+        elif form == "assert":
+            body = [f"if {self._cond()}:", [f'assert {w} < {r.randint(-3, 3)}, "sv"']]
+        else:
+            body = [f"if {self._cond()}:", ['raise ValueError("sv")']]
+        body = [*body, f"{v} = ({v} + {w} + 1) % 97"]
+        manager = "contextlib.suppress(ValueError, AssertionError)"
+        return setup + [f"with {manager}:", body]
 
     def _decided_raise(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()

@@ -54,3 +54,13 @@ def test_raises_in_a_try_whose_finally_jumps_are_refused_not_discarded():
     assert sum("silent_finally_raise" in p.kinds for p in programs) >= 10
     silent = [m for m in mismatches if m.silent and not m.known]
     assert not silent, "\n".join(str(m) for m in silent[:3])
+
+
+def test_raises_under_a_suppressing_with_are_refused_not_discarded():
+    # No probe (refusals): checked here. Before the fix a raise of tracing was
+    # suppressed for every input, or a compiled check raised where Python suppresses.
+    programs, mismatches = harness.fuzz(900, 40, compile_every=10,
+                                        features=frozenset({"silent_with_suppress"}))
+    assert sum("silent_with_suppress" in p.kinds for p in programs) >= 10
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, "\n".join(str(m) for m in silent[:3])

@@ -2,11 +2,14 @@
 """What an ``except`` or a jumping ``finally`` of converted code may discard
 (runtime/handlers.py)."""
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import pytest
 
 import autograph
+from autograph.runtime import handlers
 
 
 def raise_in_a_try_whose_finally_returns(n):
@@ -84,3 +87,57 @@ def test_a_jumping_finally_does_not_discard_jax_errors():
     assert autograph.convert(concretizes_in_a_try_whose_finally_returns)(2.0) == 3.0
     with pytest.raises(jax.errors.TracerBoolConversionError):
         autograph.to_graph(concretizes_in_a_try_whose_finally_returns)(2.0)
+
+
+class ReturnsFalse:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class ReturnsWhetherValueError:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        return kind is ValueError
+
+
+@contextlib.contextmanager
+def only_finally():
+    try:
+        yield
+    finally:
+        pass
+
+
+@contextlib.contextmanager
+def catching():
+    try:
+        yield
+    except ValueError:
+        pass
+
+
+def test_may_suppress():
+    assert handlers.may_suppress(contextlib.suppress(ValueError))
+    assert handlers.may_suppress(contextlib.ExitStack())
+    assert handlers.may_suppress(ReturnsWhetherValueError())
+    assert handlers.may_suppress(catching())
+    assert not handlers.may_suppress(ReturnsFalse())
+    assert not handlers.may_suppress(only_finally())
+    assert not handlers.may_suppress(jax.named_scope("s"))
+    assert not handlers.may_suppress(contextlib.nullcontext())
+
+
+def test_managed_is_the_with_statement():
+    with handlers.managed(contextlib.suppress(KeyError)):
+        raise KeyError(1)
+    with handlers.managed(contextlib.nullcontext(5)) as value:
+        assert value == 5
+    with pytest.raises(ValueError), handlers.managed(ReturnsFalse()):
+        raise ValueError
+    with pytest.raises(TypeError, match="'int' object does not support the context"):
+        handlers.managed(3)
