@@ -59,23 +59,25 @@ class managed:  # noqa: N801 - used as a context manager, like contextlib's
     __slots__ = ("_manager", "_exit")
 
     def __init__(self, manager):
-        kind = type(manager)
-        try:
-            enter, self._exit = kind.__enter__, kind.__exit__
-        except AttributeError:
-            raise TypeError(f"'{kind.__name__}' object does not support the context "
-                            "manager protocol") from None
+        enter = _special(manager, "__enter__")
+        if enter is None:
+            raise TypeError(f"'{type(manager).__name__}' object does not support the "
+                            "context manager protocol")
+        self._exit = _special(manager, "__exit__")
+        if self._exit is None:
+            raise TypeError(f"'{type(manager).__name__}' object does not support the "
+                            "context manager protocol (missed __exit__ method)")
         self._manager = (manager, enter)
 
     def __enter__(self):
         manager, enter = self._manager
-        value = enter(manager)
+        value = enter()
         _ACTIVE.__dict__.setdefault("managers", []).append((manager, sys._getframe(1)))
         return value
 
     def __exit__(self, kind, error, traceback):
         _ACTIVE.managers.pop()
-        suppressed = self._exit(self._manager[0], kind, error, traceback)
+        suppressed = self._exit(kind, error, traceback)
         if suppressed and error is not None:
             what = _not_discarded(error)
             if what is not None:
@@ -87,6 +89,18 @@ class managed:  # noqa: N801 - used as a context manager, like contextlib's
                     "traced values with an `assert` or jax.experimental.checkify.",
                     where.filename, where.lineno) from error
         return suppressed
+
+
+def _special(obj, name):
+    """``obj``'s special method ``name`` bound as Python's ``with`` looks it up (on
+    the type, through descriptors), or None."""
+    kind = type(obj)
+    for base in kind.__mro__:
+        if name in base.__dict__:
+            attr = base.__dict__[name]
+            get = getattr(type(attr), "__get__", None)
+            return get(attr, obj, kind) if get is not None else attr
+    return None
 
 
 _ACTIVE = threading.local()   # .managers: (manager, frame of its `with`), innermost last

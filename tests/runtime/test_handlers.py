@@ -141,3 +141,26 @@ def test_managed_is_the_with_statement():
         raise ValueError
     with pytest.raises(TypeError, match="'int' object does not support the context"):
         handlers.managed(3)
+    with pytest.raises(TypeError, match=r"\(missed __exit__ method\)"):
+        handlers.managed(EnterOnly())
+    with handlers.managed(Descriptors()) as value:
+        assert value == "static"
+    assert Descriptors.exited == [Descriptors]
+
+
+class EnterOnly:
+    def __enter__(self):
+        return self
+
+
+class Descriptors:
+    exited = []
+
+    @staticmethod
+    def __enter__():
+        return "static"
+
+    @classmethod
+    def __exit__(cls, *exc):
+        cls.exited.append(cls)
+        return False
