@@ -35,8 +35,8 @@ _MISS = object()
 def handwritten(trees):
     """A recorder of ``encode`` written by hand, as the fast path's generated code
     would be at best: the same per-tree memo (by the arguments' ids, the arguments
-    kept alive), subexpression table, row lists, row counters and two-slot
-    placeholders (the kind their class), with the checks of each call's arguments,
+    kept alive), subexpression table for leaf calls, row lists, row counters and
+    two-slot placeholders (the kind their class), with the checks of each call's arguments,
     and nothing else (no split into recordings). Its time per node is the floor of
     recording with these objects; the difference to ``run + clear`` is what the
     generic machinery costs."""
@@ -45,7 +45,7 @@ def handwritten(trees):
     new, kind = object.__new__, value_class(("v", ((8,), "float32")))
     params = new(Param)
     params.kind = param_kind = ("p", ())
-    leaf_sig, cell_sig = object(), object()
+    leaf_sig = object()
     memo, cse, leaf_rows, cell_rows, words = {}, {}, [], [], []
     rows = itertools.count()
     memo_get, cse_get = memo.get, cse.get
@@ -73,17 +73,12 @@ def handwritten(trees):
             if (type(x0) is kind and type(x1) is kind and type(x2) is kind
                     and type(x3) is kind):
                 i0, i1, i2, i3 = x0.idx, x1.idx, x2.idx, x3.idx
-                key = (cell_sig, i0, i1, i2, i3)
-                hit = cse_get(key, _MISS)
-                if hit is not _MISS:
-                    return hit
                 h = max(x0.height, x1.height, x2.height, x3.height) + 1
                 o0, o1 = next(rows), next(rows)
                 cell_rows.extend((h, i0, i1, i2, i3, o0, o1))
                 r0 = new(kind); r0.idx = o0; r0.height = h    # noqa: E702
                 r1 = new(kind); r1.idx = o1; r1.height = h    # noqa: E702
-                result = cse[key] = (r0, r1)
-                return result
+                return (r0, r1)
         raise NotImplementedError
 
     def step(p, node):
