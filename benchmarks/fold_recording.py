@@ -5,8 +5,10 @@
 machine is shared), interleaved round by round: the bare recursion, the batch
 recorder (``recording_fast.record_batch``: every tree recorded afresh) and, inside
 it, its phases: running the recursion, dropping a tree's memo and subexpression
-table (``clear``: the recording's objects die there), and cutting the tables into
-per-tree recordings (``split``). The garbage collector is off while timing, as
+table (``clear``: the recording's objects die there), and making the tables
+per-tree recordings (``split``); then ``schedule.merge`` of the batch's recordings,
+the first step of its plan (``record_batch + merge``: the batch's nodes, ready to
+place). The garbage collector is off while timing, as
 record_batch keeps it. ``handwritten`` is the floor to compare ``run + clear`` with.
 
     python -m benchmarks.fold_recording [--trees 64] [--rounds 15] [--json]
@@ -153,13 +155,14 @@ def measure(trees=64, rounds=15, seed=3):
     """Microseconds of CPU time per node (medians over ``rounds``): the bare
     recursion, ``record_batch`` of ``trees`` random trees, and its phases."""
     from autograph.fold import recording_fast
+    from autograph.fold.schedule import merge
 
     batch = random_batch(random.Random(seed), trees)
     batched = autograph.fold(encode)
     batched(init(jax.random.PRNGKey(0), 8), batch[:1])
     registry = batched._last_registry
     nodes = sum(_count(t) for t in batch)
-    samples = {name: [] for name in ("bare", "batch", *PHASES, "handwritten")}
+    samples = {name: [] for name in ("bare", "batch", *PHASES, "merge", "handwritten")}
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
@@ -179,8 +182,12 @@ def measure(trees=64, rounds=15, seed=3):
                 else:
                     with _PhaseClock() as clock:
                         start = time.process_time()
-                        recording_fast.record_batch(registry, encode, batch)
+                        recordings = recording_fast.record_batch(registry, encode, batch)
                         samples["batch"].append(time.process_time() - start)
+                    start = time.process_time()
+                    merge(recordings)
+                    samples["merge"].append(time.process_time() - start)
+                    del recordings
                     for phase in PHASES:
                         samples[phase].append(clock.spent[phase])
             gc.collect()
@@ -190,6 +197,7 @@ def measure(trees=64, rounds=15, seed=3):
     out = {f"{name}_us_per_node": statistics.median(s) / nodes * 1e6
            for name, s in samples.items()}
     out["nodes"] = nodes
+    out["nodes_us_per_node"] = out["batch_us_per_node"] + out["merge_us_per_node"]
     out["batch_over_bare"] = out["batch_us_per_node"] / out["bare_us_per_node"]
     out["run_clear_over_handwritten"] = (
         (out["run_us_per_node"] + out["clear_us_per_node"]) / out["handwritten_us_per_node"])
@@ -210,6 +218,8 @@ def main(argv=None):
           f"bare {out['bare_us_per_node']:.3f}, record_batch {out['batch_us_per_node']:.3f} "
           f"({out['batch_over_bare']:.1f}x bare): run {out['run_us_per_node']:.3f}, "
           f"clear {out['clear_us_per_node']:.3f}, split {out['split_us_per_node']:.3f}; "
+          f"then merge {out['merge_us_per_node']:.3f} (record_batch + merge "
+          f"{out['nodes_us_per_node']:.3f}); "
           f"a hand-written recorder {out['handwritten_us_per_node']:.3f} (run + clear "
           f"{out['run_clear_over_handwritten']:.2f}x it)")
 
