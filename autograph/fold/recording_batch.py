@@ -32,7 +32,8 @@ class Batch:
     """The nodes of a batch's trees, numbered across the batch: ``arrays[s]`` the
     ``(rows (n, width), [data per argument])`` of signature ``sigs[s]``,
     ``bounds[t][s]`` its nodes before tree ``t``, ``offsets[t, k]`` the rows of class
-    ``classes[k]`` before tree ``t``, ``roots`` each tree's root rows."""
+    ``classes[k]`` before tree ``t``, ``roots[t]`` tree ``t``'s root rows (a list: the
+    trees' results may differ in structure, which ``merge`` refuses)."""
 
     def __init__(self, sigs, arrays, bounds, classes, offsets, totals, roots):
         self.sigs = sigs
@@ -70,7 +71,8 @@ class Batch:
                 columns = rows.T.copy()     # column-major, as merge makes them
                 n_in = len(sig.in_classes)
                 merged[sig] = (columns[0], columns[1:1 + n_in], columns[1 + n_in:], data)
-        return merged, self.totals, self.roots
+        roots = np.array(self.roots, np.int32).reshape(len(self.roots), -1)
+        return merged, self.totals, roots
 
 
 class BatchRecording(Recording):
@@ -124,8 +126,7 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
     total = class_counts.sum(axis=0).tolist()
     totals = {cls: n for cls, n in sorted(zip(classes, total, strict=True),
                                           key=lambda item: class_index[item[0]]) if n}
-    root_rows = np.array([[idx for _, idx in tree_roots] for tree_roots, _ in roots],
-                         np.int32).reshape(n_trees, -1)
+    root_rows = [[idx for _, idx in tree_roots] for tree_roots, _ in roots]
     batch = Batch(sigs, arrays, bounds.tolist(), classes, offsets, totals, root_rows)
     vectors = np.zeros((n_trees, len(class_index)), np.int64)
     vectors[:, [class_index[cls] for cls in classes]] = class_counts

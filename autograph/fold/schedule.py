@@ -221,8 +221,8 @@ def merge(recordings):
     if (batch is not None and len(recordings) == len(batch.roots)
             and all(rec.batch is batch and rec.index == t
                     for t, rec in enumerate(recordings))):
-        # a fresh batch's trees, in the order recorded: the recorder's tables are
-        # this merge already (recording_batch.Batch)
+        # a fresh batch's trees, in the order recorded (their structures checked
+        # above): the recorder's tables are this merge already (recording_batch.Batch)
         return (*batch.merged(), root_treedef, root_classes)
     width = len(first.class_index)
     vectors = [rec.count_vector for rec in recordings]
