@@ -5,8 +5,10 @@
 machine is shared), interleaved round by round: the bare recursion, the batch
 recorder (``recording_fast.record_batch``: every tree recorded afresh) and, inside
 it, its phases: running the recursion, dropping a tree's memo and subexpression
-table (``clear``: the recording's objects die there), and cutting the tables into
-per-tree recordings (``split``). The garbage collector is off while timing, as
+table (``clear``: the recording's objects die there), and making the tables
+per-tree recordings (``split``); then ``schedule.merge`` of the batch's recordings,
+the first step of its plan (``record_batch + merge``: the batch's nodes, ready to
+place). The garbage collector is off while timing, as
 record_batch keeps it. ``handwritten`` is the floor to compare ``run + clear`` with.
 
     python -m benchmarks.fold_recording [--trees 64] [--rounds 15] [--json]
@@ -35,8 +37,8 @@ _MISS = object()
 def handwritten(trees):
     """A recorder of ``encode`` written by hand, as the fast path's generated code
     would be at best: the same per-tree memo (by the arguments' ids, the arguments
-    kept alive), subexpression table, row lists, row counters and two-slot
-    placeholders (the kind their class), with the checks of each call's arguments,
+    kept alive), subexpression table for leaf calls, row lists, row counters and
+    two-slot placeholders (the kind their class), with the checks of each call's arguments,
     and nothing else (no split into recordings). Its time per node is the floor of
     recording with these objects; the difference to ``run + clear`` is what the
     generic machinery costs."""
@@ -45,7 +47,7 @@ def handwritten(trees):
     new, kind = object.__new__, value_class(("v", ((8,), "float32")))
     params = new(Param)
     params.kind = param_kind = ("p", ())
-    leaf_sig, cell_sig = object(), object()
+    leaf_sig = object()
     memo, cse, leaf_rows, cell_rows, words = {}, {}, [], [], []
     rows = itertools.count()
     memo_get, cse_get = memo.get, cse.get
@@ -73,17 +75,12 @@ def handwritten(trees):
             if (type(x0) is kind and type(x1) is kind and type(x2) is kind
                     and type(x3) is kind):
                 i0, i1, i2, i3 = x0.idx, x1.idx, x2.idx, x3.idx
-                key = (cell_sig, i0, i1, i2, i3)
-                hit = cse_get(key, _MISS)
-                if hit is not _MISS:
-                    return hit
                 h = max(x0.height, x1.height, x2.height, x3.height) + 1
                 o0, o1 = next(rows), next(rows)
                 cell_rows.extend((h, i0, i1, i2, i3, o0, o1))
                 r0 = new(kind); r0.idx = o0; r0.height = h    # noqa: E702
                 r1 = new(kind); r1.idx = o1; r1.height = h    # noqa: E702
-                result = cse[key] = (r0, r1)
-                return result
+                return (r0, r1)
         raise NotImplementedError
 
     def step(p, node):
@@ -158,13 +155,14 @@ def measure(trees=64, rounds=15, seed=3):
     """Microseconds of CPU time per node (medians over ``rounds``): the bare
     recursion, ``record_batch`` of ``trees`` random trees, and its phases."""
     from autograph.fold import recording_fast
+    from autograph.fold.schedule import merge
 
     batch = random_batch(random.Random(seed), trees)
     batched = autograph.fold(encode)
     batched(init(jax.random.PRNGKey(0), 8), batch[:1])
     registry = batched._last_registry
     nodes = sum(_count(t) for t in batch)
-    samples = {name: [] for name in ("bare", "batch", *PHASES, "handwritten")}
+    samples = {name: [] for name in ("bare", "batch", *PHASES, "merge", "handwritten")}
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
@@ -184,8 +182,12 @@ def measure(trees=64, rounds=15, seed=3):
                 else:
                     with _PhaseClock() as clock:
                         start = time.process_time()
-                        recording_fast.record_batch(registry, encode, batch)
+                        recordings = recording_fast.record_batch(registry, encode, batch)
                         samples["batch"].append(time.process_time() - start)
+                    start = time.process_time()
+                    merge(recordings)
+                    samples["merge"].append(time.process_time() - start)
+                    del recordings
                     for phase in PHASES:
                         samples[phase].append(clock.spent[phase])
             gc.collect()
@@ -195,6 +197,7 @@ def measure(trees=64, rounds=15, seed=3):
     out = {f"{name}_us_per_node": statistics.median(s) / nodes * 1e6
            for name, s in samples.items()}
     out["nodes"] = nodes
+    out["nodes_us_per_node"] = out["batch_us_per_node"] + out["merge_us_per_node"]
     out["batch_over_bare"] = out["batch_us_per_node"] / out["bare_us_per_node"]
     out["run_clear_over_handwritten"] = (
         (out["run_us_per_node"] + out["clear_us_per_node"]) / out["handwritten_us_per_node"])
@@ -215,6 +218,8 @@ def main(argv=None):
           f"bare {out['bare_us_per_node']:.3f}, record_batch {out['batch_us_per_node']:.3f} "
           f"({out['batch_over_bare']:.1f}x bare): run {out['run_us_per_node']:.3f}, "
           f"clear {out['clear_us_per_node']:.3f}, split {out['split_us_per_node']:.3f}; "
+          f"then merge {out['merge_us_per_node']:.3f} (record_batch + merge "
+          f"{out['nodes_us_per_node']:.3f}); "
           f"a hand-written recorder {out['handwritten_us_per_node']:.3f} (run + clear "
           f"{out['run_clear_over_handwritten']:.2f}x it)")
 

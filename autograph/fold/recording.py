@@ -402,9 +402,12 @@ class Recording:
     by the registry's class numbers; ``roots`` the (class, row) of each leaf of
     the result, ``root_treedef`` its structure."""
 
+    batch = index = None    # recording_batch.BatchRecording: tree `index` of `batch`
+
     def __init__(self, packed, counts, roots, root_treedef, class_index, root_keys,
                  count_vector=None):
-        self.packed = packed
+        if packed is not None:      # else a property of the subclass (recording_batch)
+            self.packed = packed
         self.counts = counts
         self.class_index = class_index      # the registry's: shared by a batch's recordings
         if count_vector is None:            # else made by the caller, its classes indexed

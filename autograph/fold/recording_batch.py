@@ -1,24 +1,93 @@
-"""A batch's recordings from one recorder: its flat tables cut into per-tree ones.
+"""A batch's recordings from one recorder: its flat tables, kept whole for the
+batch's plan and cut into per-tree recordings only when one is used alone.
 
 The fast recorder (``recording_fast``) records every new tree of a batch in one
 pass: its call sites are bound once per batch, not once per tree, and its tables
 grow across the trees (one flat row list per signature, one row counter per
-buffer class). Only the memo and the common-subexpression table start afresh
-with each tree, so each tree's nodes are exactly those of a recording of its
-own. ``split`` then makes the per-tree :class:`Recording`\\ s the plan merges and
-the fold caches, with numpy over the whole batch: one array per signature, the
-rows made local to their tree by subtracting, per column, the rows of its class
-that the earlier trees took, and each tree's part a slice of it.
+buffer class). Only the memo and the subexpression table start afresh with each
+tree, so each tree's nodes are exactly those of a recording of its own, and the
+tables, rows numbered across the batch, are already what ``schedule.merge`` makes
+of the trees' recordings in that order. ``split`` makes them a :class:`Batch`
+(one array per signature) and one :class:`BatchRecording` per tree: its counts and
+roots made local at once, its nodes (``packed``) only when read, a slice of the
+batch's arrays with the rows the earlier trees took subtracted per class. A plan
+of exactly the batch's trees in order (``merge`` of a fresh batch) takes the
+batch's arrays as they are (:meth:`Batch.merged`); the per-tree cache keeps the
+recordings, and a later batch that mixes them with others merges their slices.
 
-    recorder tables (rows numbered across the batch)       per tree
+    recorder tables (rows numbered across the batch)       per tree (when read)
     cell: [h, l, r, o, ...]  trees' nodes 0..n0, n0..n1  -> rows[n0:n1] - offsets[tree 1]
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from autograph.fold.recording import Recording, _column
+
+
+class Batch:
+    """The nodes of a batch's trees, numbered across the batch: ``arrays[s]`` the
+    ``(rows (n, width), [data per argument])`` of signature ``sigs[s]``,
+    ``bounds[t][s]`` its nodes before tree ``t``, ``offsets[t, k]`` the rows of class
+    ``classes[k]`` before tree ``t``, ``roots[t]`` tree ``t``'s root rows (a list: the
+    trees' results may differ in structure, which ``merge`` refuses)."""
+
+    def __init__(self, sigs, arrays, bounds, classes, offsets, totals, roots):
+        self.sigs = sigs
+        self.arrays = arrays
+        self.bounds = bounds
+        self.classes = classes
+        self.column = {cls: k for k, cls in enumerate(classes)}
+        self.offsets = offsets
+        self.totals = totals
+        self.roots = roots
+
+    def packed(self, t):
+        """Tree ``t``'s nodes per signature, rows local to the tree (a
+        :attr:`Recording.packed`)."""
+        packed = {}
+        lower, upper = self.bounds[t], self.bounds[t + 1]
+        for s, sig in enumerate(self.sigs):
+            a, b = lower[s], upper[s]
+            if b > a:
+                rows, data = self.arrays[s]
+                columns = [self.column[cls] for cls in sig.in_classes + sig.out_classes]
+                local = rows[a:b].copy()
+                local[:, 1:] -= self.offsets[t, columns].astype(np.int32)
+                packed[sig] = (local, [d[a:b] for d in data])
+        return packed
+
+    def merged(self):
+        """``schedule.merge``'s nodes of all the batch's trees in order, from the
+        batch's arrays: per signature
+        (heights, inputs (values in, n), outputs (values out, n), data); the rows
+        per class; the roots numbered across the batch."""
+        merged = {}
+        for sig, (rows, data) in zip(self.sigs, self.arrays, strict=True):
+            if len(rows):
+                columns = rows.T.copy()     # column-major, as merge makes them
+                n_in = len(sig.in_classes)
+                merged[sig] = (columns[0], columns[1:1 + n_in], columns[1 + n_in:], data)
+        roots = np.array(self.roots, np.int32).reshape(len(self.roots), -1)
+        return merged, self.totals, roots
+
+
+class BatchRecording(Recording):
+    """Tree ``index`` of ``batch``: a :class:`Recording` whose nodes are cut from
+    the batch's arrays when first read."""
+
+    def __init__(self, batch, index, *args):
+        super().__init__(None, *args)
+        self.batch = batch
+        self.index = index
+
+    @functools.cached_property
+    def packed(self):
+        """Its nodes per signature, rows local to the tree."""
+        return self.batch.packed(self.index)
 
 
 def split(recorder, starts, ends, roots) -> list[Recording]:
@@ -44,36 +113,29 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
     class_counts = per_tree @ outputs                       # (trees, classes) rows
     offsets = np.cumsum(class_counts, axis=0) - class_counts
     arrays = []
-    for s, sig in enumerate(sigs):
+    for sig, n in zip(sigs, bounds[-1].tolist(), strict=True):
         nodes = recorder.nodes[sig]
-        n = int(bounds[-1, s])
         rows = np.fromiter(nodes.rows, np.int32, n * sig.width).reshape(n, sig.width)
-        if n_trees > 1 and n:
-            columns = [column[cls] for cls in sig.in_classes + sig.out_classes]
-            rows[:, 1:] -= np.repeat(offsets[:, columns].astype(np.int32), per_tree[:, s],
-                                     axis=0)
         k = len(sig.data_avals)     # the data of each node, flat: k numbers per node
         data = [_column(nodes.data if k == 1 else nodes.data[j::k], aval, n)
                 for j, aval in enumerate(sig.data_avals)]
         arrays.append((rows, data))
-    recordings = []
-    count_lists, offset_lists, bound_lists = class_counts.tolist(), offsets.tolist(), \
-        bounds.tolist()
     class_index = registry.class_index      # the trees' count vectors, made at once
     for cls in classes:
         class_index.setdefault(cls, len(class_index))
+    total = class_counts.sum(axis=0).tolist()
+    totals = {cls: n for cls, n in sorted(zip(classes, total, strict=True),
+                                          key=lambda item: class_index[item[0]]) if n}
+    root_rows = [[idx for _, idx in tree_roots] for tree_roots, _ in roots]
+    batch = Batch(sigs, arrays, bounds.tolist(), classes, offsets, totals, root_rows)
     vectors = np.zeros((n_trees, len(class_index)), np.int64)
     vectors[:, [class_index[cls] for cls in classes]] = class_counts
+    recordings = []
+    count_lists, offset_lists = class_counts.tolist(), offsets.tolist()
     for t in range(n_trees):
-        packed = {}
-        for s, sig in enumerate(sigs):
-            a, b = bound_lists[t][s], bound_lists[t + 1][s]
-            if b > a:
-                rows, data = arrays[s]
-                packed[sig] = (rows[a:b], [d[a:b] for d in data])
         counts = {cls: n for cls, n in zip(classes, count_lists[t], strict=True) if n}
         tree_roots, treedef = roots[t]
         local = [(cls, idx - offset_lists[t][column[cls]]) for cls, idx in tree_roots]
-        recordings.append(Recording(packed, counts, local, treedef, class_index,
-                                    registry.root_keys, vectors[t]))
+        recordings.append(BatchRecording(batch, t, counts, local, treedef, class_index,
+                                         registry.root_keys, vectors[t]))
     return recordings

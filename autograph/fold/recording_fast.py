@@ -44,7 +44,6 @@ import itertools
 
 from autograph.fold.recording import (
     _BUILTINS,
-    _IDX,
     _RUNNING,
     Nodes,
     Param,
@@ -184,7 +183,12 @@ class FastRecorder(Recorder):
         return writer(values, data, data_keys)
 
     def _writer(self, sig):
-        """``Recorder._node`` for the nodes of ``sig``, its tables bound."""
+        """``Recorder._node`` for the nodes of ``sig``, its tables bound; only a
+        node without placeholder inputs (a leaf) is looked up in the subexpression
+        table. An inner call repeated on the same inputs is a second node computing
+        the same values (as the Python recursion computes them twice): sharing a
+        subtree is the memo's job (one step per tree node), and the table's key,
+        lookup and entry per inner node cost more than the few repeats it finds."""
         nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
         new = object.__new__
@@ -192,10 +196,11 @@ class FastRecorder(Recorder):
         has_data = bool(sig.data_avals)
 
         def write(values, data, data_keys):
-            key = (sig, *map(_IDX, values), *data_keys)     # as Recorder._node's
-            hit = cse.get(key, MISS)
-            if hit is not MISS:
-                return hit
+            if not values:      # a leaf: looked up (as Recorder._node's key), see above
+                key = (sig, *data_keys)
+                hit = cse.get(key, MISS)
+                if hit is not MISS:
+                    return hit
             height = 0
             for v in values:
                 if v.height >= height:
@@ -213,7 +218,8 @@ class FastRecorder(Recorder):
             if has_data:    # kept: the key holds the ids of arrays among them
                 datas.extend(data)      # flat: recording_batch.split takes every k-th
             result = build(outs)
-            cse[key] = result
+            if not values:
+                cse[key] = result
             return result
 
         return write

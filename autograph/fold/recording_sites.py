@@ -221,10 +221,7 @@ def _node_binder(f, sig, pattern):
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [
         *[f"{i} = {v}.idx" for i, v in zip(idx, values, strict=True)],
-        f"key = {key}",
-        "hit = cse_get(key, MISS)",
-        "if hit is not MISS:",
-        "    return hit",
+        *_cse_lookup(key, values),
         *_height(values),
         *[f"o{j} = next(c{j})" for j in range(n_out)],
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
@@ -232,10 +229,24 @@ def _node_binder(f, sig, pattern):
         *_data(data),
         *[f"r{j} = new(OUT{j}); r{j}.idx = o{j}; r{j}.height = h"
           for j in range(n_out)],     # Value(...) without its __new__ frame
-        f"result = cse[key] = {_build(sig, n_out)}",
-        "return result"]]
+        *_cse_store(_build(sig, n_out), values)]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
+
+
+def _cse_lookup(key, values):
+    """The subexpression table's lookup: for a call without placeholder inputs
+    only (a leaf, ``leaf(p, word)``); see ``recording_fast.FastRecorder._writer``."""
+    if values:
+        return []
+    return [f"key = {key}", "hit = cse_get(key, MISS)", "if hit is not MISS:",
+            "    return hit"]
+
+
+def _cse_store(build, values):
+    if values:
+        return [f"return {build}"]
+    return [f"result = cse[key] = {build}", "return result"]
 
 
 def _data(data):

@@ -207,7 +207,9 @@ def merge(recordings):
 
     Vectorised over the trees: each recording holds its rows per signature packed
     (height, input rows, output rows) and its row counts by class number, so a
-    signature's rows are one concatenation plus every row's tree's offsets."""
+    signature's rows are one concatenation plus every row's tree's offsets. The
+    trees of one recorded batch, all and in order, are its tables as they are
+    (``recording_batch.Batch.merged``)."""
     first = recordings[0]
     root_treedef, root_classes = first.root_treedef, first.root_classes
     for rec in recordings:
@@ -215,6 +217,13 @@ def merge(recordings):
             raise ConversionError(
                 "autograph.fold: the trees of a batch return different structures "
                 f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
+    batch = first.batch
+    if (batch is not None and len(recordings) == len(batch.roots)
+            and all(rec.batch is batch and rec.index == t
+                    for t, rec in enumerate(recordings))):
+        # a fresh batch's trees, in the order recorded (their structures checked
+        # above): the recorder's tables are this merge already (recording_batch.Batch)
+        return (*batch.merged(), root_treedef, root_classes)
     width = len(first.class_index)
     vectors = [rec.count_vector for rec in recordings]
     if any(len(v) != width for v in vectors):     # recorded before a class was added

@@ -11,7 +11,8 @@ import pytest
 
 import autograph
 from autograph.fold import recording_fast, rewrite
-from autograph.fold.recording import Recorder, Registry
+from autograph.fold.recording import Recorder, Recording, Registry
+from autograph.fold.schedule import merge
 from tests.fold import trees as T
 from tests.fold.test_recording_fast import (
     avals,
@@ -161,3 +162,41 @@ def test_recursion_steps_in_the_copys_own_frame_record_the_same(params, fn, step
             assert same_recording(general, fast)
     expected = jnp.stack([fn(rnn, t) for t in trees])
     np.testing.assert_allclose(autograph.fold(fn)(rnn, trees), expected, rtol=1e-5)
+
+
+def _plain(recording, registry):
+    """The same recording, not tied to its batch (merged by slices)."""
+    return Recording(recording.packed, recording.counts, recording.roots,
+                     recording.root_treedef, recording.class_index, registry.root_keys)
+
+
+def _same_merge(a, b):
+    (nodes_a, totals_a, roots_a, def_a, classes_a), (nodes_b, totals_b, roots_b, def_b,
+                                                     classes_b) = a, b
+    if (totals_a, def_a, classes_a) != (totals_b, def_b, classes_b) or not np.array_equal(
+            roots_a, roots_b) or roots_a.dtype != roots_b.dtype or nodes_a.keys() != nodes_b.keys():
+        return False
+    return all(np.array_equal(x, y) and x.dtype == y.dtype
+               for sig in nodes_a for x, y in zip(
+                   [*nodes_a[sig][:3], *nodes_a[sig][3]], [*nodes_b[sig][:3], *nodes_b[sig][3]],
+                   strict=True))
+
+
+@pytest.mark.parametrize("model", ["encode", "helpers", "leafy_branch"])
+def test_a_fresh_batch_merges_as_its_trees_recordings_merge(params, model):
+    # a fresh batch's plan takes the recorder's tables whole (recording_batch.Batch);
+    # the same trees' recordings cut from it, or a part of the batch, merge by slices
+    fn = {"encode": T.encode, "helpers": helpers, "leafy_branch": leafy_branch}[model]
+    p = params["lstm"] if model == "encode" else params["rnn"]
+    rng = random.Random(11)
+    trees = ([T.Node(word=w) for w in (1, 2, 3)] if model == "leafy_branch" else []) + [
+        T.chain_tree(6, 50), shared_tree(rng), *T.random_batch(rng, 6, 1, 20, vocab=50)]
+    registry = Registry(avals(p))
+    batch = recording_fast.record_batch(registry, fn, trees)
+    plain = [_plain(r, registry) for r in batch]
+    assert _same_merge(merge(batch), merge(plain))
+    assert _same_merge(merge(batch[1:]), merge(plain[1:]))
+    assert _same_merge(merge(batch[::-1]), merge(plain[::-1]))
+    again = recording_fast.record_batch(registry, fn, trees[:3])
+    mixed = [again[0], batch[1], again[2]]
+    assert _same_merge(merge(mixed), merge([_plain(r, registry) for r in mixed]))

@@ -25,10 +25,14 @@ def avals(p):
 
 
 def same_recording(a, b):
-    """Whether two recordings have the same nodes, rows, data, counts and roots."""
-    if a.counts != b.counts or a.roots != b.roots or a.root_treedef != b.root_treedef:
+    """Whether two recordings have the same nodes, rows, data, counts and roots once
+    each is reduced to one node per distinct call (``canonical``): the fast path
+    looks up only leaf calls in its subexpression table, the general recorder every
+    call."""
+    a_counts, a_roots, a_packed = canonical(a)
+    b_counts, b_roots, b_packed = canonical(b)
+    if a_counts != b_counts or a_roots != b_roots or a.root_treedef != b.root_treedef:
         return False
-    a_packed, b_packed = by_callee(a), by_callee(b)
     if a_packed.keys() != b_packed.keys():     # (in the order of their registry's numbers)
         return False
     for sig, (rows, data) in a_packed.items():
@@ -39,6 +43,52 @@ def same_recording(a, b):
                    for x, y in zip(data, other_data, strict=True)):
             return False
     return True
+
+
+def canonical(recording):
+    """The recording with every repeated call (same signature, same input rows once
+    reduced, same data) folded into its first node, rows renumbered densely in
+    their order: (counts, roots, packed by callee)."""
+    packed = by_callee(recording)
+    sigs = {key: sig for sig in recording.packed
+            for key in [(sig.callee, sig.treedef, sig.kinds)]}
+    nodes = []          # (height, signature key, first output row, node index)
+    for key, (rows, _) in packed.items():
+        n_in = len(sigs[key].in_classes)
+        nodes += [(int(r[0]), id(sigs[key]), int(r[1 + n_in]), key, i)
+                  for i, r in enumerate(rows)]
+    nodes.sort(key=lambda node: node[:3])       # inputs first, repeats in their order
+    target, seen, kept = {}, {}, {key: [] for key in packed}
+    for _, _, _, key, i in nodes:
+        sig, (rows, data) = sigs[key], packed[key]
+        n_in = len(sig.in_classes)
+        inputs = tuple(target.get((c, r), (c, r)) for c, r in
+                       zip(sig.in_classes, rows[i, 1:1 + n_in].tolist(), strict=True))
+        outs = list(zip(sig.out_classes, rows[i, 1 + n_in:].tolist(), strict=True))
+        first = seen.setdefault((key, inputs, tuple(d[i].tobytes() for d in data)), outs)
+        if first is outs:
+            kept[key].append(i)
+        else:
+            target.update(zip(outs, first, strict=True))
+    dense, counts = {}, {}          # a kept row's new number, in its class's order
+    for c, n in recording.counts.items():
+        for r in range(n):
+            if (c, r) not in target:
+                dense[(c, r)] = counts.get(c, 0)
+                counts[c] = dense[(c, r)] + 1
+    for row, first in target.items():
+        dense[row] = dense[first]
+    out = {}
+    for key, idx in kept.items():
+        idx.sort()                  # in the order they were made
+        sig, (rows, data) = sigs[key], packed[key]
+        classes = sig.in_classes + sig.out_classes
+        new = rows[idx].copy()
+        for j, c in enumerate(classes):
+            new[:, 1 + j] = [dense[(c, r)] for r in new[:, 1 + j].tolist()]
+        out[key] = (new, [d[idx] for d in data])
+    roots = [(c, dense[(c, r)]) for c, r in recording.roots]
+    return counts, roots, out
 
 
 def by_callee(recording):
