@@ -587,15 +587,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
-            traced[:] = inner
-            if final:   # Python-int counters leave the loop as Python ints
-                out = tuple(final.get(k, v) for k, v in enumerate(out))
-            if not lowering.exact:
-                _check_starts_fit(given, out, spec)
-            return out if staging is None else staging.as_lists(out)
         except TypeError as e:
-            if getattr(e, "unfit_start", False):   # (_check_starts_fit's own)
-                raise
             # JAX's error names an output position: one abstract iteration names the
             # variable (traced only on this error path).
             once = _IterationOutputs.of(lowering.step, start, item)
@@ -611,6 +603,12 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             _raise_for_carry_change(once, start, spec)
             _raise_for_uncarriable(once, spec)
             raise
+        traced[:] = inner
+        if final:   # Python-int counters leave the loop as Python ints
+            out = tuple(final.get(k, v) for k, v in enumerate(out))
+        if not lowering.exact:
+            _check_starts_fit(given, out, spec)
+        return out if staging is None else staging.as_lists(out)
 
     # The order every staged region follows (staged_region.py): watch, open, lift
     # (one abstract probe for the variables unbound before the loop, then lists),
@@ -696,7 +694,6 @@ def _check_starts_fit(given, out, spec):
         f"'{spec.names[k]}' is {value!r}, which a {kind} start cannot hold; start it as "
         f"an array of that dtype, or with a value in its range.",
         ("before the loop", "after an iteration"))
-    error.unfit_start = True
     raise error
 
 

@@ -15,7 +15,9 @@ carried)`` takes a signature of the mutable Python objects the body can reach
 (what its closure cells and the globals its code names hold, and, through the
 user's functions found there, theirs: ``list``/``dict``/``set``/``deque``/
 ``bytearray`` by length and the identity of their items, iterators by position,
-writeable NumPy arrays of up to 64 KiB by their bytes: a helper's ``a[i] = 1``
+writeable NumPy arrays of up to 64 KiB by their bytes, the plain objects such a
+list or dict holds by their attributes (``for p in ps: p.x = ...``; plain objects
+the body reaches directly are carried instead, ``carried_state.py``): a helper's ``a[i] = 1``
 in a staged branch writes whatever the condition; random number generators by their
 state, ``random``'s and ``np.random``'s own included: a draw happens once while
 tracing, not once per iteration),
@@ -31,6 +33,7 @@ profile hook, only then) or at the region's line.
 from __future__ import annotations
 
 import collections
+import itertools
 import random
 import sys
 import types
@@ -78,8 +81,9 @@ class Watch:
 
     def changed(self) -> list:
         """The watched objects whose signature differs from the one taken."""
-        return [Change(name, obj, _kind(obj)) for name, obj, sig, _ in self.entries
-                if _signature(obj) != sig]
+        return [Change(name, obj, _kind(obj)) for name, obj, sig, copy in self.entries
+                if (_ObjectState.signature(obj) if type(copy) is _ObjectState
+                    else _signature(obj)) != sig]
 
     def restore(self, changes) -> bool:
         """Put the ``changes``' objects back as they were; whether all could be."""
@@ -127,7 +131,49 @@ def watch(fns, carried=()) -> Watch:
                     value) or _is_watched_array(value) or isinstance(value, _RANDOM):
                 seen.add(id(value))
                 entries.append((name, value, _signature(value), _copy(value)))
+                if isinstance(value, (list, dict, collections.deque)):
+                    entries.extend(_held_objects(name, value, seen))
     return Watch(entries)
+
+
+def _held_objects(name, container, seen):
+    """Entries for the plain objects (a dataclass instance, say) a watched list or
+    dict holds: a body that sets their attributes (``for p in ps: p.x = ...``)
+    changes state the region does not carry, as an ``append`` would."""
+    from autograph.runtime.objects import is_plain_object
+
+    items = container.items() if isinstance(container, dict) else enumerate(container)
+    entries = []
+    for key, item in itertools.islice(items, _SMALL):
+        kind = type(item)
+        if kind in _NOT_OBJECTS or id(item) in seen or not hasattr(item, "__dict__") \
+                or not is_plain_object(item):
+            continue
+        seen.add(id(item))
+        entries.append((f"{name}[{key!r}]", item, _ObjectState.signature(item),
+                        _ObjectState(item)))
+    return entries
+
+
+_NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tuple})
+
+
+class _ObjectState:
+    """A plain object's attributes, as they were when its region started."""
+
+    __slots__ = ("attributes",)
+
+    def __init__(self, obj):
+        self.attributes = dict(vars(obj))
+
+    @staticmethod
+    def signature(obj):
+        return ("object", tuple((k, id(v)) for k, v in vars(obj).items()))
+
+    def put_back(self, obj):
+        attributes = vars(obj)
+        attributes.clear()
+        attributes.update(self.attributes)
 
 
 def _reachable(fn):
@@ -262,7 +308,9 @@ def _copy(value):
 def _put_back(obj, copy) -> bool:
     if copy is None:
         return False
-    if type(obj) is np.ndarray:
+    if type(copy) is _ObjectState:
+        copy.put_back(obj)
+    elif type(obj) is np.ndarray:
         obj[...] = copy
     elif isinstance(obj, random.Random):
         obj.setstate(copy)
@@ -302,7 +350,9 @@ def _kind(obj) -> str:
         return "generator"
     if isinstance(obj, _CONTAINERS):
         return type(obj).__name__
-    return "iterator"
+    if _is_iterator(obj):
+        return "iterator"
+    return f"{type(obj).__name__} object"
 
 
 def describe(changes) -> str:

@@ -4,6 +4,7 @@ ConversionError at the line that makes the change; never a change made once whil
 tracing."""
 
 import collections
+import dataclasses
 import logging
 import random
 
@@ -435,3 +436,50 @@ def test_subclasses_of_list_and_dict_are_watched_too():
         with pytest.raises(autograph.ConversionError, match="Counter 'counts'"):
             compiled(1.5)
     check(registers_in_a_static_loop, 1.0)   # a static loop runs unrolled
+
+
+@dataclasses.dataclass
+class Particle:
+    x: float
+
+
+def moves_held_particles_in_a_traced_while(g):
+    particles = [Particle(0.0)]
+    while g > 0:
+        for p in particles:
+            p.x = p.x - 1.0
+        g = g - 1.0
+    return particles[0].x
+
+
+def moves_held_particles_in_a_traced_if(g):
+    particles = [Particle(0.0)]
+    for i in range(3):
+        if g > i:
+            for p in particles:
+                p.x = p.x - 1.0
+    return particles[0].x
+
+
+def moves_held_particles_in_a_static_loop(g):
+    particles = {"a": Particle(0.0)}
+    for _ in range(3):
+        for p in particles.values():
+            p.x = p.x - g
+    return particles["a"].x
+
+
+def test_plain_objects_a_watched_list_or_dict_holds_are_watched_by_their_attributes():
+    """A body that sets attributes of objects a list holds (``for p in ps: p.x =
+    ...``) changed them once while tracing: a traced ``while`` gave -1.0 where Python
+    gives -3.0, a staged ``if`` moved them whatever its condition. Refused now at the
+    region's line; a static loop runs unrolled (Python's values)."""
+    assert autograph.convert(moves_held_particles_in_a_traced_while)(2.5) == -3.0
+    assert autograph.convert(moves_held_particles_in_a_traced_if)(0.5) == -1.0
+    for fn in (moves_held_particles_in_a_traced_while, moves_held_particles_in_a_traced_if):
+        for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+            with pytest.raises(autograph.ConversionError,
+                               match=r"test_side_effects.py:\d+: .*Particle object "
+                                     r"'particles\[0\]'"):
+                compiled(0.5)
+    check(moves_held_particles_in_a_static_loop, 0.7)
