@@ -170,7 +170,7 @@ def is_valid(program: Program, all_inputs) -> bool:
     overflow raising: then int32/float32 under JAX cannot change its results."""
     namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np,
                  "operator": operator, "random": random, "collections": collections,
-                 "contextlib": contextlib, "autograph": autograph}
+                 "contextlib": contextlib, "types": types, "autograph": autograph}
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)

@@ -68,7 +68,8 @@ PRELUDE = {"directives": "from autograph import set_loop_options",
            "silent_numpy_writes": "import numpy as np",
            "silent_side_effects": "import collections\nimport random",
            "silent_strong_join": "import jax.numpy as jnp",
-           "silent_with_suppress": "import contextlib"}
+           "silent_with_suppress": "import contextlib",
+           "silent_held_objects": "import types"}
 # No loop whose trip count is traced runs more than 6 times here (counters and
 # ranges are small; static trip counts ignore the bound), so these
 # bounds never cut a loop short.

@@ -69,6 +69,11 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   program's values) in a ``with contextlib.suppress(ValueError)``: the context
   manager discarded the raise of tracing for every input, or the compiled check
   raised where Python suppresses (out12). No probe: refused now.
+- ``silent_held_objects``: objects a list holds (``types.SimpleNamespace``) whose
+  attributes a loop over the list sets, inside an ``if`` or a ``while`` on the
+  program's values (set once while tracing, whatever the condition or trip count:
+  refused now, side_effects.watch) or a static ``for`` (unrolled: Python's values).
+  No probe: checked on its own.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ from __future__ import annotations
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
          "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise",
-         "with_suppress")
+         "with_suppress", "held_objects")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -442,6 +447,21 @@ class SilentFeatures:
         body = [*body, f"{v} = ({v} + {w} + 1) % 97"]
         manager = "contextlib.suppress(ValueError, AssertionError)"
         return setup + [f"with {manager}:", body]
+
+    def _held_objects(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        held, item = f"sv_ho{k}", f"sv_hi{k}"
+        setup = [f"{held} = [types.SimpleNamespace(a={v} % 7), types.SimpleNamespace(a=2)]"]
+        move = [f"for {item} in {held}:", [f"{item}.a = ({item}.a + {w} + 1) % 97"]]
+        form = r.choice(("if", "while", "for"))
+        if form == "if":
+            body = [f"if {self._cond()}:", move]
+        elif form == "while":
+            count = f"sv_hc{k}"
+            body = [f"{count} = {w} % 3", f"while {count} > 0:", [*move, f"{count} = {count} - 1"]]
+        else:
+            body = [f"for sv_hr{k} in range({r.randint(1, 3)}):", move]
+        return setup + body + [f"{v} = ({v} + {held}[0].a + {held}[1].a) % 97"]
 
     def _decided_raise(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()

@@ -64,3 +64,13 @@ def test_raises_under_a_suppressing_with_are_refused_not_discarded():
     assert sum("silent_with_suppress" in p.kinds for p in programs) >= 10
     silent = [m for m in mismatches if m.silent and not m.known]
     assert not silent, "\n".join(str(m) for m in silent[:3])
+
+
+def test_objects_a_list_holds_set_in_a_staged_region_are_refused_not_set_once():
+    # No probe (the if and while forms are refusals): checked here. Before the fix
+    # the attributes were set once while tracing, whatever the condition or trips.
+    programs, mismatches = harness.fuzz(1300, 40, compile_every=10,
+                                        features=frozenset({"silent_held_objects"}))
+    assert sum("silent_held_objects" in p.kinds for p in programs) >= 10
+    silent = [m for m in mismatches if m.silent and not m.known]
+    assert not silent, "\n".join(str(m) for m in silent[:3])
