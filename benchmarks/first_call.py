@@ -30,6 +30,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 import autograph
 from autograph import api
@@ -60,6 +61,26 @@ def _rnn_args():
     return params, jnp.asarray(rng.normal(size=(20, 4, 8)), jnp.float32)
 
 
+def counted_sum(x):
+    """A sum over a 100-step Python range with a Python-int counter beside it: the
+    loop's probe judges the counter for int32 overflow (``runtime/int_overflow.py``)."""
+    total = jnp.zeros((), x.dtype)
+    count = 0
+    for i in range(100):
+        total = total + x[i] * count
+        count += 1
+    return total, count
+
+
+def counted_sum_lax(x):
+    """:func:`counted_sum` as ``lax.fori_loop``, the counter carried as an int32."""
+    def body(i, carry):
+        total, count = carry
+        return total + x[i] * count, count + 1
+
+    return lax.fori_loop(0, 100, body, (jnp.zeros((), x.dtype), 0))
+
+
 CASES = (
     Case("collatz", programs.collatz, programs.collatz_lax, lambda: (jnp.int32(27),)),
     Case("triangle_sum", programs.triangle_sum, programs.triangle_sum_lax,
@@ -72,6 +93,8 @@ CASES = (
     Case("row_sum", programs.row_sum, programs.row_sum_lax,
          lambda: (jnp.asarray(np.random.default_rng(0).normal(size=(500, 10)),
                               jnp.float32),)),
+    Case("counted_sum", counted_sum, counted_sum_lax,
+         lambda: (jnp.linspace(0.0, 1.0, 100, dtype=jnp.float32),)),
 )
 
 

@@ -139,11 +139,24 @@ def _bind(pred, true, false, functions, operands, spare):
     if is_batched(pred):
         out = staged.select_now(pred, *consts, leaves)
     elif (true_jaxpr.effects or false_jaxpr.effects
-          or _has_loop(true_jaxpr.jaxpr) or _has_loop(false_jaxpr.jaxpr)):
+          or _has_loop(true_jaxpr.jaxpr) or _has_loop(false_jaxpr.jaxpr)
+          or (not spare and _integer_scalars(true_jaxpr, false_jaxpr))):
         out = staged.cond(pred, *consts, leaves)
     else:
         out = staged(pred, *consts, leaves)
     return tree_util.tree_unflatten(out_tree, out)
+
+
+def _integer_scalars(true, false) -> bool:
+    """Whether both branches (closed jaxprs) take only scalars, constants included,
+    and no value in or out is of a floating type. JAX's own batching of such a
+    ``cond`` is the select the ``custom_vmap`` rule writes: it broadcasts only
+    scalars to the batch, and no tangent reaches it (collatz's ``if``). It stays a
+    plain ``cond``: one equation and one trace less, and none to lower."""
+    if _differentiable(true) or _differentiable(false):
+        return False
+    return all(v.aval.shape == () for closed in (true, false)
+               for v in (*closed.jaxpr.constvars, *closed.jaxpr.invars))
 
 
 def _weak_only(true_avals, false_avals):
@@ -284,17 +297,22 @@ class _StagedIf:
     def __init__(self, true_jaxpr, false_jaxpr, spare):
         self.jaxprs = {True: true_jaxpr, False: false_jaxpr}
         self.spare = spare
+
+    @functools.cached_property
+    def function(self):
+        """The ``custom_vmap`` (in a ``custom_jvp`` where a value is of a floating
+        type), built only for the ``if`` that is bound through it."""
         primal = jax.custom_batching.custom_vmap(_described(self.cond, _PRIMAL_DEBUG))
         primal.def_vmap(_described(self._vmap_rule, _RULE_DEBUG))
-        if not (_differentiable(true_jaxpr) or _differentiable(false_jaxpr)):
+        if not (_differentiable(self.jaxprs[True]) or _differentiable(self.jaxprs[False])):
             # Integers and booleans only, in and out: every tangent reaching it is a
             # symbolic zero, which JAX's JVP and linearize pass by without a rule, so
-            # no custom_jvp is needed (one equation and its trace less: collatz).
-            self.function = primal
-            return
+            # no custom_jvp is needed (one equation and its trace less).
+            return primal
         primal.__fun_debug_info__ = _JVP_PRIMAL_DEBUG
-        self.function = jax.custom_jvp(primal)
-        self.function.defjvp(_described(self._jvp, _JVP_DEBUG))
+        function = jax.custom_jvp(primal)
+        function.defjvp(_described(self._jvp, _JVP_DEBUG))
+        return function
 
     def __call__(self, pred, true_consts, false_consts, leaves):
         return self.function(pred, true_consts, false_consts, leaves)

@@ -26,17 +26,37 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from autograph.errors import ConversionError
+from autograph.runtime.trace_context import FRAMES, current_trace, pushed
 
 _guard_p = Primitive("autograph_reverse_guard")
 
 
 def reverse_guard(tree, where, construct: str):
     """``tree`` unchanged; transposing it (reverse-mode differentiation of the loop
-    that produced it) raises a ``ConversionError`` at ``where``."""
+    that produced it) raises a ``ConversionError`` at ``where``. Nothing is bound
+    where the loop is traced straight into the body of a guarded loop
+    (``guarded_body``): no value leaves that body but through the outer loop's
+    results, whose guard is transposed first and speaks for both."""
+    bodies = FRAMES.guarded_bodies
+    if bodies and any(body is current_trace() for body in bodies):
+        return tree
     loop = _GuardedLoop(construct, getattr(where, "filename", None),
                         getattr(where, "lineno", None))
     return jax.tree_util.tree_map(
         lambda leaf: _guard_p.bind(leaf, loop=loop) if _is_inexact(leaf) else leaf, tree)
+
+
+def guarded_body(body_fun):
+    """``body_fun``, the body of an unbounded loop whose results go through
+    ``reverse_guard``: while JAX traces it, loops traced straight into it (not
+    through a ``cond``, a ``jit`` or another transformation, each its own trace)
+    bind no guard of their own. Such a loop cannot be transposed without the outer
+    one, which never is (its guard raises first), so theirs would never speak:
+    one equation less per nested loop (triangle_sum's inner ``for``)."""
+    def body(*args):
+        with pushed(FRAMES.guarded_bodies, current_trace()):
+            return body_fun(*args)
+    return body
 
 
 @dataclasses.dataclass(frozen=True)

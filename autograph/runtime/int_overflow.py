@@ -315,18 +315,23 @@ class _Program:
         """The value of every output of the jaxpr the steps compute from ``inputs``
         (by variable); the first ``_Wrapped`` value the program observes; or None
         where a rule gives up."""
+        plan = self._planned() if self._plan is None else self._plan
+        wrapped_any = any(type(value) is _Wrapped for value in inputs.values())
+        if not wrapped_any:
+            try:
+                return self._fast(inputs)
+            except Exception:  # noqa: BLE001 - a value out of range, a rule's signal...
+                pass   # ...: the steps again, one by one, say what it was
         env = dict(inputs)
-
-        def read(v):
-            return _literal(v) if isinstance(v, Literal) else env[v]
-
-        for rule, ins, outs, bounds in self.steps:
-            args = [read(v) for v in ins]
-            wrapped = _wrapped_input(rule, args)
-            if wrapped is not None:
-                for v in outs:
-                    env[v] = wrapped
-                continue
+        for rule, ins, outs, bounds in plan:
+            # A literal is given as itself: (None, value); a variable as (var, _READ).
+            args = [env[v] if value is _READ else value for v, value in ins]
+            if wrapped_any:
+                wrapped = _wrapped_input(rule, args)
+                if wrapped is not None:
+                    for v in outs:
+                        env[v] = wrapped
+                    continue
             try:
                 results = rule(*args)
             except (_GiveUp, ZeroDivisionError):
@@ -336,11 +341,87 @@ class _Program:
             if type(results) is not tuple:
                 results = (results,)
             for v, r, bound in zip(outs, results, bounds, strict=True):
-                env[v] = r if bound is None or bound[0] <= r <= bound[1] else _Wrapped(r)
-        for v in self.observed:
-            if type(env.get(v)) is _Wrapped:
-                return env[v]
-        return {k: read(v) for k, v in enumerate(self.outvars) if self._known(v)}
+                if bound is not None and not bound[0] <= r <= bound[1]:
+                    r = _Wrapped(r)
+                    wrapped_any = True
+                env[v] = r
+        if wrapped_any:
+            for v in self.observed:
+                if type(env.get(v)) is _Wrapped:
+                    return env[v]
+        return {k: env[v] if value is _READ else value for k, v, value in self._outputs}
+
+    _plan = None
+
+    def _planned(self):
+        """The steps with each literal input read once (``(None, value)``; a
+        variable ``(var, _READ)``), and the outputs the steps compute likewise:
+        ``run`` reads no ``Literal`` (an array) per step and iteration."""
+        def spec(v):
+            return (None, _literal(v)) if isinstance(v, Literal) else (v, _READ)
+
+        self._plan = [(rule, [spec(v) for v in ins], outs, bounds)
+                      for rule, ins, outs, bounds in self.steps]
+        self._outputs = [(k, *spec(v)) for k, v in enumerate(self.outvars) if self._known(v)]
+        self._fast = _compiled(self._plan, self._outputs)
+        return self._plan
+
+
+def _compiled(plan, outputs):
+    """``plan`` (``_Program._planned``) as one Python function of the inputs (by
+    variable) giving the outputs, for the common case: every value within its
+    dtype's range and no rule signalling. It raises on anything else (``_Slow``,
+    a rule's own signal), and ``run`` then takes the steps one by one. A loop's
+    counters are judged iteration after iteration (a hundred runs of the same
+    steps): as local variables, not a dictionary of JAX variables, a step costs a
+    call and a comparison."""
+    names, lines, reads, refs = {}, [], [], []
+    fresh = itertools.count()
+
+    def ref(value):
+        refs.append(value)
+        return f"_r[{len(refs) - 1}]"
+
+    def name(v):
+        if v not in names:
+            names[v] = f"v{next(fresh)}"
+            reads.append(f"    {names[v]} = env[{ref(v)}]")
+        return names[v]
+
+    for rule, ins, outs, bounds in plan:
+        args = ", ".join(name(v) if value is _READ else ref(value) for v, value in ins)
+        lines.append(f"    r = {ref(rule)}({args})")
+        if len(outs) == 1:
+            lines.append("    if type(r) is tuple: (r,) = r")
+            results = ["r"]
+        else:
+            lines.append(f"    ({', '.join(f'r{i}' for i in range(len(outs)))},) = r")
+            results = [f"r{i}" for i in range(len(outs))]
+        for v, result, bound in zip(outs, results, bounds, strict=True):
+            if bound is not None:
+                lines.append(f"    if not {bound[0]} <= {result} <= {bound[1]}: raise _Slow")
+            names[v] = f"v{next(fresh)}"
+            lines.append(f"    {names[v]} = {result}")
+    body = ", ".join(f"{k}: {name(v) if value is _READ else ref(value)}"
+                     for k, v, value in outputs)
+    source = "\n".join(["def fast(env):", *reads, *lines, f"    return {{{body}}}"])
+    scope = {"_r": refs, "_Slow": _Slow}
+    exec(_code(source), scope)  # noqa: S102 - our own steps
+    return scope["fast"]
+
+
+@functools.lru_cache(maxsize=256)
+def _code(source):
+    """``source`` compiled (a loop traced again, or one like it, has the same steps'
+    source: only their references differ)."""
+    return compile(source, "<int_overflow steps>", "exec")
+
+
+class _Slow(Exception):  # noqa: N818 - a signal inside _compiled's function
+    """A value left its range: ``_Program.run`` takes the steps one by one."""
+
+
+_READ = object()   # (in a planned step) the input is a variable, read from the values
 
 
 def _wrapped_input(rule, args):
@@ -354,10 +435,17 @@ def _wrapped_input(rule, args):
 
 def _scalar_int(aval) -> bool:
     dtype = getattr(aval, "dtype", None)
-    return getattr(aval, "shape", None) == () and dtype is not None and (
-        np.issubdtype(dtype, np.signedinteger) or dtype == np.bool_)
+    return getattr(aval, "shape", None) == () and dtype is not None and _int_kind(dtype)
 
 
+@functools.cache
+def _int_kind(dtype) -> bool:
+    """Whether ``dtype`` is a signed integer's or bool's (cached: NumPy's subtype test
+    costs microseconds, and every equation of every probed loop asks)."""
+    return np.issubdtype(dtype, np.signedinteger) or dtype == np.bool_
+
+
+@functools.cache
 def _bounds(dtype):
     """``(low, high)`` of an integer dtype; None for bool."""
     if dtype == np.bool_:

@@ -77,7 +77,7 @@ from autograph.runtime.abstract import (
     unfit_python_scalar,
 )
 from autograph.runtime.conditionals import _staged_cond, predicate
-from autograph.runtime.differentiation import checkpointed, reverse_guard
+from autograph.runtime.differentiation import checkpointed, guarded_body, reverse_guard
 from autograph.runtime.iterables import Scanned
 from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import NO_OBSTACLES, StagingObstacles, check_carriable
@@ -759,7 +759,7 @@ def _staged_while(loop_test, loop_body, state, spec):
 
     def run(state):
         if spec.maximum_iterations is None:
-            out = lax.while_loop(cond_fun, body_fun, state)
+            out = lax.while_loop(cond_fun, guarded_body(body_fun), state)
             return reverse_guard(out, spec.where, spec.construct)
         return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
 
@@ -840,8 +840,8 @@ def _range_loop(rng, loop_body, count, spec) -> _Lowering:
             return lax.fori_loop(lower, upper, body_fun, state)
         if trip_count is not None:  # maximum_iterations: a bounded loop
             return _bounded_range(lower, upper, body_fun, state, trip_count)
-        return reverse_guard(lax.fori_loop(lower, upper, body_fun, state), spec.where,
-                             "for loop over a traced range")
+        out = lax.fori_loop(lower, upper, guarded_body(body_fun), state)
+        return reverse_guard(out, spec.where, "for loop over a traced range")
 
     unrolled = _unrolled(rng, loop_body, spec) if static else None
     if static or is_tracer(rng.start) or is_tracer(rng.step):
@@ -916,7 +916,7 @@ def _traced_range_until_exit(rng, loop_body, count, spec) -> _Lowering:
             _, out = _bounded_while(cond_fun, body_fun, (start, state),
                                     spec.maximum_iterations)
             return out
-        _, out = lax.while_loop(cond_fun, body_fun, (start, state))
+        _, out = lax.while_loop(cond_fun, guarded_body(body_fun), (start, state))
         return reverse_guard(out, spec.where, "for loop over a traced range")
 
     # Its lists stay Python lists (a list it grows fails as a carry change).

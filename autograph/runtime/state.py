@@ -12,7 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import tree_util
+from jax.extend.core import ClosedJaxpr
 
+from autograph.runtime.trace_context import trace_flat
 from autograph.runtime.tracing import types_of
 from autograph.runtime.undefined import Undefined, is_undefined, is_undefined_return
 
@@ -148,7 +150,7 @@ class HoleProbe:
             return {i: None if is_undefined(out[i]) else out[i] for i in holes}, kept
 
         try:
-            closed, (shapes, kept) = jax.make_jaxpr(one, return_shape=True)(defined, item)
+            closed, (shapes, kept) = _traced(one, (defined, item))
         except Exception as error:  # noqa: BLE001 - the staging path decides
             return cls(None, set(), error)
         # The jaxpr, for the loop's Python-int counters (int_overflow.py): its inputs
@@ -169,6 +171,26 @@ class HoleProbe:
             elif known_to_run:
                 filled[i] = tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shape)
         return tuple(filled)
+
+
+def _traced(fn, args):
+    """``jax.make_jaxpr(fn, return_shape=True)(*args)``: the closed jaxpr of ``fn`` over
+    the leaves of ``args`` and the shapes of its output, traced by
+    ``trace_context.trace_flat`` (JAX's own tracing, without the ``jit`` that
+    ``make_jaxpr`` builds around it, reading the function's signature each time:
+    a loop probed for its counters pays it once per trace)."""
+    leaves, in_tree = tree_util.tree_flatten(args)
+    avals = [jax.typeof(leaf) for leaf in leaves]
+    out_tree = []
+
+    def flat(*leaves):
+        out_leaves, tree = tree_util.tree_flatten(fn(*tree_util.tree_unflatten(in_tree, leaves)))
+        out_tree.append(tree)
+        return out_leaves
+
+    jaxpr, consts, out_avals = trace_flat(flat, avals)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in out_avals]
+    return ClosedJaxpr(jaxpr, consts), tree_util.tree_unflatten(out_tree[0], shapes)
 
 
 def through_unbound(stage, iteration, state, item, probe=None):

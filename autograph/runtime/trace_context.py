@@ -46,6 +46,7 @@ class _Frames(threading.local):
         self.staged_lists = 0             # lists: loops carrying staged lists
         self.modes = None                 # effects.using: print/assert modes, or default
         self.lending = None               # recursion.lend: id of the lending frame
+        self.guarded_bodies: list = []    # differentiation.guarded_body: body traces
 
 
 FRAMES = _Frames()

@@ -294,7 +294,8 @@ def test_a_while_with_a_batched_test_does_not_copy_its_constants():
 def test_an_integer_if_has_no_custom_jvp_and_keeps_its_values():
     converted = autograph.convert(collatz)
     primitives = primitive_counts(jax.make_jaxpr(converted)(jnp.int32(27)))
-    assert "custom_jvp_call" not in primitives and "custom_vmap_call" in primitives
+    # Integer scalars in and out: a plain cond, which JAX batches to the same select.
+    assert "custom_jvp_call" not in primitives and "custom_vmap_call" not in primitives
     ns = jnp.arange(1, 40, dtype=jnp.int32)
     expected = [collatz(int(n)) for n in ns]
     assert [int(converted(n)) for n in ns[:5]] == expected[:5]
@@ -302,6 +303,42 @@ def test_an_integer_if_has_no_custom_jvp_and_keeps_its_values():
     np.testing.assert_array_equal(jax.vmap(converted)(ns), expected)
     np.testing.assert_array_equal(jax.jit(jax.vmap(converted))(ns), expected)
     np.testing.assert_array_equal(jax.vmap(jax.jit(converted))(ns), expected)
+
+
+TABLE = jnp.arange(1, 2 * N + 1, dtype=jnp.int32).reshape(2, N)
+
+
+def pick_row(k):
+    """An integer if reading a closed-over integer matrix (not a scalar)."""
+    if k % 2 == 0:
+        row = TABLE[0] * k
+    else:
+        row = TABLE[1] - k
+    return row
+
+
+def walk_rows(k):
+    """:func:`pick_row`'s kind of if in a while loop, whose body a vmap batches later."""
+    row = TABLE[0]
+    while k > 0:
+        if k % 2 == 0:
+            row = row * 2
+        else:
+            row = row + TABLE[1]
+        k -= 1
+    return row
+
+
+def test_an_integer_if_over_an_array_is_a_custom_vmap_without_custom_jvp():
+    converted = autograph.convert(pick_row)
+    primitives = primitive_counts(jax.make_jaxpr(converted)(jnp.int32(3)))
+    assert "custom_jvp_call" not in primitives and "custom_vmap_call" in primitives
+    ks = jnp.arange(0, 7, dtype=jnp.int32)
+    expected = np.stack([np.asarray(pick_row(int(k))) for k in ks])
+    np.testing.assert_array_equal(jax.vmap(converted)(ks), expected)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(converted))(ks), expected)
+    np.testing.assert_array_equal(jax.vmap(jax.jit(converted))(ks), expected)
+    assert f"{7}x2x{N}" not in jax.jit(jax.vmap(jax.jit(converted))).lower(ks).as_text()
 
 
 def test_an_integer_if_inside_a_differentiated_function():
@@ -347,7 +384,7 @@ def _lowered_both_ways(fn, args, monkeypatch):
 def test_a_staged_if_lowered_from_its_jaxpr_is_what_jax_lowers(monkeypatch):
     if not batched_select._LOWERS_DIRECTLY:
         pytest.skip("the installed JAX lowers custom_vmap calls its own way only")
-    converted, rnn_converted = autograph.convert(collatz), autograph.convert(rnn)
+    converted, rnn_converted = autograph.convert(walk_rows), autograph.convert(rnn)
     ns = jnp.arange(1, 9, dtype=jnp.int32)
     cases = [(converted, (jnp.int32(27),)), (jax.vmap(converted), (ns,)),
              (jax.grad(loss(rnn_converted)), (SEQ,)), (rnn_converted, (SEQ[0],))]
@@ -356,6 +393,6 @@ def test_a_staged_if_lowered_from_its_jaxpr_is_what_jax_lowers(monkeypatch):
         assert direct == by_jax
     for fn, args in (cases[0], cases[3]):
         assert "custom_vmap_call" in primitive_counts(jax.make_jaxpr(fn)(*args))
-    assert jax.jit(converted)(jnp.int32(27)) == collatz(27)
+    np.testing.assert_array_equal(jax.jit(converted)(jnp.int32(27)), walk_rows(27))
     np.testing.assert_array_equal(jax.jit(jax.vmap(converted))(ns),
-                                  [collatz(int(n)) for n in ns])
+                                  np.stack([np.asarray(walk_rows(int(n))) for n in ns]))

@@ -290,6 +290,47 @@ def test_unbounded_traced_range_under_reverse_mode_names_the_loop():
     assert "maximum_iterations" in str(info.value)
 
 
+def nested_unbounded(x, n):
+    total = 0.0
+    for i in range(n):
+        for j in range(i):
+            total += x[i] * x[j]
+    return total
+
+
+def nested_outer_bounded(x, n):
+    total = 0.0
+    for i in range(n):
+        set_loop_options(maximum_iterations=8)
+        for j in range(i):
+            total += x[i] * x[j]
+    return total
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f, x, n: jax.jit(jax.grad(f))(x, n),
+    lambda f, x, n: jax.grad(jax.jit(f))(x, n),
+    lambda f, x, n: jax.vmap(jax.grad(jax.jit(f)), in_axes=(0, None))(x[None], n),
+    lambda f, x, n: jax.jit(jax.vjp(jax.jit(f), x, n)[1])(1.0),
+], ids=["jit_grad", "grad_jit", "vmap_grad_jit", "vjp_jit"])
+def test_a_loop_nested_in_an_unbounded_one_leaves_the_guard_to_it(transform):
+    """The inner loop binds no guard (one equation less); the outer loop's names it,
+    and once the outer loop is bounded the inner loop's guard speaks."""
+    from benchmarks.first_call import primitive_counts
+
+    x, n = jnp.linspace(0.0, 1.0, 8), jnp.int32(5)
+    for fn, line, guards in ((nested_unbounded, "for i in range(n)", 1),
+                             (nested_outer_bounded, "for j in range(i)", 1)):
+        converted = autograph.convert(fn)
+        counts = primitive_counts(jax.make_jaxpr(converted)(x, n))
+        assert counts["autograph_reverse_guard"] == guards
+        with pytest.raises(ConversionError) as info:
+            transform(converted, x, n)
+        assert f"{__file__}:{_line_of(fn, line)}" in str(info.value)
+        tangent = jax.jvp(lambda x, f=converted: f(x, n), (x,), (jnp.ones(8),))[1]
+        assert_close(tangent, jax.jvp(lambda x, f=fn: f(x, 5), (x,), (jnp.ones(8),))[1])
+
+
 def test_the_guard_costs_nothing_when_not_differentiated():
     """The compiled program of a converted unbounded loop is the hand-written one."""
     import re

@@ -235,3 +235,33 @@ def test_a_loop_whose_body_changes_python_objects_is_not_probed_for_counters():
     LOG.clear()
     autograph.convert(counted_with_helpers)(5)
     assert LOG == [0, 1, 2]
+
+
+def two_hashes(x):
+    a, b, acc = 0, 0, x
+    for i in range(60):
+        a = (a * 31 + i) % 1000003   # the same jitted remainder's jaxpr, called twice
+        b = (b * 17 + i) % 65521
+        acc = acc + x * i            # (a traced value: the loop is staged)
+    return acc + a, b
+
+
+def test_counters_through_a_shared_call_jaxpr_keep_python_values():
+    # The counters' steps run as one generated function (int_overflow._compiled):
+    # two calls of one jaxpr give each call's variables their own values.
+    got = jax.jit(autograph.convert(two_hashes))(jnp.int32(1))
+    assert_close(two_hashes(1), got)
+    out = autograph.convert(two_hashes)(1)
+    assert out == two_hashes(1) and type(out[1]) is int
+
+
+def test_a_counter_leaving_int32_is_found_past_the_fast_path():
+    def grows(x):
+        p, acc = 1, x
+        for _ in range(40):
+            p = p * 3   # 3**20 > 2**31: found by the steps one by one
+            acc = acc + x
+        return acc + p % 7
+
+    got = jax.jit(autograph.convert(grows))(jnp.int32(2))
+    assert int(got) == grows(2)
