@@ -757,11 +757,13 @@ def _compile(node, filename, runtime_name, original_code,
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
     code = _code_constant(factory_code, node.name)
-    helper_scopes = _helper_scopes(helpers)
     if named:
-        # (only the user's code nested in a helper loses the helper's part)
-        return code if helper_scopes is None else _requalify(code, name, name,
-                                                             helper_scopes)
+        # (only the user's code nested in a helper loses the helper's part: where
+        # every code object under the definition is a helper's, none is renamed)
+        if not helpers or _only_helpers_nested(code, helpers):
+            return code
+        return _requalify(code, name, name, _helper_scopes(helpers))
+    helper_scopes = _helper_scopes(helpers)
     code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
                       _qualname_prefix(original_code) + name, helper_scopes)
     return code.replace(co_name=name)
@@ -863,6 +865,20 @@ def _requalify(code, old: str, new: str, helper_scopes=None):
             a is b for a, b in zip(changes["co_consts"], code.co_consts, strict=True)):
         return code          # (nothing renamed in it or under it)
     return code.replace(**changes)
+
+
+def _only_helpers_nested(code, helpers) -> bool:
+    """Whether every code object nested in ``code`` (at any depth) is a generated
+    helper's (its name among ``helpers``): then ``_requalify`` of a top-level
+    function's code, whose helpers keep their qualified names, changes nothing."""
+    stack = [code]
+    while stack:
+        for const in stack.pop().co_consts:
+            if const.__class__ is types.CodeType:
+                if const.co_name not in helpers:
+                    return False
+                stack.append(const)
+    return True
 
 
 def _code_constant(code, name):
