@@ -492,11 +492,16 @@ class Transpiler:
                 names = locals_of[id(sub)] = local_names(sub)
                 local |= names
         bound = local | set(fn.__code__.co_freevars)
-        shadowing = bound | {n for n in user_names if n in fn.__globals__}
+        globals_ = fn.__globals__
+        # (the names the module binds, by one set operation where it is a plain dict)
+        in_globals = (user_names & globals_.keys() if type(globals_) is dict
+                      else {n for n in user_names if n in globals_})
+        shadowing = bound | in_globals
+        is_library_value = self.policy.is_library_value
         library_names = frozenset(
-            n for n in user_names - bound
-            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n])
-            and not (twin and _is_convert_wrapper(fn.__globals__[n])))
+            n for n in in_globals - bound
+            if is_library_value(globals_[n])
+            and not (twin and _is_convert_wrapper(globals_[n])))
         return ConversionContext(
             filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),

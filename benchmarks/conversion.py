@@ -143,10 +143,12 @@ def compare(other: str, rounds: int = 30) -> None:
     print(against.table(against.interleave(["other", "this"], names, sample, rounds)))
 
 
-def profile(rounds: int = 100, rows: int = 40) -> None:
+def profile(rounds: int = 100, rows: int = 40) -> dict:
     """Print each function's share of the CPU-time samples taken while the benchmark
     functions are converted cold ``rounds`` times: inclusive (on the stack) and
-    self (running), as percentages of the samples inside ``Transpiler.convert``."""
+    self (running), as percentages of the samples inside ``Transpiler.convert``
+    (the ``rows`` largest of each); return all of them, ``{"inclusive": {function:
+    percent}, "self": {...}}``."""
     import collections
     import signal
 
@@ -183,10 +185,13 @@ def profile(rounds: int = 100, rows: int = 40) -> None:
         signal.signal(signal.SIGPROF, previous)
     total = inclusive["transpiler.py:convert"] or 1
     print(f"{total} samples in Transpiler.convert")
+    shares = {}
     for title, counts in (("inclusive", inclusive), ("self", own)):
         print(f"-- {title} (% of the samples)")
         for key, count in counts.most_common(rows):
             print(f"{100 * count / total:6.1f}  {key}")
+        shares[title] = {key: 100 * count / total for key, count in counts.items()}
+    return shares
 
 
 def main(cold_reps: int = 20) -> None:
