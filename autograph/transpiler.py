@@ -127,8 +127,12 @@ class PythonTwin:
 class Program:
     """The converted form of one code object."""
 
-    # The converted definition; None for a program read from the disk cache (its
-    # tree is not kept there: ``Transpiler.source`` converts again to show it).
+    # The converted definition, where kept (``store_source``, or once
+    # ``Transpiler.tree`` asked for it); else None: ``Transpiler.tree`` converts again
+    # to show it. (Kept for every program, the trees would outlive their conversion,
+    # and the garbage collection their thousands of objects set off after each
+    # conversion, with JAX's callback on every collection, was a twentieth of a cold
+    # conversion.)
     node: gast.FunctionDef | None
     code: types.CodeType          # its compiled code
     filename: str
@@ -152,8 +156,8 @@ class Program:
         """The generated source, as ``to_code`` shows it."""
         if self._source is None:
             if self.node is None:
-                raise ValueError("this program was read from the disk cache and has no "
-                                 "tree: ask Transpiler.source for its source")
+                raise ValueError("this program keeps no tree: ask Transpiler.source "
+                                 "for its source")
             self._source = _unparse(self.node, self.is_lambda)
         return self._source
 
@@ -242,6 +246,10 @@ class Transpiler:
 
     def program(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> Program:
         """The converted program of ``fn``'s code, converting it on first use."""
+        return self._program_of(fn, options)
+
+    def _program_of(self, fn, options, keep_tree=False) -> Program:
+        """``program``; ``keep_tree``: a conversion made now keeps its tree."""
         code = fn.__code__
         key = (options, self.store_source)
         per_options = self._programs.get(code)
@@ -249,7 +257,7 @@ class Transpiler:
             program = per_options.get(key)
             if program is not None:
                 return program
-        program = self._convert_code(fn, options)
+        program = self._convert_code(fn, options, keep_tree)
         with self._lock:
             per_options = self._programs.setdefault(code, {})
             program = per_options.setdefault(key, program)
@@ -258,21 +266,28 @@ class Transpiler:
             return program
 
     def source(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> str:
-        """The generated source of ``fn``'s conversion, as ``to_code`` shows it. A
-        program read from the disk cache has no tree: ``fn`` is converted again
-        (without the disk cache) to show it."""
-        program = self.program(fn, options)
+        """The generated source of ``fn``'s conversion, as ``to_code`` shows it."""
+        self.tree(fn, options)
+        return self.program(fn, options).source
+
+    def tree(self, fn, options: ConversionOptions = DEFAULT_OPTIONS):
+        """The converted definition of ``fn`` (a gast tree). A conversion keeps its
+        tree where this (or ``source``, or ``store_source``) made it; for one made
+        otherwise, or read from the disk cache, ``fn`` is converted again (without
+        the disk cache) to give it, and the program keeps it from then on."""
+        program = self._program_of(fn, options, keep_tree=True)
         if program.node is None:
             gc_was_enabled = gc.isenabled()
             gc.disable()
             try:
                 with headroom():
-                    fresh = self._convert_code_unguarded(fn, options, use_disk=False)
+                    fresh = self._convert_code_unguarded(fn, options, use_disk=False,
+                                                         keep_tree=True)
             finally:
                 if gc_was_enabled:
                     gc.enable()
             program.node = fresh.node
-        return program.source
+        return program.node
 
     def is_converted_code(self, code: types.CodeType) -> bool:
         """Whether ``code`` is generated code (a converted function or its helpers)."""
@@ -371,14 +386,14 @@ class Transpiler:
 
     # -- conversion --------------------------------------------------------------------
 
-    def _convert_code(self, fn, options) -> Program:
+    def _convert_code(self, fn, options, keep_tree=False) -> Program:
         # Building trees allocates many small objects; a cyclic GC pass over the large
         # heap of a process that imported JAX would cost more than the whole conversion.
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
             with headroom():    # the same room to recurse, however deep the caller is
-                return self._convert_code_unguarded(fn, options)
+                return self._convert_code_unguarded(fn, options, keep_tree=keep_tree)
         except RecursionError:
             code = fn.__code__
             raise ConversionError(
@@ -391,7 +406,8 @@ class Transpiler:
             if gc_was_enabled:
                 gc.enable()
 
-    def _convert_code_unguarded(self, fn, options, use_disk=True) -> Program:
+    def _convert_code_unguarded(self, fn, options, use_disk=True,
+                                keep_tree=False) -> Program:
         cache = self.disk_cache if use_disk else None
         if cache is not None and (self.store_source
                                   or self.converters != DEFAULT_CONVERTERS):
@@ -415,6 +431,8 @@ class Transpiler:
         if twin and _defines_functions(node, ctx):
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
+            if keep_tree:
+                self.tree(fn, options.options)
             return self.program(fn, options.options)
         present = {sub.__class__ for sub in nodes}
         current = nodes     # list(walk(node)) while no converter has run since
@@ -448,8 +466,8 @@ class Transpiler:
                         ctx.generated_names())
         if key is not None:
             cache.store(key, code, ctx.runtime_name)
-        return self._program(node, code, filename, ctx.runtime_name, fn, options,
-                             parsed.is_lambda)
+        return self._program(node if keep_tree or self.store_source else None, code,
+                             filename, ctx.runtime_name, fn, options, parsed.is_lambda)
 
     def _program(self, node, code, filename, runtime_name, fn, options, is_lambda):
         freevars = fn.__code__.co_freevars
