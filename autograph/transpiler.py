@@ -131,8 +131,12 @@ class PythonTwin:
 class Program:
     """The converted form of one code object."""
 
-    # The converted definition; None for a program read from the disk cache (its
-    # tree is not kept there: ``Transpiler.source`` converts again to show it).
+    # The converted definition, where kept (``store_source``, or once
+    # ``Transpiler.tree`` asked for it); else None: ``Transpiler.tree`` converts again
+    # to show it. (Kept for every program, the trees would outlive their conversion,
+    # and the garbage collection their thousands of objects set off after each
+    # conversion, with JAX's callback on every collection, was a twentieth of a cold
+    # conversion.)
     node: gast.FunctionDef | None
     code: types.CodeType          # its compiled code
     filename: str
@@ -156,8 +160,8 @@ class Program:
         """The generated source, as ``to_code`` shows it."""
         if self._source is None:
             if self.node is None:
-                raise ValueError("this program was read from the disk cache and has no "
-                                 "tree: ask Transpiler.source for its source")
+                raise ValueError("this program keeps no tree: ask Transpiler.source "
+                                 "for its source")
             self._source = _unparse(self.node, self.is_lambda)
         return self._source
 
@@ -246,6 +250,10 @@ class Transpiler:
 
     def program(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> Program:
         """The converted program of ``fn``'s code, converting it on first use."""
+        return self._program_of(fn, options)
+
+    def _program_of(self, fn, options, keep_tree=False) -> Program:
+        """``program``; ``keep_tree``: a conversion made now keeps its tree."""
         code = fn.__code__
         key = (options, self.store_source)
         per_options = self._programs.get(code)
@@ -253,7 +261,7 @@ class Transpiler:
             program = per_options.get(key)
             if program is not None:
                 return program
-        program = self._convert_code(fn, options)
+        program = self._convert_code(fn, options, keep_tree)
         with self._lock:
             per_options = self._programs.setdefault(code, {})
             program = per_options.setdefault(key, program)
@@ -262,21 +270,28 @@ class Transpiler:
             return program
 
     def source(self, fn, options: ConversionOptions = DEFAULT_OPTIONS) -> str:
-        """The generated source of ``fn``'s conversion, as ``to_code`` shows it. A
-        program read from the disk cache has no tree: ``fn`` is converted again
-        (without the disk cache) to show it."""
-        program = self.program(fn, options)
+        """The generated source of ``fn``'s conversion, as ``to_code`` shows it."""
+        self.tree(fn, options)
+        return self.program(fn, options).source
+
+    def tree(self, fn, options: ConversionOptions = DEFAULT_OPTIONS):
+        """The converted definition of ``fn`` (a gast tree). A conversion keeps its
+        tree where this (or ``source``, or ``store_source``) made it; for one made
+        otherwise, or read from the disk cache, ``fn`` is converted again (without
+        the disk cache) to give it, and the program keeps it from then on."""
+        program = self._program_of(fn, options, keep_tree=True)
         if program.node is None:
             gc_was_enabled = gc.isenabled()
             gc.disable()
             try:
                 with headroom():
-                    fresh = self._convert_code_unguarded(fn, options, use_disk=False)
+                    fresh = self._convert_code_unguarded(fn, options, use_disk=False,
+                                                         keep_tree=True)
             finally:
                 if gc_was_enabled:
                     gc.enable()
             program.node = fresh.node
-        return program.source
+        return program.node
 
     def is_converted_code(self, code: types.CodeType) -> bool:
         """Whether ``code`` is generated code (a converted function or its helpers)."""
@@ -375,14 +390,14 @@ class Transpiler:
 
     # -- conversion --------------------------------------------------------------------
 
-    def _convert_code(self, fn, options) -> Program:
+    def _convert_code(self, fn, options, keep_tree=False) -> Program:
         # Building trees allocates many small objects; a cyclic GC pass over the large
         # heap of a process that imported JAX would cost more than the whole conversion.
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
             with headroom():    # the same room to recurse, however deep the caller is
-                return self._convert_code_unguarded(fn, options)
+                return self._convert_code_unguarded(fn, options, keep_tree=keep_tree)
         except RecursionError:
             code = fn.__code__
             raise ConversionError(
@@ -395,7 +410,8 @@ class Transpiler:
             if gc_was_enabled:
                 gc.enable()
 
-    def _convert_code_unguarded(self, fn, options, use_disk=True) -> Program:
+    def _convert_code_unguarded(self, fn, options, use_disk=True,
+                                keep_tree=False) -> Program:
         cache = self.disk_cache if use_disk else None
         if cache is not None and (self.store_source
                                   or self.converters != DEFAULT_CONVERTERS):
@@ -419,6 +435,8 @@ class Transpiler:
         if twin and _defines_functions(node, ctx):
             # A function or lambda defined here may be handed to jax.jit or lax.scan
             # and traced: it must be converted code, so this function has no twin.
+            if keep_tree:
+                self.tree(fn, options.options)
             return self.program(fn, options.options)
         present = {sub.__class__ for sub in nodes}
         current = nodes     # list(walk(node)) while no converter has run since
@@ -452,8 +470,8 @@ class Transpiler:
                         ctx.generated_names())
         if key is not None:
             cache.store(key, code, ctx.runtime_name)
-        return self._program(node, code, filename, ctx.runtime_name, fn, options,
-                             parsed.is_lambda)
+        return self._program(node if keep_tree or self.store_source else None, code,
+                             filename, ctx.runtime_name, fn, options, parsed.is_lambda)
 
     def _program(self, node, code, filename, runtime_name, fn, options, is_lambda):
         freevars = fn.__code__.co_freevars
@@ -496,11 +514,16 @@ class Transpiler:
                 names = locals_of[id(sub)] = local_names(sub)
                 local |= names
         bound = local | set(fn.__code__.co_freevars)
-        shadowing = bound | {n for n in user_names if n in fn.__globals__}
+        globals_ = fn.__globals__
+        # (the names the module binds, by one set operation where it is a plain dict)
+        in_globals = (user_names & globals_.keys() if type(globals_) is dict
+                      else {n for n in user_names if n in globals_})
+        shadowing = bound | in_globals
+        is_library_value = self.policy.is_library_value
         library_names = frozenset(
-            n for n in user_names - bound
-            if n in fn.__globals__ and self.policy.is_library_value(fn.__globals__[n])
-            and not (twin and _is_convert_wrapper(fn.__globals__[n])))
+            n for n in in_globals - bound
+            if is_library_value(globals_[n])
+            and not (twin and _is_convert_wrapper(globals_[n])))
         return ConversionContext(
             filename=filename, runtime_name=runtime_name, options=options,
             user_names=user_names, shadowing_names=frozenset(shadowing),
@@ -761,11 +784,13 @@ def _compile(node, filename, runtime_name, original_code,
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
     code = _code_constant(factory_code, node.name)
-    helper_scopes = _helper_scopes(helpers)
     if named:
-        # (only the user's code nested in a helper loses the helper's part)
-        return code if helper_scopes is None else _requalify(code, name, name,
-                                                             helper_scopes)
+        # (only the user's code nested in a helper loses the helper's part: where
+        # every code object under the definition is a helper's, none is renamed)
+        if not helpers or _only_helpers_nested(code, helpers):
+            return code
+        return _requalify(code, name, name, _helper_scopes(helpers))
+    helper_scopes = _helper_scopes(helpers)
     code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
                       _qualname_prefix(original_code) + name, helper_scopes)
     return code.replace(co_name=name)
@@ -867,6 +892,20 @@ def _requalify(code, old: str, new: str, helper_scopes=None):
             a is b for a, b in zip(changes["co_consts"], code.co_consts, strict=True)):
         return code          # (nothing renamed in it or under it)
     return code.replace(**changes)
+
+
+def _only_helpers_nested(code, helpers) -> bool:
+    """Whether every code object nested in ``code`` (at any depth) is a generated
+    helper's (its name among ``helpers``): then ``_requalify`` of a top-level
+    function's code, whose helpers keep their qualified names, changes nothing."""
+    stack = [code]
+    while stack:
+        for const in stack.pop().co_consts:
+            if const.__class__ is types.CodeType:
+                if const.co_name not in helpers:
+                    return False
+                stack.append(const)
+    return True
 
 
 def _code_constant(code, name):

@@ -64,7 +64,7 @@ def test_converted_functions_convert_back_as_gast_converts_them():
 
     transpiler = Transpiler()
     for f in conversion_sources(get_workloads(None)):
-        node = transpiler.program(f).node
+        node = transpiler.tree(f)
         assert same_tree(ast_bridge.to_ast(node), gast.gast_to_ast(node)) is None, f
 
 

@@ -240,4 +240,4 @@ def test_a_transpiler_with_a_disk_cache_converts_as_without(tmp_path):
     converted = reader.convert(module.f)
     assert reader.disk_cache.hits == 1
     assert converted([1, 5, 9], 4) == module.f([1, 5, 9], 4)
-    assert reader.source(module.f) == Transpiler().program(module.f).source
+    assert reader.source(module.f) == Transpiler().source(module.f)

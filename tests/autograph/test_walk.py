@@ -38,7 +38,7 @@ def _trees():
 
     transpiler = Transpiler()
     for f in conversion_sources(get_workloads(None)):
-        yield transpiler.program(f).node
+        yield transpiler.tree(f)
 
 
 def test_child_nodes_are_those_of_every_field():

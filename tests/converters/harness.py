@@ -56,7 +56,7 @@ def convert_with(converters, code: str) -> str:
     assert len(ordered) == len(converters), "not a converter of the pipeline"
     with tempfile.TemporaryDirectory(prefix="ag_converter_test_") as directory:
         fn = _define(code, Path(directory))
-        node = Transpiler(converters=ordered).program(fn).node
+        node = Transpiler(converters=ordered).tree(fn)
         sys.modules.pop(fn.__module__, None)
     if is_def:
         return ast.unparse(gast.gast_to_ast(node))
