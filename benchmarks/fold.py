@@ -503,8 +503,7 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
     as they are (``fold_A``) and with ``settings`` (name -> value, ``fold_B``), and
     of the oracle, interleaved in one run: two runs on a shared machine are not
     comparable, one run's rows are. Each fold row gets its own folded function, its
-    layouts made under its constants (the constants are read when a layout is
-    designed), and cycles through the same ``varied`` random batches, after the
+    plans made under its constants, and cycles through the same ``varied`` random batches, after the
     same ``warm`` others planned."""
     from autograph.fold import schedule as planning
 
@@ -529,8 +528,9 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
                 batched.plan(trees)
             rows[row] = _computed_rows(batched, batches)
             fwd = jax.jit(lambda p, plan, batched=batched: batched(p, plan)[0])
-            fns[row] = _rotating(lambda b, batched=batched, fwd=fwd: fwd(p, batched.plan(b)),
-                                 batches)
+            fns[row] = _rotating(
+                lambda b, batched=batched, fwd=fwd, values=dict(values): fwd(
+                    p, _planned_with(planning, values, batched, b)), batches)
             plans[row] = repr(batched.plan(batches[0]))
     finally:
         for name, value in default.items():
@@ -544,6 +544,19 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
     return {"hidden": hidden, "settings": settings, "median_ms": med, "plans": plans,
             "computed_rows": rows,
             "oracle_over": {k: med["oracle_fwd"] / v for k, v in med.items()}}
+
+
+def _planned_with(module, values, batched, trees):
+    """``batched.plan(trees)`` with ``module``'s constants set to ``values`` (some are
+    read at every plan: ``CLASS_AFTER``), then put back."""
+    saved = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    try:
+        return batched.plan(trees)
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
 
 
 def _setting(text):
