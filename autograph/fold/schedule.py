@@ -89,9 +89,6 @@ CLASS_QUANTILES = {1: (0.6,), 2: (0.4, 0.8)}
 CLASS_LEVEL_QUANTILE = 0.95
 CLASS_SPREAD = 0.0
 CLASS_PRESENT = 0.1
-# The layout that takes the last of MAX_LAYOUTS (made for a batch that outgrew the
-# others, the size classes issued) gets this much more, and more spare steps.
-LAST_HEADROOM = 1.15
 
 
 def bucket(n: int | float, steps_per_doubling: int = GRID_STEPS_PER_DOUBLING) -> int:
@@ -639,9 +636,6 @@ class SizeChooser:
         for previous_sizes, previous_steps in issued:
             sizes = tuple(max(a, b) for a, b in zip(sizes, previous_sizes, strict=True))
             steps = _stepwise_max(steps, previous_steps)
-        if len(issued) >= MAX_LAYOUTS - 1:      # the last one planned for: ample
-            sizes = tuple(math.ceil(n * LAST_HEADROOM) for n in sizes)
-            steps = _spare_steps(tuple(math.ceil(k * LAST_HEADROOM) for k in steps))
         placement = placed(steps)
         if placement is None:           # a larger step can place a node later: rare
             steps, placement = own, placed(own)
