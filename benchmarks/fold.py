@@ -241,11 +241,14 @@ def _rotating(fn, items):
     return lambda: fn(next(cycle))
 
 
-def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8):
+def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
     """Every row at one width, interleaved; ratios against fold. Each row cycles
     through ``varied`` different random batches (as a user's training loop does:
     the fold rows plan every call, the oracle has one compiled program per batch),
-    the chain rows through the same batches with one tree replaced by a chain."""
+    the chain rows through the same batches with one tree replaced by a chain.
+    ``warm``: other random batches planned first (a training loop's earlier
+    steps: the layouts the timed batches get depend on the batches seen before,
+    ``SizeChooser``'s size classes come after ``CLASS_AFTER`` of them)."""
     rng = random.Random(seed)
     p = init(jax.random.PRNGKey(seed), hidden)
     batches = [random_batch(rng, batch) for _ in range(varied)]
@@ -254,6 +257,9 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8):
     trees = batches[0]
     batched = autograph.fold(encode)
     batched(p, trees[:1])
+    warm_rng = random.Random(seed + 1000)
+    for _ in range(warm):
+        batched.plan(random_batch(warm_rng, batch))
 
     fold_fwd = jax.jit(lambda p, plan: batched(p, plan)[0])
     fold_grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
@@ -311,7 +317,19 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8):
         batched._registry(None), t).groups.values())
     return {"hidden": hidden, "batch": batch, "nodes": nodes, "median_s": med,
             "ratios": _ratios(med, memory), "memory": memory, "checks": checks,
-            "plan": repr(plan_), "varied": varied, "fast_path": fast}
+            "plan": repr(plan_), "varied": varied, "warm": warm, "fast_path": fast,
+            "computed_rows": _computed_rows(batched, batches)}
+
+
+def _computed_rows(batched, batch_list):
+    """The steps' rows over the real inner nodes, averaged over ``batch_list`` (each
+    planned as the timed rows plan it): the padding the executor computes."""
+    def inner(node):
+        return 0 if node.is_leaf else 1 + inner(node.left) + inner(node.right)
+
+    ratios = [sum(batched.plan(trees).layout.steps) / sum(inner(t) for t in trees)
+              for trees in batch_list]
+    return float(np.mean(ratios))
 
 
 def _fast_path_share(batched, batch_list):
@@ -480,13 +498,13 @@ def measure_recording_paths(batch, seed=3):
     return out
 
 
-def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8):
+def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0):
     """Milliseconds of ``fold`` planned with ``autograph.fold.schedule``'s constants
     as they are (``fold_A``) and with ``settings`` (name -> value, ``fold_B``), and
     of the oracle, interleaved in one run: two runs on a shared machine are not
     comparable, one run's rows are. Each fold row gets its own folded function, its
-    layouts made under its constants (the constants are read when a layout is
-    designed), and cycles through the same ``varied`` random batches."""
+    plans made under its constants, and cycles through the same ``varied`` random batches, after the
+    same ``warm`` others planned."""
     from autograph.fold import schedule as planning
 
     rng = random.Random(seed)
@@ -496,18 +514,23 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8):
     if unknown:
         raise ValueError(f"not constants of autograph.fold.schedule: {unknown}")
     default = {name: getattr(planning, name) for name in settings}
-    fns, plans = {}, {}
+    fns, plans, rows = {}, {}, {}
     try:
         for row, values in (("fold_A", default), ("fold_B", settings)):
             for name, value in values.items():
                 setattr(planning, name, value)
             batched = autograph.fold(encode)
             batched(p, batches[0][:1])
+            warm_rng = random.Random(seed + 1000)
+            for _ in range(warm):
+                batched.plan(random_batch(warm_rng, batch))
             for trees in batches:
                 batched.plan(trees)
+            rows[row] = _computed_rows(batched, batches)
             fwd = jax.jit(lambda p, plan, batched=batched: batched(p, plan)[0])
-            fns[row] = _rotating(lambda b, batched=batched, fwd=fwd: fwd(p, batched.plan(b)),
-                                 batches)
+            fns[row] = _rotating(
+                lambda b, batched=batched, fwd=fwd, values=dict(values): fwd(
+                    p, _planned_with(planning, values, batched, b)), batches)
             plans[row] = repr(batched.plan(batches[0]))
     finally:
         for name, value in default.items():
@@ -519,7 +542,21 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8):
             jax.block_until_ready(fn())
     med = {k: v["median_s"] * 1e3 for k, v in interleaved_medians(fns, plan).items()}
     return {"hidden": hidden, "settings": settings, "median_ms": med, "plans": plans,
+            "computed_rows": rows,
             "oracle_over": {k: med["oracle_fwd"] / v for k, v in med.items()}}
+
+
+def _planned_with(module, values, batched, trees):
+    """``batched.plan(trees)`` with ``module``'s constants set to ``values`` (some are
+    read at every plan: ``CLASS_AFTER``), then put back."""
+    saved = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    try:
+        return batched.plan(trees)
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
 
 
 def _setting(text):
@@ -540,7 +577,7 @@ GOALS = [
 ]
 
 
-def run(profile="small", progress=print, widths=None, batches=None, rows=None):
+def run(profile="small", progress=print, widths=None, batches=None, rows=None, warm=0):
     """All measurements of one profile ("tiny", "small", "full") as a dict;
     ``widths`` and ``batches`` override the profile's; ``rows``: the timed rows
     (names, e.g. ``("fold_fwd", "oracle_fwd")``), all if None."""
@@ -553,7 +590,7 @@ def run(profile="small", progress=print, widths=None, batches=None, rows=None):
     for hidden in config["widths"]:
         progress(f"fold: H = {hidden}, {config['batch']} trees of {LOW}-{HIGH} leaves")
         out["widths"].append(measure_width(hidden, config["batch"], config["plan"],
-                                           rows=rows))
+                                           rows=rows, warm=warm))
     progress(f"fold: compiles over {config['batches']} random batches")
     out["compiles"] = measure_compiles(config["batches"], config["batch"])
     out["recording"] = measure_recording(config["batch"])
@@ -566,9 +603,11 @@ def table(result) -> str:
     for w in result["widths"]:
         lines.append(f"\nH = {w['hidden']}, {w['batch']} trees, {w['nodes']} nodes; {w['plan']}")
         fp = w["fast_path"]
-        lines.append(f"  each row cycles through {w['varied']} random batches; planned by "
+        lines.append(f"  each row cycles through {w['varied']} random batches (after "
+                     f"{w['warm']} others planned); planned by "
                      f"lookup: {fp['fast']} of {fp['batches']} (with the chain batches), "
-                     f"plan {fp['plan_ms']:.2f} ms")
+                     f"plan {fp['plan_ms']:.2f} ms; computed rows / real "
+                     f"{w['computed_rows']:.3f}")
         for name, s in w["median_s"].items():
             lines.append(f"  {name:<22} {s * 1e3:10.2f} ms")
         for name, value in w["ratios"].items():
@@ -607,6 +646,9 @@ def main(argv=None):
     parser.add_argument("--ab", help="schedule constants to compare with the current ones, "
                         "interleaved (fold forward and the oracle only), e.g. "
                         "CAPACITY_HEADROOM=1.03,SPARE_ROWS=32")
+    parser.add_argument("--warm", type=int, default=0,
+                        help="random batches planned before the timed ones (a training "
+                        "loop's earlier steps; size-classed layouts come after 32)")
     parser.add_argument("--rows", help="timed rows only, comma-separated (e.g. "
                         "fold_fwd,fold_grad,oracle_fwd,oracle_grad)")
     args = parser.parse_args(argv)
@@ -617,13 +659,17 @@ def main(argv=None):
         config = PROFILES[profile]
         settings = dict(_setting(item) for item in args.ab.split(","))
         for hidden in widths or config["widths"]:
-            out = measure_schedule_ab(hidden, config["batch"], config["plan"], settings)
-            print(f"H = {hidden}, B = {settings}")
+            out = measure_schedule_ab(hidden, config["batch"], config["plan"], settings,
+                                      warm=args.warm)
+            print(f"H = {hidden}, B = {settings}, after {args.warm} batches planned")
             for row, ms in out["median_ms"].items():
-                print(f"  {row:<12} {ms:8.2f} ms   oracle / row {out['oracle_over'][row]:.3f}")
+                rows_note = (f"   computed rows / real {out['computed_rows'][row]:.3f}"
+                             if row in out["computed_rows"] else "")
+                print(f"  {row:<12} {ms:8.2f} ms   oracle / row "
+                      f"{out['oracle_over'][row]:.3f}{rows_note}")
         return
     print(table(run(profile, progress=lambda s: print(s, file=sys.stderr), widths=widths,
-                    batches=args.batches, rows=rows)))
+                    batches=args.batches, rows=rows, warm=args.warm)))
 
 
 if __name__ == "__main__":

@@ -73,6 +73,23 @@ CAPACITY_SPREAD = 2.0
 MIN_CAPACITY = 8
 SPARE_ROWS = 64
 
+# Size-classed layouts (SizeChooser): after CLASS_AFTER batches of one layout shape,
+# a few more layouts for the batches below the largest, at most MAX_LAYOUTS per
+# shape with one left for a batch that outgrows them all. A class's layout is
+# sized to the batches of at most CLASS_QUANTILES' quantile of the inner nodes
+# seen: each level's width scales with the batch's size (a level varies ~6%
+# between batches, almost all of it the batch's total), so a step holds the
+# CLASS_LEVEL_QUANTILE of its level's share of the batch, times the class's size,
+# plus CLASS_SPREAD sqrt of that (none: the quantile is margin enough); levels that
+# under CLASS_PRESENT of the batches reach get no step (a taller batch takes a larger
+# layout).
+CLASS_AFTER = 32
+MAX_LAYOUTS = 4
+CLASS_QUANTILES = {1: (0.6,), 2: (0.4, 0.8)}
+CLASS_LEVEL_QUANTILE = 0.95
+CLASS_SPREAD = 0.0
+CLASS_PRESENT = 0.1
+
 
 def bucket(n: int | float, steps_per_doubling: int = GRID_STEPS_PER_DOUBLING) -> int:
     """The smallest size of the geometric grid at least ``n`` (0 stays 0)."""
@@ -461,11 +478,11 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
             groups.extend(_groups(heights))
         return groups
 
-    def placed(steps):
+    def placed(steps, lookup_only=False):
         levels = chooser.levels.get((shape_key, steps))
         if levels is not None:
             placement = place_by_levels(levels, heights, steps)
-            if placement is not None:
+            if placement is not None or lookup_only:
                 return placement
         placement = place(listed(), merged, inner_sigs, totals, steps)
         if placement is not None and levels is None:
@@ -475,7 +492,9 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     def design():
         return place(listed(), merged, inner_sigs, totals, capacity=_capacity_of(capacities))
 
-    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design)
+    # the levels' widths, for the size classes (not with the user's capacities)
+    widths = [np.bincount(h) for h in heights] if capacities is None else None
+    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design, widths)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                     root_treedef, root_classes, sizes, steps, counter)
     rows = chooser.rows.get(layout)
@@ -576,24 +595,48 @@ class SizeChooser:
     it can be placed into. Otherwise it gets a new one: its rows with headroom,
     rounded up to the grid, its own steps, and every size and step at least each
     issued layout's (so the newest layout fits every batch seen so far, and a
-    new compile happens only when a batch outgrows them)."""
+    new compile happens only when a batch outgrows them).
+
+    The first layouts are sized for the largest batches seen, so a median batch
+    computes about 1.2x its rows there. After ``CLASS_AFTER`` batches of a shape,
+    the chooser adds *class* layouts (:func:`class_layouts`) sized to the batches
+    below quantiles of the sizes seen, as many as ``MAX_LAYOUTS`` allows with one
+    left over for a batch that outgrows every layout. A class layout is placed
+    into by its level table alone (a batch that does not fit it costs a table
+    lookup, not list scheduling, and takes a larger layout)."""
 
     def __init__(self):
         self.issued: dict = {}
         self.levels: dict = {}      # (shape key, steps) -> level_map of its first batch
         self.rows: dict = {}        # layout -> its Rows
+        self.history: dict = {}     # shape key -> [(need, level widths)] until classed
+        self.lookup_only: set = set()   # (shape key, sizes, steps) of class layouts
 
-    def __call__(self, shape_key, need, placed, design):
-        """``(sizes, placement)``: ``placed(steps)`` places the batch into a layout's
-        steps (None if it does not fit), ``design()`` into steps of its own."""
+    def __call__(self, shape_key, need, placed, design, widths=None):
+        """``(sizes, placement)``: ``placed(steps, lookup_only)`` places the batch into
+        a layout's steps (None if it does not fit), ``design()`` into steps of its
+        own; ``widths``: the batch's nodes per height, one array per inner
+        signature (for the class layouts)."""
         issued = self.issued.setdefault(shape_key, [])
+        history = self.history.get(shape_key, [])
+        if widths is not None and history is not None and issued:
+            history.append((need, widths))
+            self.history[shape_key] = history
+            if len(history) >= CLASS_AFTER:
+                self.history[shape_key] = None      # classed once
+                budget = MAX_LAYOUTS - 1 - len(issued)
+                for sizes, steps, maps in class_layouts(history, budget):
+                    if (sizes, steps) not in issued:
+                        issued.append((sizes, steps))
+                        self.levels[(shape_key, steps)] = maps
+                        self.lookup_only.add((shape_key, sizes, steps))
 
         def holds(sizes):
             return all(n <= s <= 2 * n + 16 for n, s in zip(need, sizes, strict=True))
 
         for sizes, steps in sorted(issued, key=lambda e: (sum(e[0]), sum(e[1]))):
             if holds(sizes):
-                placement = placed(steps)
+                placement = placed(steps, (shape_key, sizes, steps) in self.lookup_only)
                 if placement is not None:
                     return sizes, placement
         own = _spare_steps(design()[0])
@@ -610,5 +653,41 @@ class SizeChooser:
         return sizes, placement
 
 
+def class_layouts(history, count):
+    """Up to ``count`` layouts ``(sizes, steps, level maps)`` for the size classes of
+    the batches in ``history`` (``(need, widths)`` each, as :class:`SizeChooser`
+    gets them): the class of quantile ``q`` holds batches of up to the ``q``
+    quantile of the inner nodes seen, one step per (height, signature) that at
+    least ``CLASS_PRESENT`` of the batches reach, in height order."""
+    quantiles = CLASS_QUANTILES.get(min(count, max(CLASS_QUANTILES)), ())
+    if not quantiles:
+        return []
+    n_sigs = len(history[0][1])
+    top = max(len(w) for _, widths in history for w in widths)
+    counts = np.zeros((len(history), n_sigs, top))
+    for b, (_, widths) in enumerate(history):
+        for s, w in enumerate(widths):
+            counts[b, s, :len(w)] = w
+    totals = counts.sum(axis=(1, 2))
+    if not totals.all():
+        return []
+    share = np.quantile(counts / totals[:, None, None], CLASS_LEVEL_QUANTILE, axis=0)
+    present = (counts > 0).mean(axis=0) >= CLASS_PRESENT
+    needs = np.array([need for need, _ in history], float)
+    need_share = np.quantile(needs / totals[:, None], CLASS_LEVEL_QUANTILE, axis=0)
+    entries = [(h, s) for h in range(top) for s in range(n_sigs) if present[s, h]]
+    out = []
+    for q in quantiles:
+        size = float(np.quantile(totals, q))
+        caps = []
+        for h, s in entries:
+            rows = size * share[s, h]
+            caps.append(max(math.ceil(rows + CLASS_SPREAD * math.sqrt(rows)), 1))
+        maps = [np.full(top, -1, np.int64) for _ in range(n_sigs)]
+        for step, (h, s) in enumerate(entries):
+            maps[s][h] = step
+        sizes = tuple(math.ceil(size * x) for x in need_share)
+        out.append((sizes, tuple(caps), maps))
+    return out
 def _stepwise_max(a, b):
     return tuple(max(x, y) for x, y in itertools.zip_longest(a, b, fillvalue=0))
