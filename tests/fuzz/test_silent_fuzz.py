@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import collections
 
+import pytest
+
 from tests.fuzz import harness, silent_programs
 from tests.fuzz.program_generator import ProgramGenerator
 
@@ -36,41 +38,27 @@ def test_programs_of_the_kinds_fixed_here_compute_pythons_values():
     assert not silent, "\n".join(str(m) for m in silent[:3])
 
 
-def test_strong_joins_are_refused_not_joined():
-    # No probe detects the class (a refusal is not Python's value): its programs
-    # are checked here (5 of these 60 differed silently before the fix).
-    programs, mismatches = harness.fuzz(300, 60, compile_every=10,
-                                        features=frozenset({"silent_strong_join"}))
-    assert sum("silent_strong_join" in p.kinds for p in programs) >= 15
-    silent = [m for m in mismatches if m.silent and not m.known]
-    assert not silent, "\n".join(str(m) for m in silent[:3])
+# The refused classes: no probe detects them (a refusal is not Python's value), so
+# their programs are checked here, (kind, first seed, programs, least of the kind).
+REFUSED = [
+    # 5 of these 60 differed silently before the fix (out11).
+    ("strong_join", 300, 60, 15),
+    # A raise in a try whose finally jumps was discarded for every input (seed 41065).
+    ("finally_raise", 500, 40, 10),
+    # A raise of tracing suppressed by a with for every input (out12).
+    ("with_suppress", 900, 40, 10),
+    # Attributes of objects a list holds, set once while tracing whatever the
+    # condition or trips.
+    ("held_objects", 1300, 40, 10),
+]
 
 
-def test_raises_in_a_try_whose_finally_jumps_are_refused_not_discarded():
-    # No probe (a refusal is not Python's value): checked here. Before the fix the
-    # staged raise was discarded for every input (program fuzz seed 41065).
-    programs, mismatches = harness.fuzz(500, 40, compile_every=10,
-                                        features=frozenset({"silent_finally_raise"}))
-    assert sum("silent_finally_raise" in p.kinds for p in programs) >= 10
-    silent = [m for m in mismatches if m.silent and not m.known]
-    assert not silent, "\n".join(str(m) for m in silent[:3])
-
-
-def test_raises_under_a_suppressing_with_are_refused_not_discarded():
-    # No probe (refusals): checked here. Before the fix a raise of tracing was
-    # suppressed for every input, or a compiled check raised where Python suppresses.
-    programs, mismatches = harness.fuzz(900, 40, compile_every=10,
-                                        features=frozenset({"silent_with_suppress"}))
-    assert sum("silent_with_suppress" in p.kinds for p in programs) >= 10
-    silent = [m for m in mismatches if m.silent and not m.known]
-    assert not silent, "\n".join(str(m) for m in silent[:3])
-
-
-def test_objects_a_list_holds_set_in_a_staged_region_are_refused_not_set_once():
-    # No probe (the if and while forms are refusals): checked here. Before the fix
-    # the attributes were set once while tracing, whatever the condition or trips.
-    programs, mismatches = harness.fuzz(1300, 40, compile_every=10,
-                                        features=frozenset({"silent_held_objects"}))
-    assert sum("silent_held_objects" in p.kinds for p in programs) >= 10
+@pytest.mark.parametrize(("kind", "seed", "count", "least"), REFUSED,
+                         ids=[k for k, *_ in REFUSED])
+def test_the_refused_kinds_are_refused_not_computed_otherwise(kind, seed, count, least):
+    feature = f"silent_{kind}"
+    programs, mismatches = harness.fuzz(seed, count, compile_every=10,
+                                        features=frozenset({feature}))
+    assert sum(feature in p.kinds for p in programs) >= least
     silent = [m for m in mismatches if m.silent and not m.known]
     assert not silent, "\n".join(str(m) for m in silent[:3])
