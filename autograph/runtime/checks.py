@@ -447,11 +447,7 @@ def _chain_of(code) -> tuple:
     targets that call ``current_exception`` (cached per code object)."""
     found = _CHAINS.get(code)
     if found is None:
-        try:
-            entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
-        except AttributeError:   # pragma: no cover - a Python without exception tables
-            entries = ()
-        instructions = list(dis.get_instructions(code))
+        entries, instructions = _exception_table(code)
         index = {i.offset: n for n, i in enumerate(instructions)}
         keeps = set()
         for entry in entries:
@@ -469,16 +465,23 @@ def _handled(code) -> tuple:
     ``finally``) covers (cached per code object, not keeping it alive)."""
     found = _HANDLED.get(code)
     if found is None:
-        try:
-            entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
-        except AttributeError:   # pragma: no cover - a Python without exception tables
-            entries = ()
-        ops = {i.offset: i.opname for i in dis.get_instructions(code)}
+        entries, instructions = _exception_table(code)
+        ops = {i.offset: i.opname for i in instructions}
         found = _HANDLED[code] = tuple(
             (e.start, e.end) for e in entries
             if ops.get(e.target) == "PUSH_EXC_INFO"
             and ops.get(e.target + 2) != "WITH_EXCEPT_START")
     return found
+
+
+def _exception_table(code) -> tuple:
+    """``code``'s exception table entries and its instructions (for the two readers
+    above, which cache what they make of them)."""
+    try:
+        entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+    except AttributeError:   # pragma: no cover - a Python without exception tables
+        entries = ()
+    return entries, list(dis.get_instructions(code))
 
 
 _HANDLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
