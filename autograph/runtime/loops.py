@@ -584,6 +584,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             final = _keep_python_ints(given, lowering, spec, outputs, body.holes)
         else:
             final = None
+        region.unchanged_by_probes()   # the probes' tracers must not reach the trace
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
