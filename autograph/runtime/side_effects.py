@@ -103,6 +103,10 @@ def watch(fns, carried=()) -> Watch:
     entries = []
     seen = set(excluded)
     pending = [fn for fn in fns if fn is not None]
+    held = _Held(seen)
+    for fn in pending:   # plain objects the region carries as their attributes
+        for label, obj in getattr(fn, "viewed", tuple)():
+            entries.extend(held.uncarried(label, obj))
     visited = set()
     while pending and len(visited) < _MAX_FUNCTIONS:
         fn = pending.pop()
@@ -132,27 +136,78 @@ def watch(fns, carried=()) -> Watch:
                 seen.add(id(value))
                 entries.append((name, value, _signature(value), _copy(value)))
                 if isinstance(value, (list, dict, collections.deque)):
-                    entries.extend(_held_objects(name, value, seen))
+                    entries.extend(held.items(name, value, _HELD_DEPTH))
+            elif type(value) not in _NOT_OBJECTS:   # an object the region does not carry
+                entries.extend(held.held(name, value, _HELD_DEPTH))
     return Watch(entries)
 
 
-def _held_objects(name, container, seen):
-    """Entries for the plain objects (a dataclass instance, say) a watched list or
-    dict holds: a body that sets their attributes (``for p in ps: p.x = ...``)
-    changes state the region does not carry, as an ``append`` would."""
-    from autograph.runtime.objects import is_plain_object
+# How deep ``watch`` follows what watched containers and objects hold: ``ps[0]``, its
+# ``ps[0].stats``, and what that holds (``for p in ps: p.stats.n += 1``); and how many
+# such entries one region's watch may hold.
+_HELD_DEPTH = 3
+_HELD_LIMIT = 1024
 
-    items = container.items() if isinstance(container, dict) else enumerate(container)
-    entries = []
-    for key, item in itertools.islice(items, _SMALL):
-        kind = type(item)
-        if kind in _NOT_OBJECTS or id(item) in seen or not hasattr(item, "__dict__") \
-                or not is_plain_object(item):
-            continue
-        seen.add(id(item))
-        entries.append((f"{name}[{key!r}]", item, _ObjectState.signature(item),
-                        _ObjectState(item)))
-    return entries
+
+class _Held:
+    """The walk through what watched containers and objects hold (``seen``: the ids
+    already watched or carried), ``_HELD_LIMIT`` entries at most."""
+
+    __slots__ = ("seen", "left")
+
+    def __init__(self, seen):
+        self.seen, self.left = seen, _HELD_LIMIT
+
+    def items(self, name, container, depth) -> list:
+        """Entries for the plain objects (a dataclass instance, say) and containers a
+        watched list or dict holds, and for what those hold in turn, ``depth``
+        levels deep: a body that sets their attributes (``for p in ps: p.x = ...``,
+        ``p.stats.n += 1``) or grows a list one holds (``p.hist.append(v)``)
+        changes state the region does not carry, as an ``append`` would."""
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        entries = []
+        for key, item in itertools.islice(items, _SMALL):
+            entries.extend(self.held(f"{name}[{key!r}]", item, depth))
+        return entries
+
+    def attributes(self, name, obj, depth, carried=()) -> list:
+        """``held`` of each of ``obj``'s attributes but those ``carried``."""
+        entries = []
+        for attribute, value in itertools.islice(vars(obj).items(), _SMALL):
+            if attribute not in carried:
+                entries.extend(self.held(f"{name}.{attribute}", value, depth))
+        return entries
+
+    def uncarried(self, name, obj) -> list:
+        """Entries for the containers and plain objects among ``obj``'s attributes
+        that a region carrying ``obj`` as its array attributes
+        (``objects.attributes``) does not carry: ``p.stats`` of ``p.stats.n += 1``."""
+        from autograph.runtime.objects import attributes
+
+        self.seen.add(id(obj))
+        return self.attributes(name, obj, _HELD_DEPTH, attributes(obj))
+
+    def held(self, name, item, depth) -> list:
+        """Entries for ``item`` (reached as ``name``), where it is a plain object or
+        a container, and for what it holds, ``depth - 1`` levels further."""
+        from autograph.runtime.objects import is_plain_object
+
+        if (type(item) in _NOT_OBJECTS or id(item) in self.seen or depth <= 0
+                or self.left <= 0):
+            return []
+        if isinstance(item, _CONTAINERS):
+            self.seen.add(id(item))
+            self.left -= 1
+            entries = [(name, item, _signature(item), _copy(item))]
+            if isinstance(item, (list, dict, collections.deque)):
+                entries.extend(self.items(name, item, depth - 1))
+            return entries
+        if not hasattr(item, "__dict__") or not is_plain_object(item):
+            return []
+        self.seen.add(id(item))
+        self.left -= 1
+        return [(name, item, _ObjectState.signature(item), _ObjectState(item)),
+                *self.attributes(name, item, depth - 1)]
 
 
 _NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tuple})
