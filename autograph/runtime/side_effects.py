@@ -153,10 +153,11 @@ class _Held:
     """The walk through what watched containers and objects hold (``seen``: the ids
     already watched or carried), ``_HELD_LIMIT`` entries at most."""
 
-    __slots__ = ("seen", "left")
+    __slots__ = ("seen", "left", "viewed")
 
     def __init__(self, seen):
         self.seen, self.left = seen, _HELD_LIMIT
+        self.viewed = set()   # plain objects the region carries as their attributes
 
     def items(self, name, container, depth) -> list:
         """Entries for the plain objects (a dataclass instance, say) and containers a
@@ -184,7 +185,7 @@ class _Held:
         (``objects.attributes``) does not carry: ``p.stats`` of ``p.stats.n += 1``."""
         from autograph.runtime.objects import attributes
 
-        self.seen.add(id(obj))
+        self.viewed.add(id(obj))
         return self.attributes(name, obj, _HELD_DEPTH, attributes(obj))
 
     def held(self, name, item, depth) -> list:
@@ -202,7 +203,8 @@ class _Held:
             if isinstance(item, (list, dict, collections.deque)):
                 entries.extend(self.items(name, item, depth - 1))
             return entries
-        if not hasattr(item, "__dict__") or not is_plain_object(item):
+        if id(item) in self.viewed or not hasattr(item, "__dict__") \
+                or not is_plain_object(item):
             return []
         self.seen.add(id(item))
         self.left -= 1
