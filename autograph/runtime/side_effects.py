@@ -16,8 +16,10 @@ carried)`` takes a signature of the mutable Python objects the body can reach
 user's functions found there, theirs: ``list``/``dict``/``set``/``deque``/
 ``bytearray`` by length and the identity of their items, iterators by position,
 writeable NumPy arrays of up to 64 KiB by their bytes, the plain objects such a
-list or dict holds by their attributes (``for p in ps: p.x = ...``; plain objects
-the body reaches directly are carried instead, ``carried_state.py``): a helper's ``a[i] = 1``
+list or dict holds by their attributes (``for p in ps: p.x = ...``), and what those
+hold in turn, three levels deep (``p.stats.n += 1``, ``p.hist.append(v)``); plain
+objects the body reaches directly are carried instead (``carried_state.py``), and
+what they hold besides their array attributes is watched: a helper's ``a[i] = 1``
 in a staged branch writes whatever the condition; random number generators by their
 state, ``random``'s and ``np.random``'s own included: a draw happens once while
 tracing, not once per iteration),
