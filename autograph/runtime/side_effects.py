@@ -170,7 +170,7 @@ class _Held:
         items = container.items() if isinstance(container, dict) else enumerate(container)
         entries = []
         for key, item in itertools.islice(items, _SMALL):
-            entries.extend(self.held(f"{name}[{key!r}]", item, depth))
+            entries.extend(self.held(f"{name}[{key!r}]", item, depth, item_of=True))
         return entries
 
     def attributes(self, name, obj, depth, carried=()) -> list:
@@ -190,9 +190,12 @@ class _Held:
         self.viewed.add(id(obj))
         return self.attributes(name, obj, _HELD_DEPTH, attributes(obj))
 
-    def held(self, name, item, depth) -> list:
+    def held(self, name, item, depth, *, item_of=False) -> list:
         """Entries for ``item`` (reached as ``name``), where it is a plain object or
-        a container, and for what it holds, ``depth - 1`` levels further."""
+        a container, and for what it holds, ``depth - 1`` levels further. An object
+        of a library's class (a logger filling its cache) is the library's: watched
+        by its attributes only as an item of a watched container (``item_of``), as a
+        ``SimpleNamespace`` may be, and not followed further."""
         from autograph.runtime.objects import is_plain_object
 
         if (type(item) in _NOT_OBJECTS or id(item) in self.seen or depth <= 0
@@ -208,10 +211,22 @@ class _Held:
         if id(item) in self.viewed or not hasattr(item, "__dict__") \
                 or not is_plain_object(item):
             return []
+        users = _of_user_class(item)
+        if not users and not item_of:
+            return []
         self.seen.add(id(item))
         self.left -= 1
-        return [(name, item, _ObjectState.signature(item), _ObjectState(item)),
-                *self.attributes(name, item, depth - 1)]
+        entry = (name, item, _ObjectState.signature(item), _ObjectState(item))
+        return [entry, *self.attributes(name, item, depth - 1)] if users else [entry]
+
+
+def _of_user_class(obj) -> bool:
+    """Whether ``obj``'s class is defined outside the libraries (``is_library_file``;
+    a module with no file, a program ``exec``'d, counts as the user's)."""
+    module = sys.modules.get(type(obj).__module__)
+    filename = getattr(module, "__file__", None)
+    return filename is None and type(obj).__module__ != "builtins" or (
+        filename is not None and not is_library_file(filename))
 
 
 _NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tuple})

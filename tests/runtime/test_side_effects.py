@@ -657,3 +657,47 @@ def test_watch_restores_what_held_objects_hold():
     assert {c.name for c in changes} == {"walkers[0].tally", "walkers[0].trail"}
     assert watch.restore(changes)
     assert walkers == [Walker(0.0, Tally(0))] and not watch.changed()
+
+
+_LOG = logging.getLogger("tests.side_effects.held")
+
+
+@dataclasses.dataclass
+class Logged:
+    w: float
+    log: logging.Logger
+
+
+_MODELS = [Logged(1.0, _LOG)]
+
+
+def logs_through_a_held_object(g):
+    models = _MODELS
+    x = g
+    for _ in range(3):
+        if models[0].log.isEnabledFor(logging.DEBUG):
+            x = x + 1.0
+        x = x * models[0].w + g
+    return x
+
+
+def logs_in_a_traced_while(g):
+    x = g
+    while x < 10.0:
+        if _LOG.isEnabledFor(logging.DEBUG):
+            x = x + 1.0
+        x = x * 2.0 + g
+    return x
+
+
+def test_objects_of_a_library_class_are_not_followed():
+    """A logger fills its cache when asked whether it is enabled: an object of a
+    library's class is not followed into what it holds, nor watched where the body
+    reaches it directly, so these loops stay staged (followed, the first ran
+    unrolled and the second was refused)."""
+    for fn in (logs_through_a_held_object, logs_in_a_traced_while):
+        expected = fn(1.0)
+        _LOG._cache.clear()   # (a CPython detail: the logger's cache, filled on use)
+        with autograph.runtime.unrolling.count_decisions() as seen:
+            assert float(autograph.to_graph(fn)(1.0)) == expected
+        assert seen.counts["unrolled"] == 0 and seen.counts["staged"] == 1
