@@ -155,11 +155,12 @@ class _Held:
     """The walk through what watched containers and objects hold (``seen``: the ids
     already watched or carried), ``_HELD_LIMIT`` entries at most."""
 
-    __slots__ = ("seen", "left", "viewed")
+    __slots__ = ("seen", "left", "viewed", "kinds")
 
     def __init__(self, seen):
         self.seen, self.left = seen, _HELD_LIMIT
         self.viewed = set()   # plain objects the region carries as their attributes
+        self.kinds = {}       # type -> _NOT_PLAIN, _LIBRARY or _USERS (one per walk)
 
     def items(self, name, container, depth) -> list:
         """Entries for the plain objects (a dataclass instance, say) and containers a
@@ -196,10 +197,8 @@ class _Held:
         of a library's class (a logger filling its cache) is the library's: watched
         by its attributes only as an item of a watched container (``item_of``), as a
         ``SimpleNamespace`` may be, and not followed further."""
-        from autograph.runtime.objects import is_plain_object
-
-        if (type(item) in _NOT_OBJECTS or id(item) in self.seen or depth <= 0
-                or self.left <= 0):
+        kind = type(item)
+        if kind in _NOT_OBJECTS or id(item) in self.seen or depth <= 0 or self.left <= 0:
             return []
         if isinstance(item, _CONTAINERS):
             self.seen.add(id(item))
@@ -208,25 +207,36 @@ class _Held:
             if isinstance(item, (list, dict, collections.deque)):
                 entries.extend(self.items(name, item, depth - 1))
             return entries
-        if id(item) in self.viewed or not hasattr(item, "__dict__") \
-                or not is_plain_object(item):
-            return []
-        users = _of_user_class(item)
-        if not users and not item_of:
+        found = self.kinds.get(kind)
+        if found is None:
+            found = self.kinds[kind] = _object_kind(item)
+        if found is _NOT_PLAIN or found is _LIBRARY and not item_of \
+                or id(item) in self.viewed:
             return []
         self.seen.add(id(item))
         self.left -= 1
         entry = (name, item, _ObjectState.signature(item), _ObjectState(item))
-        return [entry, *self.attributes(name, item, depth - 1)] if users else [entry]
+        return [entry, *self.attributes(name, item, depth - 1)] if found is _USERS \
+            else [entry]
 
 
-def _of_user_class(obj) -> bool:
-    """Whether ``obj``'s class is defined outside the libraries (``is_library_file``;
-    a module with no file, a program ``exec``'d, counts as the user's)."""
-    module = sys.modules.get(type(obj).__module__)
-    filename = getattr(module, "__file__", None)
-    return filename is None and type(obj).__module__ != "builtins" or (
-        filename is not None and not is_library_file(filename))
+_NOT_PLAIN, _LIBRARY, _USERS = "not plain", "library", "users"
+
+
+def _object_kind(obj) -> str:
+    """What ``obj``'s type is to the watch (the same for every instance): not a plain
+    object (``objects.is_plain_object``: a pytree, an array, a function...), one of a
+    class a library defines (``is_library_file``), or one of the user's (a module
+    with no file, a program ``exec``'d, counts as the user's)."""
+    from autograph.runtime.objects import is_plain_object
+
+    if not hasattr(obj, "__dict__") or not is_plain_object(obj):
+        return _NOT_PLAIN
+    module_name = type(obj).__module__
+    filename = getattr(sys.modules.get(module_name), "__file__", None)
+    if filename is None:
+        return _LIBRARY if module_name == "builtins" else _USERS
+    return _LIBRARY if is_library_file(filename) else _USERS
 
 
 _NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tuple})
@@ -242,7 +252,8 @@ class _ObjectState:
 
     @staticmethod
     def signature(obj):
-        return ("object", tuple((k, id(v)) for k, v in vars(obj).items()))
+        attributes = vars(obj)
+        return ("object", tuple(attributes), tuple(map(id, attributes.values())))
 
     def put_back(self, obj):
         attributes = vars(obj)
