@@ -47,7 +47,7 @@ import numpy as np
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.trace_context import current_trace
-from autograph.runtime.tracing import caller_location, frame_location
+from autograph.runtime.tracing import Location, caller_location, frame_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)   # and their subclasses
 _SMALL = 256         # items whose identities a signature records
@@ -68,6 +68,7 @@ class Change:
     name: str
     obj: object
     kind: str
+    by_attributes: bool = False   # a plain object, watched by its attributes
 
     def __str__(self):
         return f"{self.kind} '{self.name}'"
@@ -83,7 +84,8 @@ class Watch:
 
     def changed(self) -> list:
         """The watched objects whose signature differs from the one taken."""
-        return [Change(name, obj, _kind(obj)) for name, obj, sig, copy in self.entries
+        return [Change(name, obj, _kind(obj), type(copy) is _ObjectState)
+                for name, obj, sig, copy in self.entries
                 if (_ObjectState.signature(obj) if type(copy) is _ObjectState
                     else _signature(obj)) != sig]
 
@@ -449,11 +451,16 @@ def describe(changes) -> str:
 def where_changed(retrace, changes):
     """The user's line (``Location``) where ``retrace()`` (one more abstract run of
     the body: a fresh function, which no JAX cache answers) first changes one of
-    ``changes``' objects through a builtin call (``append``, ``pop``, ``next``...)
-    or resumes a generator among them, or None. Only asked on the way to an error."""
+    ``changes``' objects through a builtin call (``append``, ``pop``, ``next``...),
+    resumes a generator among them, or sets an attribute of a plain object among
+    them (``p.x = ...``: found by a line trace of the user's frames, the line after
+    which the object's attributes differ), or None. Only asked on the way to an
+    error; the objects are as they were before the region when it is asked."""
 
     targets = {id(c.obj) for c in changes}
     found = []
+    old_trace = sys.gettrace()
+    attribute_trace = _attribute_trace(changes, found)
 
     def profile(frame, event, arg):
         if found:
@@ -470,13 +477,49 @@ def where_changed(retrace, changes):
 
     old = sys.getprofile()
     sys.setprofile(profile)
+    if attribute_trace is not None:
+        sys.settrace(attribute_trace)
     try:
         retrace()
     except Exception:  # noqa: BLE001 - the first trace passed; this one only looks
         pass
     finally:
         sys.setprofile(old)
+        if attribute_trace is not None:
+            sys.settrace(old_trace)
     return found[0] if found else None
+
+
+def _attribute_trace(changes, found):
+    """A ``sys.settrace`` function that appends to ``found`` the user's line after
+    which a plain object among ``changes`` first has other attributes than now (set
+    there, or in a library call made there: ``setattr``, the runtime's operators),
+    or None where no change is one of a plain object."""
+    objects = [(c.obj, _ObjectState.signature(c.obj)) for c in changes if c.by_attributes]
+    if not objects:
+        return None
+    last = {}
+
+    def moved() -> bool:
+        return any(_ObjectState.signature(obj) != sig for obj, sig in objects)
+
+    def local(frame, event, arg):
+        if found:
+            return None
+        if event in ("line", "return") and moved():
+            line = last.get(frame) if event == "line" else frame.f_lineno
+            if line is not None:
+                found.append(Location(frame.f_code.co_filename, line))
+            return None
+        last[frame] = frame.f_lineno
+        return local
+
+    def call(frame, event, arg):
+        if found or is_library_file(frame.f_code.co_filename):
+            return None
+        return local
+
+    return call
 
 
 def error(changes, construct: str, where, at=None) -> ConversionError:
@@ -505,6 +548,9 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
         how = ("traces both branches once, whatever the condition, so the change would "
                "happen for every input")
         fix = "Return the new values from the branches instead, use arrays (jnp.where)"
+    if loop and any(c.by_attributes for c in changes):
+        fix = ("Keep the attribute in a variable the loop carries (`x = p.x` before the "
+               "loop, `x = x - g` in it, `p.x = x` after it), use arrays")
     if any(isinstance(c.obj, _RANDOM) for c in changes):
         fix = ("For random numbers in staged code, draw them with jax.random from a key "
                "the code passes along")

@@ -5,6 +5,7 @@ tracing."""
 
 import collections
 import dataclasses
+import inspect
 import logging
 import random
 
@@ -634,14 +635,26 @@ def test_objects_that_watched_objects_hold_are_watched_too(fn):
     check(fn, 0.7)
 
 
+def _line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
 def test_a_traced_loop_changing_what_a_held_object_holds_is_refused_at_the_line():
+    """Refused at the line that sets the attribute (found by a line trace of the
+    body, on the way to the error), saying how to carry it."""
     fn = tallies_held_walkers_in_a_traced_while
     assert autograph.convert(fn)(0.7) == (1.4, 2)
+    line = _line_of(fn, "w.tally.n += 1")
     for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
         with pytest.raises(autograph.ConversionError,
-                           match=r"test_side_effects.py:\d+: .*Tally object "
-                                 r"'walkers\[0\]\.tally'"):
+                           match=rf"test_side_effects.py:{line}: .*Tally object "
+                                 r"'walkers\[0\]\.tally'.*Keep the attribute in a "
+                                 r"variable the loop carries"):
             compiled(0.7)
+    line = _line_of(moves_held_particles_in_a_traced_while, "p.x = p.x - 1.0")
+    with pytest.raises(autograph.ConversionError, match=rf"test_side_effects.py:{line}: "):
+        autograph.to_graph(moves_held_particles_in_a_traced_while)(0.5)
 
 
 def test_watch_restores_what_held_objects_hold():
