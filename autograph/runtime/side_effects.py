@@ -141,7 +141,8 @@ def watch(fns, carried=()) -> Watch:
                 entries.append((name, value, _signature(value), _copy(value)))
                 if isinstance(value, (list, dict, collections.deque)):
                     entries.extend(held.items(name, value, _HELD_DEPTH))
-            elif type(value) not in _NOT_OBJECTS:   # an object the region does not carry
+            elif type(value) not in _NOT_OBJECTS or type(value) is tuple:
+                # an object the region does not carry, or a tuple of such objects
                 entries.extend(held.held(name, value, _HELD_DEPTH))
     return Watch(entries)
 
@@ -166,7 +167,7 @@ class _Held:
 
     def items(self, name, container, depth) -> list:
         """Entries for the plain objects (a dataclass instance, say) and containers a
-        watched list or dict holds, and for what those hold in turn, ``depth``
+        watched list, dict or tuple holds, and for what those hold in turn, ``depth``
         levels deep: a body that sets their attributes (``for p in ps: p.x = ...``,
         ``p.stats.n += 1``) or grows a list one holds (``p.hist.append(v)``)
         changes state the region does not carry, as an ``append`` would."""
@@ -200,6 +201,9 @@ class _Held:
         by its attributes only as an item of a watched container (``item_of``), as a
         ``SimpleNamespace`` may be, and not followed further."""
         kind = type(item)
+        if isinstance(item, tuple) and id(item) not in self.seen and depth > 0:
+            self.seen.add(id(item))   # no entry (it cannot change), but what it holds
+            return self.items(name, item, depth - 1)
         if kind in _NOT_OBJECTS or id(item) in self.seen or depth <= 0 or self.left <= 0:
             return []
         if isinstance(item, _CONTAINERS):

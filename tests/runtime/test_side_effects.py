@@ -544,8 +544,19 @@ def moves_a_carried_particle(g):
     return n, p.x
 
 
+def moves_particles_a_tuple_holds(g):
+    particles = (Particle(0.0), Particle(1.0))
+    n = 0
+    for _ in range(3):
+        for p in particles:
+            p.x = p.x - g
+        n += 1
+    return n, particles[1].x
+
+
 @pytest.mark.parametrize("fn", [
     counts_moves_of_held_particles, counts_held_particles_below_zero,
+    moves_particles_a_tuple_holds,
     binds_a_held_particle_first, moves_queued_particles_through_a_helper,
     moves_a_carried_particle])
 def test_a_probed_static_loop_moving_held_objects_runs_unrolled(fn):
