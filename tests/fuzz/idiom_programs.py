@@ -8,7 +8,8 @@ Each program is a function of ``(a, b, n)`` (small ints, ``n >= 0``) of one kind
 (``raises``, ``math``, ``reductions``, ``membership``, ``histories``: a list kept
 every few steps of a loop over a Python range, ``int_counters``: Python ints a loop
 steps from its index, hashes and products that leave 32 bits, ``held_objects``: a
-static loop setting attributes of plain objects held in a list, dict or deque),
+static loop setting attributes of plain objects held in a list, dict, deque or
+tuple),
 whose statements draw from
 that kind's templates. It runs as Python, converted with Python values (must be
 identical: value or exception type and message) and compiled by ``to_graph`` with
@@ -204,11 +205,11 @@ def _int_counters(rng) -> list:
 
 def _held_objects(rng) -> list:
     """A loop over a Python range whose body sets attributes of plain objects held
-    in a list, a dict or a deque (``for p in ps: p.x = p.x + a``, ``p = ps[i % 2]``,
+    in a list, a dict, a deque or a tuple (``for p in ps: p.x = p.x + a``, ``p = ps[i % 2]``,
     through a helper, ``setattr``, a nested object's ``p.stats.n += 1``, a list one
     holds), with what makes the loop take its probe (a Python-int counter, a first
     binding in the loop, a traced ``if``): ``jax.jit`` of the original unrolls it."""
-    holder = rng.choice(["list", "dict", "deque"])
+    holder = rng.choice(["list", "dict", "deque", "tuple"])
     starts = [f"Box({rng.choice(['a', 'b', str(_k(rng))])}, {rng.randint(0, 3)})"
               for _ in range(2)]
     if holder == "dict":
@@ -219,6 +220,8 @@ def _held_objects(rng) -> list:
         made = f"ps = [{starts[0]}, {starts[1]}]"
         if holder == "deque":
             made = f"ps = collections.deque([{starts[0]}, {starts[1]}])"
+        elif holder == "tuple":
+            made = f"ps = ({starts[0]}, {starts[1]})"
         loop_over, first, second, pick = "ps", "ps[0]", "ps[1]", "ps[i % 2]"
     changes = [
         lambda: [f"p.x = p.x + {rng.choice(['a', 'b', 'i', 'a * i'])}"],
