@@ -17,9 +17,13 @@ _NONE = (frozenset(), frozenset())
 def record(filename: str, facts) -> None:
     """Keep the facts of one conversion compiled under ``filename``:
     ``((anchor, handled_lines, discarding_lines), ...)`` (a newer conversion of the
-    same definition replaces an older one's)."""
+    same definition replaces an older one's: the definition at that line after an
+    edit; only definitions with a ``try`` are kept)."""
     for anchor, handled, discarding in facts:
-        _FACTS[(filename, anchor)] = (handled, discarding)
+        if handled or discarding:
+            _FACTS[(filename, anchor)] = (handled, discarding)
+        else:
+            _FACTS.pop((filename, anchor), None)
 
 
 def _facts(frame):

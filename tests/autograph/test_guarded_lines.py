@@ -41,7 +41,7 @@ SOURCE = textwrap.dedent('''\
 def facts_of(module, transpiler):
     transpiler.convert(module.f)
     filename = module.f.__code__.co_filename
-    return {anchor: try_lines._FACTS[(filename, anchor)] for anchor in (1, 7)}
+    return {anchor: try_lines._FACTS.get((filename, anchor)) for anchor in (1, 7)}
 
 
 def test_handled_and_discarding_lines_of_a_definition(tmp_path):
@@ -52,7 +52,7 @@ def test_handled_and_discarding_lines_of_a_definition(tmp_path):
     assert not {2, 8, 10, 17, 18} & handled
     assert {13, 15} <= discarding
     assert not {2, 4, 5, 6, 10, 17, 18} & discarding
-    assert facts[7] == (frozenset(), frozenset())   # `later`: no try of its own
+    assert facts[7] is None   # `later`: no try of its own
 
 
 def test_a_disk_cache_hit_records_the_same_lines(tmp_path):
@@ -65,3 +65,11 @@ def test_a_disk_cache_hit_records_the_same_lines(tmp_path):
     reader = Transpiler(disk_cache=disk_cache.DiskCache(cache_dir))
     assert facts_of(module, reader) == written
     assert reader.disk_cache.hits == 1
+
+
+def test_a_newer_conversion_at_the_same_line_replaces_the_facts(tmp_path):
+    # The file edited and imported again: the definition at line 1 has no `try` now.
+    module = _module(tmp_path, SOURCE, "ag_guarded_lines_edited")
+    assert facts_of(module, Transpiler())[1] is not None
+    edited = _module(tmp_path, "def f(x):\n    return x\n", "ag_guarded_lines_edited")
+    assert facts_of(edited, Transpiler())[1] is None
