@@ -386,7 +386,7 @@ def _as_python(value):
 def _under_an_except() -> bool:
     """Whether converted code that is being traced (a frame holding tracers) called
     this from inside a ``try`` whose handlers may catch an exception (a ``with``
-    does not count): by the lines the transpiler recorded (``try_lines``)."""
+    alone does not count): by the lines the transpiler recorded (``try_lines``)."""
     return any(try_lines.under_a_handler(frame)
                for frame in _traced_converted_frames(sys._getframe(2)))
 
