@@ -41,33 +41,47 @@ def guarded_lines(definition, runtime_name: str) -> tuple:
     frozensets of line numbers; ``runtime_name``: how the generated code names the
     runtime (``ag__``)."""
     found: dict = {}
-    pending = [(definition, None, False, False)]
+    anchor = _first_line(definition)
+    found[anchor] = (set(), set())
+    pending = [(definition.body, anchor, False, False)]   # blocks, with what covers them
     while pending:
-        node, anchor, handled, discarding = pending.pop()
-        if isinstance(node, _DEFS):
-            if handled or discarding:   # its decorators and defaults
-                _add(found[anchor], _expression_lines(node), handled, discarding)
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if first != anchor:   # a user's definition: its calls are not in this `try`
-                anchor, handled, discarding = first, False, False
-            found.setdefault(anchor, (set(), set()))
-            pending.extend((stmt, anchor, handled, discarding) for stmt in node.body)
-            continue
-        if handled or discarding:
-            _add(found[anchor], _expression_lines(node), handled, discarding)
-        if isinstance(node, _TRIES):
-            protects = bool(node.handlers or node.finalbody)
-            keeps = _keeps_for_a_finally(node, runtime_name)
-            pending.extend((stmt, anchor, handled or protects, discarding or keeps)
-                           for stmt in node.body)
-            after = handled or bool(node.finalbody)
-            pending.extend((stmt, anchor, after, discarding)
-                           for block in [node.orelse, *(h.body for h in node.handlers)]
-                           for stmt in block)
-            pending.extend((stmt, anchor, handled, discarding) for stmt in node.finalbody)
-            continue
-        pending.extend((stmt, anchor, handled, discarding) for stmt in _inner_statements(node))
+        block, anchor, handled, discarding = pending.pop()
+        for stmt in block:
+            if handled or discarding:
+                _add(found[anchor], _expression_lines(stmt), handled, discarding)
+            cls = stmt.__class__
+            if cls in _DEFS:
+                first = _first_line(stmt)
+                if first != anchor:   # a user's definition: its calls are not in this `try`
+                    found.setdefault(first, (set(), set()))
+                    pending.append((stmt.body, first, False, False))
+                else:                 # a helper, defined and called where it stands
+                    pending.append((stmt.body, anchor, handled, discarding))
+            elif cls in _TRIES:
+                protects = bool(stmt.handlers or stmt.finalbody)
+                keeps = _keeps_for_a_finally(stmt, runtime_name)
+                pending.append((stmt.body, anchor, handled or protects, discarding or keeps))
+                after = handled or bool(stmt.finalbody)
+                pending.append((stmt.orelse, anchor, after, discarding))
+                pending.extend((h.body, anchor, after, discarding) for h in stmt.handlers)
+                pending.append((stmt.finalbody, anchor, handled, discarding))
+            elif hasattr(stmt, "body"):
+                pending.append((stmt.body, anchor, handled, discarding))
+                if getattr(stmt, "orelse", None):
+                    pending.append((stmt.orelse, anchor, handled, discarding))
+            elif cls is ast.Match:
+                pending.extend((case.body, anchor, handled, discarding) for case in stmt.cases)
     return tuple((anchor, frozenset(h), frozenset(d)) for anchor, (h, d) in found.items())
+
+
+def without_tries(definition) -> tuple:
+    """``guarded_lines`` of a definition known to hold no ``try``: its own row."""
+    return ((_first_line(definition), frozenset(), frozenset()),)
+
+
+def _first_line(definition) -> int:
+    """The line the compiler gives as the definition's ``co_firstlineno``."""
+    return min([definition.lineno] + [d.lineno for d in definition.decorator_list])
 
 
 def _add(facts, lines, handled, discarding):
@@ -87,16 +101,6 @@ def _keeps_for_a_finally(node, runtime_name) -> bool:
     return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "current_exception"
             and isinstance(call.func.value, ast.Name) and call.func.value.id == runtime_name)
-
-
-def _inner_statements(node):
-    """The statements directly inside the compound statement ``node``."""
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(node, field, None)
-        if isinstance(block, list):
-            yield from (stmt for stmt in block if isinstance(stmt, ast.stmt))
-    for holder in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
-        yield from holder.body
 
 
 def _expression_lines(stmt):

@@ -62,7 +62,7 @@ from autograph.converters import (
     with_statements,
 )
 from autograph.errors import ConversionError
-from autograph.guarded_lines import guarded_lines
+from autograph.guarded_lines import guarded_lines, without_tries
 from autograph.headroom import headroom
 from autograph.runtime import try_lines
 from autograph.runtime.calls import make_converted_call
@@ -471,7 +471,8 @@ class Transpiler:
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
         code, guarded = _compile(node, filename, ctx.runtime_name, fn.__code__,
-                                 ctx.generated_names())
+                                 ctx.generated_names(),
+                                 tries=not present.isdisjoint((gast.Try, gast.TryStar)))
         if not twin:    # (a twin is never traced)
             try_lines.record(filename, guarded)
         if key is not None:
@@ -746,11 +747,13 @@ def _reject_unsupported_function(node, filename, code):
 
 
 def _compile(node, filename, runtime_name, original_code,
-             helpers=frozenset()) -> tuple:
+             helpers=frozenset(), tries=True) -> tuple:
     """Compile the converted definition inside a factory whose parameters are the
     runtime and the original free variables, and return the definition's code and
     the lines it runs inside a ``try`` (``guarded_lines``).
-    ``helpers``: the names of generated helper functions (``loop_body``...)."""
+    ``helpers``: the names of generated helper functions (``loop_body``...);
+    ``tries``: whether the definition may hold a ``try`` (the converters add none
+    where the user wrote none)."""
     params = [runtime_name, *original_code.co_freevars,
               *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
@@ -787,7 +790,7 @@ def _compile(node, filename, runtime_name, original_code,
     if unplaced:
         ast_bridge.fill_missing_locations(tree)
     _anchor_helpers_at_a_def(tree, filename)
-    guarded = guarded_lines(definition, runtime_name)
+    guarded = guarded_lines(definition, runtime_name) if tries else without_tries(definition)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
