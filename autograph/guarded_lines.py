@@ -7,7 +7,7 @@ while tracing, and the ``except`` refuses it), or inside a ``try`` whose ``final
 jumps and so would discard it (then it is refused). The runtime answers from the
 frames of converted code being traced, by each frame's line (``frame.f_lineno``)
 in these facts, which the transpiler computes from the final tree, just before
-compiling it, and hands to ``runtime/guards.py``: the runtime never reads bytecode
+compiling it, and hands to ``runtime/try_lines.py``: the runtime never reads bytecode
 or source for them.
 
 Facts are kept per *anchor*: the first line of a user's definition, which is the
