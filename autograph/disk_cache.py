@@ -24,9 +24,10 @@ that code object; a process whose module was imported before its file was
 edited holds a code object that was never written with the new text, so it
 misses and its conversion raises the stale-source error as it always has.
 
-Only what ``marshal`` writes is kept (the converted code object and the name
-the runtime goes by); the converted tree is not: ``to_code`` of a function read
-from disk converts it again to show its source. Errors are never cached.
+Only what ``marshal`` writes is kept (the converted code object, the name the
+runtime goes by, and the lines it runs inside a ``try``: ``guarded_lines``); the
+converted tree is not: ``to_code`` of a function read from disk converts it again
+to show its source. Errors are never cached.
 
 Entries are written atomically (a temporary file in the same folder, then
 ``os.replace``), so processes sharing the folder never read half an entry. A
@@ -60,7 +61,7 @@ import gast
 
 from autograph.directives import directive_name
 
-FORMAT = 1                      # bump when the entry layout changes
+FORMAT = 2                      # bump when the entry layout changes
 _SUFFIX = ".agc"
 _OFF_WORDS = frozenset({"0", "off", "false", "no"})
 
@@ -81,7 +82,8 @@ class DiskCache:
     """Converted code objects in the folder ``directory``, one file per key.
 
     ``key(fn, lines, options, policy)`` is the entry's key; ``load(key)`` gives
-    ``(code, runtime_name)`` or None; ``store(key, code, runtime_name)`` writes it.
+    ``(code, runtime_name, guarded)`` or None; ``store(key, code, runtime_name,
+    guarded)`` writes it (``guarded``: ``guarded_lines``' facts).
     ``hits``, ``misses`` and ``writes`` count what happened (tests, benchmarks).
     """
 
@@ -118,24 +120,25 @@ class DiskCache:
     # -- entries -----------------------------------------------------------------------
 
     def load(self, key: str):
-        """``(code, runtime_name)`` stored under ``key``, or None."""
+        """``(code, runtime_name, guarded)`` stored under ``key``, or None."""
         try:
             data = (self.directory / (key + _SUFFIX)).read_bytes()
-            stored_format, stored_key, runtime_name, code = marshal.loads(data)
+            stored_format, stored_key, runtime_name, code, guarded = marshal.loads(data)
         except (OSError, EOFError, ValueError, TypeError):
             self.misses += 1
             return None
         if stored_format != FORMAT or stored_key != key or not isinstance(
-                code, types.CodeType):
+                code, types.CodeType) or not isinstance(guarded, tuple):
             self.misses += 1
             return None
         self.hits += 1
-        return code, runtime_name
+        return code, runtime_name, guarded
 
-    def store(self, key: str, code: types.CodeType, runtime_name: str) -> None:
+    def store(self, key: str, code: types.CodeType, runtime_name: str,
+              guarded: tuple = ()) -> None:
         """Write the entry for ``key`` atomically; a failure to write is ignored."""
         try:
-            data = marshal.dumps((FORMAT, key, runtime_name, code))
+            data = marshal.dumps((FORMAT, key, runtime_name, code, guarded))
             if not self._made:
                 self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
                 self._made = True

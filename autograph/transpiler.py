@@ -62,7 +62,9 @@ from autograph.converters import (
     with_statements,
 )
 from autograph.errors import ConversionError
+from autograph.guarded_lines import guarded_lines, without_tries
 from autograph.headroom import headroom
+from autograph.runtime import try_lines
 from autograph.runtime.calls import make_converted_call
 from autograph.walk import walk, walk_list
 
@@ -422,7 +424,9 @@ class Transpiler:
             key = cache.key(fn, lines, options, self.policy)
             found = cache.load(key)
             if found is not None:
-                code, runtime_name = found
+                code, runtime_name, guarded = found
+                if not isinstance(options, PythonTwin):
+                    try_lines.record(code.co_filename, guarded)
                 return self._program(None, code, code.co_filename, runtime_name, fn,
                                      options, fn.__code__.co_name == "<lambda>")
         parsed = parsing.parse_function(fn, lines)
@@ -466,10 +470,13 @@ class Transpiler:
         filename = parsed.filename
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
-        code = _compile(node, filename, ctx.runtime_name, fn.__code__,
-                        ctx.generated_names())
+        code, guarded = _compile(node, filename, ctx.runtime_name, fn.__code__,
+                                 ctx.generated_names(),
+                                 tries=not present.isdisjoint((gast.Try, gast.TryStar)))
+        if not twin:    # (a twin is never traced)
+            try_lines.record(filename, guarded)
         if key is not None:
-            cache.store(key, code, ctx.runtime_name)
+            cache.store(key, code, ctx.runtime_name, guarded)
         return self._program(node if keep_tree or self.store_source else None, code,
                              filename, ctx.runtime_name, fn, options, parsed.is_lambda)
 
@@ -740,10 +747,13 @@ def _reject_unsupported_function(node, filename, code):
 
 
 def _compile(node, filename, runtime_name, original_code,
-             helpers=frozenset()) -> types.CodeType:
+             helpers=frozenset(), tries=True) -> tuple:
     """Compile the converted definition inside a factory whose parameters are the
-    runtime and the original free variables, and return the definition's code.
-    ``helpers``: the names of generated helper functions (``loop_body``...)."""
+    runtime and the original free variables, and return the definition's code and
+    the lines it runs inside a ``try`` (``guarded_lines``).
+    ``helpers``: the names of generated helper functions (``loop_body``...);
+    ``tries``: whether the definition may hold a ``try`` (the converters add none
+    where the user wrote none)."""
     params = [runtime_name, *original_code.co_freevars,
               *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
@@ -780,6 +790,7 @@ def _compile(node, filename, runtime_name, original_code,
     if unplaced:
         ast_bridge.fill_missing_locations(tree)
     _anchor_helpers_at_a_def(tree, filename)
+    guarded = guarded_lines(definition, runtime_name) if tries else without_tries(definition)
     flags = original_code.co_flags & _FUTURE_FLAGS
     module_code = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     factory_code = _code_constant(module_code, _FACTORY_NAME)
@@ -788,12 +799,12 @@ def _compile(node, filename, runtime_name, original_code,
         # (only the user's code nested in a helper loses the helper's part: where
         # every code object under the definition is a helper's, none is renamed)
         if not helpers or _only_helpers_nested(code, helpers):
-            return code
-        return _requalify(code, name, name, _helper_scopes(helpers))
+            return code, guarded
+        return _requalify(code, name, name, _helper_scopes(helpers)), guarded
     helper_scopes = _helper_scopes(helpers)
     code = _requalify(code, f"{_FACTORY_NAME}.<locals>.{_CONVERTED_NAME}",
                       _qualname_prefix(original_code) + name, helper_scopes)
-    return code.replace(co_name=name)
+    return code.replace(co_name=name), guarded
 
 
 # What ``inspect.findsource`` takes for the first line of a function's code: it walks

@@ -40,12 +40,10 @@ lambda because Python evaluates it only when the assertion fails. (Under
 from __future__ import annotations
 
 import collections
-import dis
 import linecache
 import logging
 import sys
 import threading
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +52,7 @@ from jax import lax
 from jax.experimental import checkify
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, handlers, paths, regions
+from autograph.runtime import effects, handlers, paths, regions, try_lines
 from autograph.runtime.printing import DeferredFormat, message_text
 from autograph.runtime.tracing import FlatTree, caller_location, has_tracer, is_tracer
 
@@ -388,8 +386,8 @@ def _as_python(value):
 def _under_an_except() -> bool:
     """Whether converted code that is being traced (a frame holding tracers) called
     this from inside a ``try`` whose handlers may catch an exception (a ``with``
-    does not count)."""
-    return any(any(start <= frame.f_lasti < end for start, end in _handled(frame.f_code))
+    alone does not count): by the lines the transpiler recorded (``try_lines``)."""
+    return any(try_lines.under_a_handler(frame)
                for frame in _traced_converted_frames(sys._getframe(2)))
 
 
@@ -399,7 +397,7 @@ def _under_a_discarding_finally() -> bool:
     (``converters/try_statements.py`` keeps that exception with
     ``ag__.current_exception()`` in a handler around the body): Python's error here
     would be discarded, a run-time check's error cannot be."""
-    return any(_discards(frame.f_code, frame.f_lasti)
+    return any(try_lines.under_a_discarding_finally(frame)
                for frame in _traced_converted_frames(sys._getframe(1)))
 
 
@@ -421,71 +419,6 @@ def _traced_converted_frames(frame):
                         for v in frame.f_locals.values())):
             yield frame
         frame = frame.f_back
-
-
-def _discards(code, lasti) -> bool:
-    """Whether an exception raised at ``lasti`` in ``code`` reaches, through the
-    handlers it passes (the exception table's chain: a handler's own code is covered
-    by the entry of the next one out), a handler that keeps it for a ``finally``
-    that jumps (one calling ``current_exception``)."""
-    entries, keeps = _chain_of(code)
-    seen = set()
-    offset = lasti
-    while offset not in seen:
-        seen.add(offset)
-        target = next((t for start, end, t in entries if start <= offset < end), None)
-        if target is None:
-            return False
-        if target in keeps:
-            return True
-        offset = target
-    return False
-
-
-def _chain_of(code) -> tuple:
-    """``code``'s exception table as ``(start, end, target)`` rows, and the handler
-    targets that call ``current_exception`` (cached per code object)."""
-    found = _CHAINS.get(code)
-    if found is None:
-        entries, instructions = _exception_table(code)
-        index = {i.offset: n for n, i in enumerate(instructions)}
-        keeps = set()
-        for entry in entries:
-            n = index.get(entry.target)
-            if n is not None and instructions[n].opname == "PUSH_EXC_INFO" and any(
-                    i.argval == "current_exception" for i in instructions[n + 1:n + 10]):
-                keeps.add(entry.target)
-        found = _CHAINS[code] = (tuple((e.start, e.end, e.target) for e in entries),
-                                 frozenset(keeps))
-    return found
-
-
-def _handled(code) -> tuple:
-    """The bytecode ranges of ``code`` that a ``try`` with handlers (or a
-    ``finally``) covers (cached per code object, not keeping it alive)."""
-    found = _HANDLED.get(code)
-    if found is None:
-        entries, instructions = _exception_table(code)
-        ops = {i.offset: i.opname for i in instructions}
-        found = _HANDLED[code] = tuple(
-            (e.start, e.end) for e in entries
-            if ops.get(e.target) == "PUSH_EXC_INFO"
-            and ops.get(e.target + 2) != "WITH_EXCEPT_START")
-    return found
-
-
-def _exception_table(code) -> tuple:
-    """``code``'s exception table entries and its instructions (for the two readers
-    above, which cache what they make of them)."""
-    try:
-        entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
-    except AttributeError:   # pragma: no cover - a Python without exception tables
-        entries = ()
-    return entries, list(dis.get_instructions(code))
-
-
-_HANDLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def check_value(ok, error_type, message: str) -> None:

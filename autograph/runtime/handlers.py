@@ -16,6 +16,7 @@ import contextlib
 import dis
 import sys
 import threading
+import weakref
 
 import jax
 
@@ -118,30 +119,44 @@ def may_suppress(manager) -> bool:
     ``contextlib.suppress`` and ``ExitStack``; a user's ``__exit__`` that returns
     anything but ``None`` or ``False``; a user's ``@contextmanager`` generator with
     an ``except`` (library managers, such as ``jax.named_scope``, are taken to
-    suppress nothing)."""
+    suppress nothing).
+
+    The one place the runtime reads bytecode (docs/architecture.md, "Checks, try,
+    and Python side effects"): the manager is a value, known only when the ``with``
+    runs, and its ``__exit__`` is the user's code as written, never converted, so no
+    conversion sees it. What is read is cached per code object, and asked only
+    while tracing a traced check inside a ``with``."""
     if isinstance(manager, contextlib.suppress | contextlib.ExitStack):
         return True
     if isinstance(manager, contextlib._GeneratorContextManager):
         code = getattr(getattr(manager, "gen", None), "gi_code", None)
-        return code is not None and not is_library_file(code.co_filename) and _catches(code)
+        return code is not None and not is_library_file(code.co_filename) and _read(
+            code)[0]
     code = getattr(getattr(type(manager), "__exit__", None), "__code__", None)
-    return (code is not None and not is_library_file(code.co_filename)
-            and _returns_other_than_none_or_false(code))
+    return code is not None and not is_library_file(code.co_filename) and _read(code)[1]
 
 
-def _catches(code) -> bool:
-    """Whether ``code`` has an ``except`` clause (not only ``finally``s)."""
-    ops = [i.opname for i in dis.get_instructions(code)]
-    return "CHECK_EXC_MATCH" in ops or any(
-        op == "PUSH_EXC_INFO" and nxt == "POP_TOP" for op, nxt in zip(ops, ops[1:], strict=False))
+def _read(code) -> tuple:
+    """``(catches, returns_other_than_none_or_false)`` of ``code``: whether it has
+    an ``except`` clause (not only ``finally``s), and whether a ``return`` of it
+    returns something other than the constants ``None`` or ``False`` (cached per
+    code object, not keeping it alive)."""
+    found = _READ.get(code)
+    if found is None:
+        instructions = list(dis.get_instructions(code))
+        ops = [i.opname for i in instructions]
+        catches = "CHECK_EXC_MATCH" in ops or any(
+            op == "PUSH_EXC_INFO" and nxt == "POP_TOP"
+            for op, nxt in zip(ops, ops[1:], strict=False))
+        returns = any(i.opname == "RETURN_VALUE" and not (
+            n and instructions[n - 1].opname == "LOAD_CONST"
+            and instructions[n - 1].argval in (None, False))
+            for n, i in enumerate(instructions))
+        found = _READ[code] = (catches, returns)
+    return found
 
 
-def _returns_other_than_none_or_false(code) -> bool:
-    instructions = list(dis.get_instructions(code))
-    return any(i.opname == "RETURN_VALUE" and not (
-        n and instructions[n - 1].opname == "LOAD_CONST"
-        and instructions[n - 1].argval in (None, False))
-        for n, i in enumerate(instructions))
+_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _not_discarded(error) -> str | None:

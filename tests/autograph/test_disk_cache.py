@@ -210,8 +210,8 @@ def test_entries_are_written_whole_under_concurrent_writers(tmp_path):
         t.start()
     for t in threads:
         t.join()
-    code, runtime_name = cache.load("k")
-    assert code in codes and runtime_name == "ag__"
+    code, runtime_name, guarded = cache.load("k")
+    assert code in codes and runtime_name == "ag__" and guarded == ()
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["k.agc"]   # no leftovers
 
 

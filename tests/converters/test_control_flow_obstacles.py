@@ -75,6 +75,29 @@ def plain(x):
     return x
 
 
+def checked(x):
+    if x > 0:
+        raise ValueError("positive")
+    return x
+
+
+def check_in_a_try(x):
+    try:
+        y = checked(x)
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def check_in_a_try_whose_finally_returns(x):
+    y = x
+    try:
+        assert x < 5, "big"
+        y = x + 1
+    finally:
+        return y   # noqa: B012 - discards the AssertionError in Python
+
+
 def test_keywords_only_where_they_hold():
     assert f", in_try={line_of(if_in_try, 1)})" in autograph.to_code(if_in_try)
     assert f"lambda: 2.0, in_try={line_of(value_in_try, 1)})" in autograph.to_code(
@@ -121,10 +144,13 @@ def test_as_python_they_run_as_the_original():
 
 def test_tracing_reads_no_source_and_no_bytecode(monkeypatch):
     """Converted first, then traced with the parser and the disassembler watched: the
-    runtime calls neither, for the staged loops and branches nor for their errors.
+    runtime calls neither, for the staged loops and branches nor for their errors,
+    nor for a traced check under an `except` or in a `try` whose `finally` returns.
     (The boundary's notes, at error time, may read the generated code.)"""
-    functions = [autograph.convert(fn) for fn in (plain, if_in_try, deletes_carried)]
-    for fn in (plain, if_in_try, deletes_carried):
+    originals = (plain, if_in_try, deletes_carried, check_in_a_try,
+                 check_in_a_try_whose_finally_returns)
+    functions = [autograph.convert(fn) for fn in originals]
+    for fn in originals:
         autograph.to_code(fn)
     callers = []
 
@@ -136,10 +162,17 @@ def test_tracing_reads_no_source_and_no_bytecode(monkeypatch):
 
     monkeypatch.setattr(ast, "parse", watched(ast.parse))
     monkeypatch.setattr(dis, "get_instructions", watched(dis.get_instructions))
+    monkeypatch.setattr(dis, "_parse_exception_table", watched(dis._parse_exception_table))
     assert float(jax.jit(functions[0])(jnp.float32(1.0))) == plain(1.0)
     assert not callers
     with pytest.raises(ConversionError, match="an error Python raises on values"):
         jax.jit(functions[1])(jnp.float32(1.0))
     with pytest.raises(ConversionError, match="`del y`"):
         jax.jit(functions[2])(jnp.float32(1.0), jnp.int32(3))
+    # A traced check in a callee, under the caller's `except` (raised while tracing,
+    # refused there), and a traced assert in a `try` whose `finally` returns.
+    with pytest.raises(ConversionError, match="cannot see errors"):
+        jax.jit(functions[3])(jnp.float32(1.0))
+    with pytest.raises(ConversionError, match="the `finally` of a `try`"):
+        jax.jit(functions[4])(jnp.float32(1.0))
     assert not [c for c in callers if c.startswith("autograph.runtime")], callers

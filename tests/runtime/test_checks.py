@@ -1,5 +1,7 @@
 """autograph/runtime/checks.py: Python's assert, or a run-time check of a traced condition."""
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -156,3 +158,58 @@ def test_a_staged_check_in_a_try_whose_finally_jumps_is_refused():
     with pytest.raises(autograph.ConversionError, match="the `finally` of a `try`") as info:
         autograph.to_graph(assert_in_a_try_whose_finally_returns)(jnp.int32(3))
     assert f"{__file__}:{line}" in str(info.value)
+
+
+# -- where a traced check stands: by the lines the conversion recorded -----------------
+
+def positive_refused(x):
+    if x > 0:
+        raise ValueError("positive")
+    return x
+
+
+def check_in_a_with_in_a_try(x):
+    try:
+        with contextlib.nullcontext():
+            y = positive_refused(x)
+    except ValueError:
+        y = x * 0.0
+    return y
+
+
+def check_in_an_except_in_a_try(x):
+    try:
+        try:
+            y = int("x")
+        except ValueError:
+            y = positive_refused(x)
+    except ValueError:
+        y = x * 0.0
+    return y
+
+
+def check_in_a_function_defined_in_a_try(x):
+    try:
+        def inner(z):
+            return positive_refused(z)
+    except ValueError:
+        pass
+    return inner(x)
+
+
+@pytest.mark.parametrize("fn, k", [(check_in_a_with_in_a_try, 4),
+                                   (check_in_an_except_in_a_try, 6)])
+def test_a_check_the_outer_except_would_catch_is_refused_there(fn, k):
+    # The `with`, or the inner `except`, does not hide the outer `try` (the exception
+    # table's innermost entry did: the compiled call raised where Python gives 0.0).
+    assert fn(1.0) == 0.0 and fn(-1.0) == -1.0
+    with pytest.raises(autograph.ConversionError, match="cannot see errors") as info:
+        autograph.to_graph(fn)(jnp.float32(1.0))
+    assert f"{__file__}:{fn.__code__.co_firstlineno + k}" in str(info.value)
+
+
+def test_a_function_defined_in_a_try_is_not_checked_under_it():
+    fn = autograph.to_graph(check_in_a_function_defined_in_a_try)
+    assert float(fn(jnp.float32(-1.0))) == -1.0
+    with pytest.raises(ValueError, match="positive"):
+        fn(jnp.float32(1.0))

@@ -3,6 +3,7 @@
 (runtime/handlers.py)."""
 
 import contextlib
+import dis
 
 import jax
 import jax.numpy as jnp
@@ -130,6 +131,15 @@ def test_may_suppress():
     assert not handlers.may_suppress(only_finally())
     assert not handlers.may_suppress(jax.named_scope("s"))
     assert not handlers.may_suppress(contextlib.nullcontext())
+
+
+def test_may_suppress_reads_a_user_s_code_once(monkeypatch):
+    # The runtime's one reader of bytecode (docs/architecture.md): cached per code.
+    handlers.may_suppress(ReturnsWhetherValueError())
+    handlers.may_suppress(catching())
+    monkeypatch.setattr(dis, "get_instructions", None)     # read again: a TypeError
+    assert handlers.may_suppress(ReturnsWhetherValueError())
+    assert handlers.may_suppress(catching())
 
 
 def test_managed_is_the_with_statement():
