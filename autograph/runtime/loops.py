@@ -15,7 +15,8 @@ is
         n = n // 2
         steps += 1
         return (n, steps)
-    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
+    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps),
+                               literal_steps={'steps': (1, 0)})
 
 and a ``for`` loop passes the iterable and a body taking the item first:
 ``s = ag__.for_stmt(ag__.range_(500), loop_body, (s,))``.
@@ -164,6 +165,7 @@ class LoopSpec:
     obstacles: StagingObstacles = NO_OBSTACLES
     index_bounds: tuple | None = None
     on_unroll: Callable | None = None
+    steps: dict | None = None
 
 
 class LoopOptions(NamedTuple):
@@ -177,6 +179,7 @@ class LoopOptions(NamedTuple):
     extra_test: Callable | None = None
     bound: object = None
     obstacles: StagingObstacles = NO_OBSTACLES
+    steps: dict | None = None
 
 
 def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) -> LoopSpec:
@@ -195,12 +198,14 @@ def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) ->
         limit = bound.trips if limit is None else min(limit, bound.trips)
         index_bounds = (bound.low, bound.high) if bound.low is not None else None
     return LoopSpec(construct, names, where, limit, options.checkpoint, options.extra_test,
-                    options.obstacles, index_bounds, getattr(loop_body, "on_unroll", None))
+                    options.obstacles, index_bounds, getattr(loop_body, "on_unroll", None),
+                    options.steps)
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
                in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
-               cells=None, scoped=(), mutated=(), shared=(), item_writes=()):
+               cells=None, scoped=(), mutated=(), shared=(), item_writes=(),
+               literal_steps=None):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -223,22 +228,26 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     state variables whose objects it changes in place; ``shared``: state variables
     whose object something else may hold too (``carried_state.py``), and
     ``item_writes`` those of them whose items the body assigns
-    (``stageable.check_item_writes``).
+    (``stageable.check_item_writes``); ``literal_steps``: the state variables the body only
+    steps by literals (``analysis/literal_steps.py``), judged by ``int_overflow``
+    without a probe.
     """
     hidden = stateful_cells(loop_test, loop_body, plain_objects=True)
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
-                      in_try, assigns_global, assigns_nonlocal, deletes, item_writes)
+                      in_try, assigns_global, assigns_nonlocal, deletes, item_writes,
+                      literal_steps)
     return carried.carry(lambda plan, state: _while(
         plan.test(loop_test), plan.body(loop_body), state, maximum_iterations, checkpoint,
-        in_try, assigns_global, assigns_nonlocal, deletes, item_writes), loop_body, state,
+        in_try, assigns_global, assigns_nonlocal, deletes, item_writes, literal_steps),
+        loop_body, state,
         construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden,
         shared=shared)
 
 
 def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
-           assigns_global, assigns_nonlocal, deletes, item_writes=()):
+           assigns_global, assigns_nonlocal, deletes, item_writes=(), steps=None):
     """``while_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
@@ -260,7 +269,7 @@ def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
         state = as_tuple(loop_body(*state), count)
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes,
                                  item_writes)
-    options = LoopOptions(maximum_iterations, checkpoint, obstacles=obstacles)
+    options = LoopOptions(maximum_iterations, checkpoint, obstacles=obstacles, steps=steps)
     spec = _loop_spec("while loop", loop_body, caller_location(), options, bounded=True)
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
@@ -360,7 +369,7 @@ def _test_is_traced(loop_test, state) -> bool:
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
              checkpoint=False, bound=None, in_try=None, assigns_global=None,
              assigns_nonlocal=None, deletes=None, cells=None, scoped=(), mutated=(),
-             shared=(), item_writes=()):
+             shared=(), item_writes=(), literal_steps=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -391,12 +400,12 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             and not (_tracing() and carried.holds_containers(state))):
         return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,
                     checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes,
-                    item_writes)
+                    item_writes, literal_steps)
     return carried.carry(lambda plan, state: _for(
         iterable, plan.body(loop_body, skip=1), state, plan.test(extra_test),
         maximum_iterations, checkpoint, bound, in_try, assigns_global, assigns_nonlocal,
-        deletes, item_writes), loop_body, state, skip=1, construct="for loop", cells=cells,
-        scoped=scoped, mutated=mutated, hidden=hidden, shared=shared,
+        deletes, item_writes, literal_steps), loop_body, state, skip=1, construct="for loop",
+        cells=cells, scoped=scoped, mutated=mutated, hidden=hidden, shared=shared,
         may_skip=_may_be_empty(iterable))
 
 
@@ -410,14 +419,14 @@ def _may_be_empty(iterable) -> bool:
 
 
 def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,
-         in_try, assigns_global, assigns_nonlocal, deletes, item_writes=()):
+         in_try, assigns_global, assigns_nonlocal, deletes, item_writes=(), steps=None):
     """``for_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
         return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
     options = LoopOptions(maximum_iterations, checkpoint, extra_test, bound,
                           StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes,
-                                           item_writes))
+                                           item_writes), steps)
     if isinstance(iterable, TracedRange):
         spec = _loop_spec("for loop", loop_body, caller_location(), options, bounded=True)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))
@@ -535,6 +544,7 @@ class _Lowering:
     by_index: bool = False   # the item is a range's index, or enumerate's (index, x)
     indices: range | None = None   # the values the user's index takes (first ones, traced)
     trips: Callable | None = None  # the traced trip count of a range with a static start
+    guards: list | None = None   # checks a staged while's body runs first (_keep_python_ints)
 
 
 _NO_ITEM = object()
@@ -579,8 +589,10 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         state = loop_probe.promoted_start(state, outputs)
         if lowering.by_index and lowering.unrolled is not None and staging is not None:
             _unroll_index_only_growth(given, state, lowering, item, spec, staging)
-        if (lowering.unrolled is not None or lowering.trips is not None) \
-                and int_overflow.has_python_ints(given):
+        if stepped is not None:   # stepped by literals alone: no probe for them
+            final = stepped if lowering.unrolled is not None else None
+        elif (lowering.unrolled is not None or lowering.trips is not None
+                or lowering.guards is not None) and int_overflow.has_python_ints(given):
             final = _keep_python_ints(given, lowering, spec, outputs, body.holes)
         else:
             final = None
@@ -616,6 +628,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     reason = None
     region = StagedRegion(spec.construct, spec.where, spec.names, spec.obstacles,
                           (loop_body, spec.extra_test, loop_test), state)
+    stepped = _literally_stepped(spec, lowering, state)
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with region.opened():
@@ -625,7 +638,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                     weak_near=lambda: loop_probe.reached_by(
                         loop_body, _closed_over(loop_body)),
                     exits=spec.extra_test is not None,
-                    counters=_judges_counters(spec, lowering, state, region))
+                    counters=stepped is None and _judges_counters(spec, lowering, state,
+                                                                  region))
                 out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
             failure = error
@@ -697,13 +711,62 @@ def _check_starts_fit(given, out, spec):
     raise error
 
 
+def _literally_stepped(spec, lowering, state):
+    """For a ``for`` loop over a range (no exit) whose Python ints are all only
+    stepped by literals, once an iteration (``spec.steps``, from
+    ``analysis/literal_steps.py``): ``{position: value after it}``, judged with no
+    probe; None otherwise."""
+    if spec.extra_test is not None or lowering.guards is not None or not spec.steps \
+            or not int_overflow.has_python_ints(state):
+        return None
+    if lowering.unrolled is not None:
+        trips = lowering.trip_count
+    elif lowering.trips is not None:
+        trips = int_overflow.TRACED_RANGE_PREFIX
+    else:
+        return None
+    final = {}
+    for k, (name, value) in enumerate(zip(spec.names, state, strict=True)):
+        if type(value) is bool or (type(value) is int and name not in spec.steps):
+            return None
+        if type(value) is int:
+            step = spec.steps[name]
+            if abs(value) + trips * abs(step) > _INT32_MAX:
+                return None
+            final[k] = value + trips * step
+    return final
+
+
+_INT32_MAX = 2 ** 31 - 1
+_SMALL = 127   # 0..127: what every integer dtype holds
+
+
+def _steps_are_small(spec, state) -> bool:
+    """Whether every Python int (or bool) a staged ``while`` carries is only stepped
+    by literals and compared in its test (``spec.steps``) and stays within
+    0..``_SMALL`` over the iterations ``int_overflow`` judges: then the loop takes no
+    probe for them (collatz's ``steps += 1``)."""
+    steps = spec.steps or {}
+    iterations = int_overflow.TRACED_RANGE_PREFIX
+    for name, value in zip(spec.names, state, strict=True):
+        if type(value) not in (int, bool):
+            continue
+        step = steps.get(name) if type(value) is int else None
+        if step is None or value - iterations * step[1] < 0 \
+                or value + iterations * step[0] > _SMALL:
+            return False
+    return True
+
+
 def _judges_counters(spec, lowering, state, region) -> bool:
     """Whether the loop's probe runs for ``int_overflow`` (``_keep_python_ints``):
     it holds a Python int, runs over a range (static, or traced from a static
-    start), has no exit, and its body reaches no Python object the probe could
-    change (a list a helper appends to: the probe's tracers would be left in it)."""
+    start) or is a staged ``while``, has no exit, and its body reaches no Python
+    object the probe could change (a list a helper appends to: the probe's tracers
+    would be left in it)."""
     return (spec.extra_test is None
-            and (lowering.unrolled is not None or lowering.trips is not None)
+            and (lowering.unrolled is not None or lowering.trips is not None
+                 or lowering.guards is not None)
             and int_overflow.has_python_ints(state) and not region.effects.entries)
 
 
@@ -714,7 +777,8 @@ def _keep_python_ints(given, lowering, spec, outputs, probe):
     loop then runs unrolled) where a Python int the loop computes from its index and
     counters alone would leave int32 staged; for a traced trip count, stage a
     run-time check that the loop stops before that iteration (judged over its first
-    ``TRACED_RANGE_PREFIX`` iterations). Judged on the jaxpr of the loop's probe
+    ``TRACED_RANGE_PREFIX`` iterations; in a ``while``, a check its body runs first,
+    ``_entering_check``). Judged on the jaxpr of the loop's probe
     (``probe``, a ``HoleProbe``; ``outputs``, the types it found), which such a loop
     takes (``loop_probe.probe_body(counters=True)``): no run of the body of its
     own. Not for a loop with an exit (the probe's iteration does not stop at it)."""
@@ -732,6 +796,9 @@ def _keep_python_ints(given, lowering, spec, outputs, probe):
     if static:
         raise int_overflow.LeavesInt32(found.overflow)
     where = spec.where
+    if lowering.guards is not None:
+        lowering.guards[:] = [_entering_check(found.overflow, where)]
+        return None
     checks.check_value(
         lowering.trips() <= found.overflow.iteration, OverflowError,
         f"{where.filename}:{where.lineno}: a Python int this loop computes from its "
@@ -743,16 +810,38 @@ def _keep_python_ints(given, lowering, spec, outputs, probe):
     return None
 
 
+def _entering_check(overflow, where):
+    """A check a staged ``while`` body runs first: it fails (Python's
+    ``OverflowError``, at the loop's line) when the loop's Python-int counters are
+    those entering the iteration in which a value made from them leaves int32. They
+    read nothing but themselves, so they take each state once before that iteration
+    and name it."""
+    def check(carry):
+        entering = [carry[k] == value for k, value in overflow.entering.items()]
+        checks.check_value(
+            jnp.logical_not(jnp.all(jnp.stack(entering))), OverflowError,
+            f"{where.filename}:{where.lineno}: a Python int this loop computes from its "
+            f"counters alone reaches {overflow.value} in iteration {overflow.iteration}, "
+            "outside 32-bit integers: Python's int would not wrap, the staged loop's "
+            "would. Keep the value in range (e.g. % 2**31), or stop the loop earlier.")
+    return check
+
+
 def _staged_while(loop_test, loop_body, state, spec):
     """The loop as one ``lax.while_loop``, or with ``maximum_iterations`` a bounded
-    loop (``runtime/bounded_loops.py``)."""
+    loop (``runtime/bounded_loops.py``). Its Python-int counters are judged on its
+    probe (a check its body runs first, ``_entering_check``), unless they are only
+    stepped by small literals (``_steps_are_small``)."""
     count = len(state)
+    guards = []
 
     def cond_fun(carry):
         return predicate(loop_test(*carry), spec.where, spec.construct)
 
     def body_fun(carry):
         with paths.on_path(lambda: cond_fun(carry)):
+            for guard in guards:
+                guard(carry)
             return as_tuple(loop_body(*carry), count)
 
     body_fun = checkpointed(body_fun, spec.checkpoint)
@@ -763,7 +852,8 @@ def _staged_while(loop_test, loop_body, state, spec):
             return reverse_guard(out, spec.where, spec.construct)
         return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
 
-    lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations)
+    lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations,
+                         guards=None if _steps_are_small(spec, state) else guards)
     return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering,
                   loop_test=loop_test)
 

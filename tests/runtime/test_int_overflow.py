@@ -265,3 +265,61 @@ def test_a_counter_leaving_int32_is_found_past_the_fast_path():
 
     got = jax.jit(autograph.convert(grows))(jnp.int32(2))
     assert int(got) == grows(2)
+
+
+def quartering_until_small(x):
+    n = 1
+    while x > 0.001:
+        x = x / 2
+        n = n * 4
+    return x, n % 7
+
+
+def test_a_traced_while_checks_the_iteration_its_counters_would_leave_int32_in():
+    # The counters alone name the iteration (n = 4**k): the staged body checks for
+    # the one whose n * 4 leaves int32, and raises OverflowError when it is reached.
+    run = autograph.to_graph(quartering_until_small)
+    assert_close(quartering_until_small(1.0), run(jnp.float32(1.0)))   # 10 iterations
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: .*iteration 15"):
+        run(jnp.float32(1e30))
+
+
+def counting_from_near_the_top(x):
+    n = 2 ** 31 - 5
+    while x < 10:
+        n += 1   # only stepped by a literal, but from a start it leaves int32 from
+        x += 1
+    return n % 7
+
+
+def test_a_traced_while_stepping_a_counter_by_a_literal_past_int32_raises():
+    run = autograph.to_graph(counting_from_near_the_top)
+    assert int(run(jnp.int32(8))) == counting_from_near_the_top(8)   # two iterations
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: .*iteration 4"):
+        run(jnp.int32(0))
+
+
+def stepped_counters(x):
+    count, k = 0, 2 ** 31 - 3
+    for i in range(5):
+        x = x + i
+        count += 2   # ends as 10 with no probe (analysis/literal_steps.py)
+        k += 1       # leaves int32: judged on the probe, the loop runs unrolled
+    return x * count, k
+
+
+def test_a_static_loop_hands_on_counters_stepped_by_literals_as_python_ints():
+    out = autograph.convert(stepped_counters)(1)
+    assert out == stepped_counters(1)
+    got = jax.jit(lambda x: autograph.convert(stepped_counters)(x)[1] - 2 ** 31)(
+        jnp.int32(1))
+    assert int(got) == stepped_counters(1)[1] - 2 ** 31
+
+    def steps_only(x):
+        count, k = 0, 2 ** 31 - 3
+        for i in range(5):
+            x = x + i
+            count += 2
+        return x, count, k
+    traced = jax.jit(autograph.convert(lambda x: steps_only(x)[1] * 1.5))
+    assert float(traced(jnp.float32(1.0))) == 15.0

@@ -1,0 +1,140 @@
+"""Which of a loop's variables only step by int literals, read from the loop's AST.
+
+    steps = 0
+    while n != 1:          # read by a comparison alone
+        n = ...
+        steps += 1         # stepped by a literal alone
+
+A Python int such a loop carries needs no abstract run of the body to judge whether
+it leaves int32 (``runtime/int_overflow.py``): how far it can move in an iteration
+is written in the source. ``control_flow.py`` passes what is found here as the loop
+call's ``steps=`` keyword (``runtime/loops.py`` reads it):
+
+- a ``while``: ``{name: (most it rises, most it falls) in one iteration}`` for the
+  variables whose every use in the body is ``name += k`` / ``name -= k`` /
+  ``name = name ± k`` (``k`` an int literal; at the top of the body or in its
+  ``if`` branches, not in an inner loop) and whose every use in the test is one side
+  of a comparison with a name or a constant;
+- a ``for`` without a jump in its body: ``{name: what one iteration adds}`` for the
+  variables only stepped so, by statements at the top of the body (each runs once
+  an iteration), and not read anywhere in it.
+"""
+
+from __future__ import annotations
+
+import gast
+
+_STEPS = {gast.Add: 1, gast.Sub: -1}
+_JUMPS = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def while_steps(node: gast.While, names) -> dict:
+    """``{name: (rise, fall)}``: the most each of ``names`` (the loop's state) rises
+    and falls in one iteration of ``node``, for those only stepped by literals in its
+    body and only compared in its test (see the module's docstring)."""
+    found = {}
+    for name in names:
+        if not _only_compared(node.test, name):
+            continue
+        steps = _steps_in(node.body, name, branches=True)
+        if steps is not None:
+            found[name] = (sum(s for s in steps if s > 0), -sum(s for s in steps if s < 0))
+    return found
+
+
+def for_steps(node: gast.For, names) -> dict:
+    """``{name: net change in one iteration}`` for those of ``names`` that ``node``'s
+    body only steps by literals, each step a statement at its top (so run once an
+    iteration); empty where the body may jump out of an iteration."""
+    if any(isinstance(n, _JUMPS) for n in _same_scope_walk(node.body)):
+        return {}
+    target = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+    found = {}
+    for name in names:
+        if name in target:
+            continue
+        steps = _steps_in(node.body, name, branches=False)
+        if steps:
+            found[name] = sum(steps)
+    return found
+
+
+def _steps_in(stmts, name, *, branches):
+    """The literal steps of ``name`` in ``stmts``; None where it is used otherwise
+    (read, deleted, declared, stepped in an inner loop or, without ``branches``,
+    in an ``if``)."""
+    steps = []
+    for stmt in stmts:
+        step = _step(stmt, name)
+        if step is not None:
+            steps.append(step)
+        elif branches and isinstance(stmt, gast.If) and not _mentions(stmt.test, name):
+            inner = [_steps_in(stmt.body, name, branches=True),
+                     _steps_in(stmt.orelse, name, branches=True)]
+            if None in inner:
+                return None
+            steps += inner[0] + inner[1]
+        elif _mentions(stmt, name):
+            return None
+    return steps
+
+
+def _step(stmt, name):
+    """The change ``stmt`` makes to ``name`` where it is ``name += k``, ``name -= k``
+    or ``name = name ± k`` (``k`` an int literal); None otherwise."""
+    if isinstance(stmt, gast.AugAssign):
+        target, op, value = stmt.target, stmt.op, stmt.value
+    elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+          and isinstance(stmt.value, gast.BinOp)
+          and isinstance(stmt.value.left, gast.Name) and stmt.value.left.id == name):
+        target, op, value = stmt.targets[0], stmt.value.op, stmt.value.right
+    else:
+        return None
+    sign = _STEPS.get(type(op))
+    literal = _int_literal(value)
+    if not (isinstance(target, gast.Name) and target.id == name) or sign is None \
+            or literal is None:
+        return None
+    return sign * literal
+
+
+def _int_literal(node):
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        value = _int_literal(node.operand)
+        return None if value is None else -value
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _only_compared(test, name) -> bool:
+    """Whether every use of ``name`` in ``test`` is one side of a single comparison
+    whose other side is a name or a constant."""
+    compared = set()
+    for node in gast.walk(test):
+        if isinstance(node, gast.Compare) and len(node.comparators) == 1:
+            sides = (node.left, node.comparators[0])
+            if all(isinstance(s, gast.Name | gast.Constant) for s in sides):
+                compared.update(id(s) for s in sides)
+    return all(id(node) in compared for node in gast.walk(test)
+               if isinstance(node, gast.Name) and node.id == name)
+
+
+def _mentions(node, name) -> bool:
+    """Whether ``name`` appears in ``node`` (or a ``global``/``nonlocal`` names it)."""
+    for n in gast.walk(node):
+        if (isinstance(n, gast.Name) and n.id == name) or (
+                isinstance(n, gast.Global | gast.Nonlocal) and name in n.names):
+            return True
+    return False
+
+
+def _same_scope_walk(stmts):
+    """The nodes of ``stmts``, not entering nested functions or classes."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
