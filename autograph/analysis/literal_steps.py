@@ -12,15 +12,17 @@ call's ``steps=`` keyword (``runtime/loops.py`` reads it):
 
 - a ``while``: ``{name: (most it rises, most it falls) in one iteration}`` for the
   variables whose every use in the body is ``name += k`` / ``name -= k`` /
-  ``name = name ± k`` (``k`` an int literal; at the top of the body or in its
+  ``name = name ± k`` (``k`` an int literal, ``10 ** 8`` too; at the top of the body or in its
   ``if`` branches, not in an inner loop) and whose every use in the test is one side
   of a comparison with a name or a constant;
-- a ``for`` without a jump in its body: ``{name: what one iteration adds}`` for the
-  variables only stepped so, by statements at the top of the body (each runs once
-  an iteration), and not read anywhere in it.
+- a ``for``: the same for the variables only stepped so (its test is the range),
+  or ``{name: what one iteration adds}`` where every step is a statement at the top
+  of a body that cannot jump (each runs once an iteration).
 """
 
 from __future__ import annotations
+
+import operator
 
 import gast
 
@@ -37,44 +39,49 @@ def while_steps(node: gast.While, names) -> dict:
     for name in names:
         if not _only_compared(node.test, name):
             continue
-        steps = _steps_in(node.body, name, branches=True)
-        if steps is not None:
-            found[name] = (sum(s for s in steps if s > 0), -sum(s for s in steps if s < 0))
+        steps = _steps_in(node.body, name)
+        if steps:
+            found[name] = _bounds(steps)
     return found
 
 
 def for_steps(node: gast.For, names) -> dict:
-    """``{name: net change in one iteration}`` for those of ``names`` that ``node``'s
-    body only steps by literals, each step a statement at its top (so run once an
-    iteration); empty where the body may jump out of an iteration."""
-    if any(isinstance(n, _JUMPS) for n in _same_scope_walk(node.body)):
-        return {}
+    """For those of ``names`` that ``node``'s body only steps by literals: ``{name:
+    net change}`` where every step is a statement at the body's top and the body
+    cannot jump out of an iteration (each step runs once an iteration), ``{name:
+    (rise, fall)}`` (as ``while_steps``) otherwise."""
     target = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+    straight = not any(isinstance(n, _JUMPS) for n in _same_scope_walk(node.body))
     found = {}
     for name in names:
         if name in target:
             continue
-        steps = _steps_in(node.body, name, branches=False)
+        steps = _steps_in(node.body, name)
         if steps:
-            found[name] = sum(steps)
+            found[name] = (sum(step for step, _ in steps)
+                           if straight and not any(inner for _, inner in steps)
+                           else _bounds(steps))
     return found
 
 
-def _steps_in(stmts, name, *, branches):
-    """The literal steps of ``name`` in ``stmts``; None where it is used otherwise
-    (read, deleted, declared, stepped in an inner loop or, without ``branches``,
-    in an ``if``)."""
+def _bounds(steps) -> tuple:
+    return (sum(s for s, _ in steps if s > 0), -sum(s for s, _ in steps if s < 0))
+
+
+def _steps_in(stmts, name, inner=False):
+    """The literal steps of ``name`` in ``stmts``, each ``(change, whether in an
+    if)``; None where it is used otherwise (read, deleted, declared, stepped in an
+    inner loop)."""
     steps = []
     for stmt in stmts:
         step = _step(stmt, name)
         if step is not None:
-            steps.append(step)
-        elif branches and isinstance(stmt, gast.If) and not _mentions(stmt.test, name):
-            inner = [_steps_in(stmt.body, name, branches=True),
-                     _steps_in(stmt.orelse, name, branches=True)]
-            if None in inner:
+            steps.append((step, inner))
+        elif isinstance(stmt, gast.If) and not _mentions(stmt.test, name):
+            branches = [_steps_in(stmt.body, name, True), _steps_in(stmt.orelse, name, True)]
+            if None in branches:
                 return None
-            steps += inner[0] + inner[1]
+            steps += branches[0] + branches[1]
         elif _mentions(stmt, name):
             return None
     return steps
@@ -100,12 +107,23 @@ def _step(stmt, name):
 
 
 def _int_literal(node):
+    """The value of an int literal, or of arithmetic on them (``10 ** 8``)."""
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
         value = _int_literal(node.operand)
         return None if value is None else -value
     if isinstance(node, gast.Constant) and type(node.value) is int:
         return node.value
+    if isinstance(node, gast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _int_literal(node.left), _int_literal(node.right)
+        if left is None or right is None or (
+                isinstance(node.op, gast.Pow) and not 0 <= right <= 64):
+            return None
+        return _ARITHMETIC[type(node.op)](left, right)
     return None
+
+
+_ARITHMETIC = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+               gast.Pow: operator.pow}
 
 
 def _only_compared(test, name) -> bool:

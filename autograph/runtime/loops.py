@@ -48,7 +48,7 @@ import contextlib
 import functools
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import jax
@@ -545,6 +545,7 @@ class _Lowering:
     indices: range | None = None   # the values the user's index takes (first ones, traced)
     trips: Callable | None = None  # the traced trip count of a range with a static start
     guards: list | None = None   # checks a staged while's body runs first (_keep_python_ints)
+    step_checks: _StepChecks | None = None   # armed for the real trace
 
 
 _NO_ITEM = object()
@@ -596,6 +597,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             final = _keep_python_ints(given, lowering, spec, outputs, body.holes)
         else:
             final = None
+        if lowering.step_checks is not None:
+            lowering.step_checks.arm(final or ())
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)
@@ -727,10 +730,10 @@ def _literally_stepped(spec, lowering, state):
         return None
     final = {}
     for k, (name, value) in enumerate(zip(spec.names, state, strict=True)):
-        if type(value) is bool or (type(value) is int and name not in spec.steps):
-            return None
+        step = spec.steps.get(name)
+        if type(value) is bool or (type(value) is int and type(step) is not int):
+            return None   # (a tuple: bounds of steps under conditions)
         if type(value) is int:
-            step = spec.steps[name]
             if abs(value) + trips * abs(step) > _INT32_MAX:
                 return None
             final[k] = value + trips * step
@@ -738,6 +741,59 @@ def _literally_stepped(spec, lowering, state):
 
 
 _INT32_MAX = 2 ** 31 - 1
+_INT32_MIN = -2 ** 31
+
+
+class _StepChecks:
+    """Checks a staged loop's body runs after each iteration: that the Python ints
+    it only steps by literals (``spec.steps``) did not wrap around 32 bits, where
+    within ``iterations`` of them they could (a start near 2**31). Stepped under a
+    traced condition (``if x > 3: n += 1``) such an int reads traced data, and no
+    value of it is worked out while tracing (``int_overflow``): staged, it is an
+    int32, which wraps where Python's int does not. The check raises Python's
+    ``OverflowError`` at the loop's line. Armed for the real trace only (not the
+    probes, whose jaxpr ``int_overflow`` reads), and not for the ints judged there."""
+
+    def __init__(self, spec, state, iterations):
+        self.where, self.count, self.armed = spec.where, len(state), ()
+        self.candidates = []
+        for k, (name, value) in enumerate(zip(spec.names, state, strict=True)):
+            step = (spec.steps or {}).get(name)
+            if type(value) is not int or step is None:
+                continue
+            rise, fall = (max(step, 0), max(-step, 0)) if type(step) is int else step
+            if rise + fall <= _INT32_MAX and not (
+                    value - iterations * fall >= _INT32_MIN
+                    and value + iterations * rise <= _INT32_MAX):
+                self.candidates.append((k, name, rise, fall))
+
+    def arm(self, judged):
+        """Check the candidates but those at the positions ``judged``."""
+        self.armed = [c for c in self.candidates if c[0] not in judged]
+
+    def body(self, loop_body, skip=0):
+        """``loop_body`` with the checks; ``skip``: the parameters before the state
+        (a ``for`` body's item)."""
+        if not self.candidates:
+            return loop_body
+
+        def checked(*args):
+            out = loop_body(*args)
+            before, after = args[skip:], as_tuple(out, self.count)
+            for k, name, rise, fall in self.armed:
+                old, new = before[k], after[k]
+                wrapped = (((old > _INT32_MAX - rise) & (new < old - fall))
+                           | ((old < _INT32_MIN + fall) & (new > old + rise)))
+                checks.check_value(
+                    jnp.logical_not(wrapped), OverflowError,
+                    f"{self.where.filename}:{self.where.lineno}: the Python int "
+                    f"'{name}' this loop steps goes outside 32-bit integers: Python's "
+                    "int would not wrap, the staged loop's would. Start it lower, or "
+                    "keep it in range (e.g. % 2**31).")
+            return out
+        return checked
+
+
 _SMALL = 127   # 0..127: what every integer dtype holds
 
 
@@ -834,6 +890,8 @@ def _staged_while(loop_test, loop_body, state, spec):
     stepped by small literals (``_steps_are_small``)."""
     count = len(state)
     guards = []
+    step_checks = _StepChecks(spec, state, int_overflow.TRACED_RANGE_PREFIX)
+    checked_body = step_checks.body(loop_body)
 
     def cond_fun(carry):
         return predicate(loop_test(*carry), spec.where, spec.construct)
@@ -842,7 +900,7 @@ def _staged_while(loop_test, loop_body, state, spec):
         with paths.on_path(lambda: cond_fun(carry)):
             for guard in guards:
                 guard(carry)
-            return as_tuple(loop_body(*carry), count)
+            return as_tuple(checked_body(*carry), count)
 
     body_fun = checkpointed(body_fun, spec.checkpoint)
 
@@ -853,7 +911,8 @@ def _staged_while(loop_test, loop_body, state, spec):
         return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
 
     lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations,
-                         guards=None if _steps_are_small(spec, state) else guards)
+                         guards=None if _steps_are_small(spec, state) else guards,
+                         step_checks=step_checks)
     return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering,
                   loop_test=loop_test)
 
@@ -878,11 +937,14 @@ def _staged_range(rng, loop_body, state, spec):
     ``while_loop`` that stops at it)."""
     count = len(state)
     static = isinstance(rng, range)
-    lowered_body = _python_int_index(loop_body)
+    step_checks = _StepChecks(spec, state,
+                              len(rng) if static else int_overflow.TRACED_RANGE_PREFIX)
+    lowered_body = _python_int_index(step_checks.body(loop_body, skip=1))
     if spec.extra_test is not None and not static:
         lowering = _traced_range_until_exit(rng, lowered_body, count, spec)
     else:
         lowering = _range_loop(rng, lowered_body, count, spec)
+    lowering = replace(lowering, step_checks=step_checks)
     index = jax.ShapeDtypeStruct((), jnp.int32, weak_type=True)
     first = rng[0] if static and len(rng) else _NO_ITEM
     return _stage(spec, state, loop_body, index, lowering, first_item=first)
@@ -1025,7 +1087,8 @@ def _staged_scan(array, loop_body, state, spec):
         xs, length = array, array.shape[0]
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
     count = len(state)
-    body = _masked(loop_body, count, spec)
+    step_checks = _StepChecks(spec, state, length)
+    body = _masked(step_checks.body(loop_body, skip=1), count, spec)
 
     def body_fun(carry, x):
         return as_tuple(body(x, *carry), count), None
@@ -1041,7 +1104,8 @@ def _staged_scan(array, loop_body, state, spec):
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
                          _unrolled(items, loop_body, spec), exact=True,
                          by_index=isinstance(array, Scanned) and array.counted,
-                         indices=range(array.start, array.start + length) if counted else None)
+                         indices=range(array.start, array.start + length) if counted else None,
+                         step_checks=step_checks)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 

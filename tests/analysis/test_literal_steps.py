@@ -69,13 +69,15 @@ def test_a_for_counter_stepped_once_an_iteration():
             count += 2
             k = k - 1
             k += -3
+            k -= 2 * 10 ** 8
             if x > 3:
                 j += 1
         """)
-    assert for_steps(loop, ["x", "count", "k", "j"]) == {"count": 2, "k": -4}
+    assert for_steps(loop, ["x", "count", "k", "j"]) == {"count": 2, "k": -4 - 2 * 10 ** 8,
+                                                         "j": (1, 0)}
 
 
-def test_a_for_body_that_may_jump_or_read_the_counter_has_no_steps():
+def test_a_for_body_that_may_jump_has_bounds_not_a_net_step():
     for source in ("""
             for i in range(5):
                 count += 1
@@ -86,12 +88,20 @@ def test_a_for_body_that_may_jump_or_read_the_counter_has_no_steps():
                 if i > 2:
                     continue
                 count += 1
-            """, """
+            """):
+        assert for_steps(loop_of(source), ["count"]) == {"count": (1, 0)}, source
+
+
+def test_a_for_counter_read_or_assigned_otherwise_has_no_steps():
+    for source in ("""
             for i in range(5):
                 count += 1
                 x = x + count
             """, """
             for count in range(5):
                 count += 1
+            """, """
+            for i in range(5):
+                count = i
             """):
         assert for_steps(loop_of(source), ["count", "x"]).get("count") is None, source

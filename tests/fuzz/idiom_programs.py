@@ -152,8 +152,10 @@ def _int_counters(rng) -> list:
     condition of the index, read by traced arithmetic as residues; some loops bind a
     variable first (their probe runs), some are a ``while i < n`` (staged, checked in
     its body); some step a ``k`` by a literal alone (``k += 2``: judged without a
-    probe, runtime/literal_steps.py), from starts and by steps that may leave int32,
-    and index a Python list with it after a static loop."""
+    probe, analysis/literal_steps.py), some under a condition of traced data
+    (``if a + i > 2: k += 1``: checked in the staged body, loops._checked_steps),
+    from starts and by steps that may leave int32, and index a Python list with it
+    after a static loop."""
     updates = [
         lambda: [f"h = (h * {rng.choice([31, 65599, 1000003])} + i) % "
                  f"{rng.choice([97, 1000003, 2147483647])}"],
@@ -169,9 +171,11 @@ def _int_counters(rng) -> list:
     if rng.random() < 0.3:   # a first binding in the loop: the loop's probe runs
         body = ["t = a + i", *body, "x = x + t % 3"]
     stepped = rng.random() < 0.5
+    guarded = stepped and rng.random() < 0.4   # under a condition of traced data
     if stepped:
-        body.insert(rng.choice([0, len(body)]),
-                    f"k += {rng.choice(['1', '2', '5', '-1', '10 ** 8'])}")
+        step = f"k += {rng.choice(['1', '2', '5', '-1', '10 ** 8'])}"
+        at = rng.choice([0, len(body)])
+        body[at:at] = [f"if a + i > {rng.randint(-3, 3)}:", [step]] if guarded else [step]
     nested = rng.random() < 0.3
     # (Nested in a loop, a range(n) traced would hand its ints on as int32 arrays:
     # README, known limits.)
@@ -184,7 +188,8 @@ def _int_counters(rng) -> list:
     after = ["x = x + h % 11 + f % 13", "g = g + s % 9"]
     if stepped:
         after.append("x = x + k % 7")
-        if bound != "n":   # a Python int after a static loop: it may index a list
+        if bound != "n" and not guarded:   # a Python int after a static loop: it
+            # may index a list
             after.append("x = x * [1.0, 2.0, 3.0][k % 3]")
     start = rng.choice(["0", "3", "100", "2 ** 31 - 50"])
     return [f"h, f, s, c, k = 7, 1, 1, 0, {start}", *loop, *after]

@@ -323,3 +323,59 @@ def test_a_static_loop_hands_on_counters_stepped_by_literals_as_python_ints():
         return x, count, k
     traced = jax.jit(autograph.convert(lambda x: steps_only(x)[1] * 1.5))
     assert float(traced(jnp.float32(1.0))) == 15.0
+
+
+def counting_events_from_near_the_top(x):
+    n = 2 ** 31 - 3
+    while x < 10:
+        if x > 3:   # a traced condition: n reads traced data, no value is worked out
+            n += 1
+        x += 1
+    return n % 7
+
+
+def counting_positives_from_near_the_top(xs):
+    n = 2 ** 31 - 3
+    for i in range(6):
+        if xs[i] > 0:
+            n += 1
+    return n % 7
+
+
+def counting_positives_in_a_scan(xs):
+    n = 2 ** 31 - 3
+    for v in xs:
+        if v > 0:
+            n += 1
+    return n % 7
+
+
+@pytest.mark.parametrize("fn, few, many", [
+    (counting_events_from_near_the_top, 8, 0),
+    (counting_positives_from_near_the_top, [1, 1, 0, 0, 0, 0], [1] * 6),
+    (counting_positives_in_a_scan, [1, 1, 0, 0, 0, 0], [1] * 6),
+])
+def test_an_int_stepped_under_a_traced_condition_never_wraps(fn, few, many):
+    # Staged, n is an int32 (it reads traced data): the body checks after each
+    # iteration that its literal steps did not wrap it (loops._checked_steps).
+    run = autograph.to_graph(fn)
+    assert int(run(jnp.asarray(few))) == fn(few if isinstance(few, int) else np.array(few))
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: the Python int 'n'"):
+        run(jnp.asarray(many))
+    jitted = jax.jit(autograph.convert(fn))   # (the user's jit: JAX's runtime error)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="'n' this loop steps goes outside"):
+        jitted(jnp.asarray(many))
+
+
+def test_a_small_counter_takes_no_wrap_check():
+    # From 0 by 1 it cannot leave int32 in the iterations judged: no extra equations.
+    def count_events(x):
+        n = 0
+        while x < 10:
+            if x > 3:
+                n += 1
+            x += 1
+        return n
+    text = str(jax.make_jaxpr(autograph.convert(count_events))(jnp.int32(0)))
+    assert "callback" not in text and "check" not in text
+    assert int(autograph.to_graph(count_events)(jnp.int32(0))) == count_events(0)
