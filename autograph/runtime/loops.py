@@ -632,6 +632,11 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     region = StagedRegion(spec.construct, spec.where, spec.names, spec.obstacles,
                           (loop_body, spec.extra_test, loop_test), state)
     stepped = _literally_stepped(spec, lowering, state)
+    if lowering.unrolled is not None and spec.obstacles.in_try is None \
+            and region.effects.holds_generator():
+        return _unrolled_for(
+            spec, lowering, state, "its body reaches a Python generator, whose steps "
+            "(next(g)) a staged loop could neither take once per iteration nor undo")
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with region.opened():
@@ -663,13 +668,18 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                       else unrolling.why(failure))
         del failure
     if reason is not None:
-        unrolling.unrolled(spec.construct, spec.where, reason)
-        if spec.on_unroll is not None:   # cells and objects carried (carried_state.py)
-            spec.on_unroll()
-        return lowering.unrolled(state)
+        return _unrolled_for(spec, lowering, state, reason)
     unrolling.staged(spec.construct, spec.where)
     unrolling.release(traced)
     return out
+
+
+def _unrolled_for(spec, lowering, state, reason):
+    """The loop run unrolled from ``state``, the decision logged with ``reason``."""
+    unrolling.unrolled(spec.construct, spec.where, reason)
+    if spec.on_unroll is not None:   # cells and objects carried (carried_state.py)
+        spec.on_unroll()
+    return lowering.unrolled(state)
 
 
 def _unroll_index_only_growth(given, start, lowering, index, spec, staging):
