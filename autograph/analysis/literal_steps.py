@@ -35,14 +35,10 @@ def while_steps(node: gast.While, names) -> dict:
     """``{name: (rise, fall)}``: the most each of ``names`` (the loop's state) rises
     and falls in one iteration of ``node``, for those only stepped by literals in its
     body and only compared in its test (see the module's docstring)."""
-    found = {}
-    for name in names:
-        if not _only_compared(node.test, name):
-            continue
-        steps = _steps_in(node.body, name)
-        if steps:
-            found[name] = _bounds(steps)
-    return found
+    steps, used = _steps_in(node.body)
+    used |= _not_compared(node.test)
+    return {name: _bounds(steps[name]) for name in names
+            if name in steps and name not in used}
 
 
 def for_steps(node: gast.For, names) -> dict:
@@ -50,60 +46,57 @@ def for_steps(node: gast.For, names) -> dict:
     net change}`` where every step is a statement at the body's top and the body
     cannot jump out of an iteration (each step runs once an iteration), ``{name:
     (rise, fall)}`` (as ``while_steps``) otherwise."""
-    target = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+    steps, used = _steps_in(node.body)
+    used |= {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+    found = {name: steps[name] for name in names if name in steps and name not in used}
+    if not found:
+        return found
     straight = not any(isinstance(n, _JUMPS) for n in _same_scope_walk(node.body))
-    found = {}
-    for name in names:
-        if name in target:
-            continue
-        steps = _steps_in(node.body, name)
-        if steps:
-            found[name] = (sum(step for step, _ in steps)
-                           if straight and not any(inner for _, inner in steps)
-                           else _bounds(steps))
-    return found
+    return {name: (sum(step for step, _ in taken)
+                   if straight and not any(inner for _, inner in taken) else _bounds(taken))
+            for name, taken in found.items()}
 
 
 def _bounds(steps) -> tuple:
     return (sum(s for s, _ in steps if s > 0), -sum(s for s, _ in steps if s < 0))
 
 
-def _steps_in(stmts, name, inner=False):
-    """The literal steps of ``name`` in ``stmts``, each ``(change, whether in an
-    if)``; None where it is used otherwise (read, deleted, declared, stepped in an
-    inner loop)."""
-    steps = []
+def _steps_in(stmts, inner=False, steps=None, used=None):
+    """``({name: [(change, whether in an if), ...]}, names used otherwise)``: the
+    literal steps ``stmts`` make (at their top or in their ``if`` branches), and
+    the names they read, delete, declare or step elsewhere (in an inner loop)."""
+    steps = {} if steps is None else steps
+    used = set() if used is None else used
     for stmt in stmts:
-        step = _step(stmt, name)
-        if step is not None:
-            steps.append((step, inner))
-        elif isinstance(stmt, gast.If) and not _mentions(stmt.test, name):
-            branches = [_steps_in(stmt.body, name, True), _steps_in(stmt.orelse, name, True)]
-            if None in branches:
-                return None
-            steps += branches[0] + branches[1]
-        elif _mentions(stmt, name):
-            return None
-    return steps
+        stepped = _step(stmt)
+        if stepped is not None:
+            steps.setdefault(stepped[0], []).append((stepped[1], inner))
+        elif isinstance(stmt, gast.If):
+            used |= _mentioned(stmt.test)
+            _steps_in(stmt.body, True, steps, used)
+            _steps_in(stmt.orelse, True, steps, used)
+        else:
+            used |= _mentioned(stmt)
+    return steps, used
 
 
-def _step(stmt, name):
-    """The change ``stmt`` makes to ``name`` where it is ``name += k``, ``name -= k``
-    or ``name = name ± k`` (``k`` an int literal); None otherwise."""
+def _step(stmt):
+    """``(name, change)`` where ``stmt`` is ``name += k``, ``name -= k`` or ``name =
+    name ± k`` (``k`` an int literal); None otherwise."""
     if isinstance(stmt, gast.AugAssign):
         target, op, value = stmt.target, stmt.op, stmt.value
     elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-          and isinstance(stmt.value, gast.BinOp)
-          and isinstance(stmt.value.left, gast.Name) and stmt.value.left.id == name):
+          and isinstance(stmt.value, gast.BinOp) and isinstance(stmt.targets[0], gast.Name)
+          and isinstance(stmt.value.left, gast.Name)
+          and stmt.value.left.id == stmt.targets[0].id):
         target, op, value = stmt.targets[0], stmt.value.op, stmt.value.right
     else:
         return None
     sign = _STEPS.get(type(op))
     literal = _int_literal(value)
-    if not (isinstance(target, gast.Name) and target.id == name) or sign is None \
-            or literal is None:
+    if not isinstance(target, gast.Name) or sign is None or literal is None:
         return None
-    return sign * literal
+    return target.id, sign * literal
 
 
 def _int_literal(node):
@@ -126,26 +119,28 @@ _ARITHMETIC = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operat
                gast.Pow: operator.pow}
 
 
-def _only_compared(test, name) -> bool:
-    """Whether every use of ``name`` in ``test`` is one side of a single comparison
-    whose other side is a name or a constant."""
+def _not_compared(test) -> set:
+    """The names ``test`` uses other than as one side of a single comparison whose
+    other side is a name or a constant."""
     compared = set()
     for node in gast.walk(test):
         if isinstance(node, gast.Compare) and len(node.comparators) == 1:
             sides = (node.left, node.comparators[0])
             if all(isinstance(s, gast.Name | gast.Constant) for s in sides):
                 compared.update(id(s) for s in sides)
-    return all(id(node) in compared for node in gast.walk(test)
-               if isinstance(node, gast.Name) and node.id == name)
+    return {node.id for node in gast.walk(test)
+            if isinstance(node, gast.Name) and id(node) not in compared}
 
 
-def _mentions(node, name) -> bool:
-    """Whether ``name`` appears in ``node`` (or a ``global``/``nonlocal`` names it)."""
+def _mentioned(node) -> set:
+    """The names ``node`` mentions (``global``/``nonlocal`` declarations too)."""
+    found = set()
     for n in gast.walk(node):
-        if (isinstance(n, gast.Name) and n.id == name) or (
-                isinstance(n, gast.Global | gast.Nonlocal) and name in n.names):
-            return True
-    return False
+        if isinstance(n, gast.Name):
+            found.add(n.id)
+        elif isinstance(n, gast.Global | gast.Nonlocal):
+            found.update(n.names)
+    return found
 
 
 def _same_scope_walk(stmts):
