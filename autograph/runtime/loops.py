@@ -66,6 +66,7 @@ from autograph.runtime import (
     lists,
     loop_probe,
     paths,
+    python_ints,
     side_effects,  # (issue 26.6)
     unrolling,
 )
@@ -671,6 +672,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         return _unrolled_for(spec, lowering, state, reason)
     unrolling.staged(spec.construct, spec.where)
     unrolling.release(traced)
+    python_ints.note(state, out)
     return out
 
 
@@ -679,6 +681,8 @@ def _unrolled_for(spec, lowering, state, reason):
     unrolling.unrolled(spec.construct, spec.where, reason)
     if spec.on_unroll is not None:   # cells and objects carried (carried_state.py)
         spec.on_unroll()
+    if lowering.step_checks is not None:   # ints a staged `if` in it may make int32
+        lowering.step_checks.arm(())
     return lowering.unrolled(state)
 
 
@@ -762,20 +766,25 @@ class _StepChecks:
     value of it is worked out while tracing (``int_overflow``): staged, it is an
     int32, which wraps where Python's int does not. The check raises Python's
     ``OverflowError`` at the loop's line. Armed for the real trace only (not the
-    probes, whose jaxpr ``int_overflow`` reads), and not for the ints judged there."""
+    probes, whose jaxpr ``int_overflow`` reads), and not for the ints judged there.
+    An int an enclosing region made traced (``python_ints.py``) has no value known
+    here: it is always checked; the body notes the carried ints as such for the
+    regions inside it."""
 
     def __init__(self, spec, state, iterations):
         self.where, self.count, self.armed = spec.where, len(state), ()
         self.candidates = []
-        for k, (name, value) in enumerate(zip(spec.names, state, strict=True)):
-            step = (spec.steps or {}).get(name)
-            if type(value) is not int or step is None:
+        self.ints = [k for k, value in enumerate(state) if python_ints.stands_for_int(value)]
+        for k in self.ints:
+            step = (spec.steps or {}).get(spec.names[k])
+            if step is None:
                 continue
             rise, fall = (max(step, 0), max(-step, 0)) if type(step) is int else step
+            value = state[k]
             if rise + fall <= _INT32_MAX and not (
-                    value - iterations * fall >= _INT32_MIN
+                    type(value) is int and value - iterations * fall >= _INT32_MIN
                     and value + iterations * rise <= _INT32_MAX):
-                self.candidates.append((k, name, rise, fall))
+                self.candidates.append((k, spec.names[k], rise, fall))
 
     def arm(self, judged):
         """Check the candidates but those at the positions ``judged``."""
@@ -784,14 +793,19 @@ class _StepChecks:
     def body(self, loop_body, skip=0):
         """``loop_body`` with the checks; ``skip``: the parameters before the state
         (a ``for`` body's item)."""
-        if not self.candidates:
+        if not self.ints:
             return loop_body
 
         def checked(*args):
+            before = args[skip:]
+            for k in self.ints:
+                python_ints.mark(before[k])
             out = loop_body(*args)
-            before, after = args[skip:], as_tuple(out, self.count)
+            after = as_tuple(out, self.count)
             for k, name, rise, fall in self.armed:
                 old, new = before[k], after[k]
+                if not is_tracer(new):
+                    continue   # a Python int (unrolled, or the test was Python's)
                 wrapped = (((old > _INT32_MAX - rise) & (new < old - fall))
                            | ((old < _INT32_MIN + fall) & (new > old + rise)))
                 checks.check_value(
@@ -1098,7 +1112,8 @@ def _staged_scan(array, loop_body, state, spec):
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
     count = len(state)
     step_checks = _StepChecks(spec, state, length)
-    body = _masked(step_checks.body(loop_body, skip=1), count, spec)
+    checked_body = step_checks.body(loop_body, skip=1)
+    body = _masked(checked_body, count, spec)
 
     def body_fun(carry, x):
         return as_tuple(body(x, *carry), count), None
@@ -1112,7 +1127,7 @@ def _staged_scan(array, loop_body, state, spec):
     items = array.items() if isinstance(array, Scanned) else _rows(array, length)
     counted = isinstance(array, Scanned) and array.counted and type(array.start) is int
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         _unrolled(items, loop_body, spec), exact=True,
+                         _unrolled(items, checked_body, spec), exact=True,
                          by_index=isinstance(array, Scanned) and array.counted,
                          indices=range(array.start, array.start + length) if counted else None,
                          step_checks=step_checks)

@@ -379,3 +379,20 @@ def test_a_small_counter_takes_no_wrap_check():
     text = str(jax.make_jaxpr(autograph.convert(count_events))(jnp.int32(0)))
     assert "callback" not in text and "check" not in text
     assert int(autograph.to_graph(count_events)(jnp.int32(0))) == count_events(0)
+
+
+def counting_across_epochs(xs):
+    k = 2 ** 31 - 8
+    for epoch in range(2):
+        for i in range(4):
+            if xs[i] > 0:
+                k += 1   # entering the inner loop k is traced: its value is unknown there
+    return k % 7
+
+
+def test_an_int_an_outer_loop_made_traced_is_checked_in_the_inner_loop():
+    run = autograph.to_graph(counting_across_epochs)
+    few = [1, 1, 1, 0]   # 6 steps: 2**31 - 2
+    assert int(run(jnp.asarray(few))) == counting_across_epochs(np.array(few))
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: the Python int 'k'"):
+        run(jnp.asarray([1, 1, 1, 1]))   # 8 steps: 2**31
