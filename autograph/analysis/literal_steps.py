@@ -26,19 +26,21 @@ import operator
 
 import gast
 
+from autograph.walk import child_nodes, walk, walk_list
+
 _STEPS = {gast.Add: 1, gast.Sub: -1}
 _JUMPS = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_NAME = gast.Name
+_SIDES = frozenset((gast.Name, gast.Constant))
 
 
 def while_steps(node: gast.While, names) -> dict:
     """``{name: (rise, fall)}``: the most each of ``names`` (the loop's state) rises
     and falls in one iteration of ``node``, for those only stepped by literals in its
     body and only compared in its test (see the module's docstring)."""
-    steps, used = _steps_in(node.body)
-    used |= _not_compared(node.test)
-    return {name: _bounds(steps[name]) for name in names
-            if name in steps and name not in used}
+    steps = _only_stepped(node.body, names, node.test)
+    return {name: _bounds(taken) for name, taken in steps.items()}
 
 
 def for_steps(node: gast.For, names) -> dict:
@@ -46,38 +48,52 @@ def for_steps(node: gast.For, names) -> dict:
     net change}`` where every step is a statement at the body's top and the body
     cannot jump out of an iteration (each step runs once an iteration), ``{name:
     (rise, fall)}`` (as ``while_steps``) otherwise."""
-    steps, used = _steps_in(node.body)
-    used |= {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
-    found = {name: steps[name] for name in names if name in steps and name not in used}
-    if not found:
-        return found
+    steps = _only_stepped(node.body, names, None, node.target)
+    if not steps:
+        return steps
     straight = not any(isinstance(n, _JUMPS) for n in _same_scope_walk(node.body))
     return {name: (sum(step for step, _ in taken)
                    if straight and not any(inner for _, inner in taken) else _bounds(taken))
-            for name, taken in found.items()}
+            for name, taken in steps.items()}
 
 
 def _bounds(steps) -> tuple:
     return (sum(s for s, _ in steps if s > 0), -sum(s for s, _ in steps if s < 0))
 
 
-def _steps_in(stmts, inner=False, steps=None, used=None):
-    """``({name: [(change, whether in an if), ...]}, names used otherwise)``: the
-    literal steps ``stmts`` make (at their top or in their ``if`` branches), and
-    the names they read, delete, declare or step elsewhere (in an inner loop)."""
-    steps = {} if steps is None else steps
-    used = set() if used is None else used
+def _only_stepped(body, names, test=None, target=None) -> dict:
+    """``{name: [(change, whether in an if), ...]}`` for those of ``names`` that
+    ``body`` steps by literals (at its top or in its ``if`` branches) and uses in no
+    other way, nor ``target``, nor ``test`` but in comparisons."""
+    steps, rest = {}, []
+    _steps_in(body, False, steps, rest)
+    steps = {name: taken for name, taken in steps.items() if name in names}
+    if not steps:
+        return steps
+    used = _not_compared(test) if test is not None else set()
+    for node in rest if target is None else [*rest, target]:
+        for n in walk(node):
+            if n.__class__ is _NAME:
+                used.add(n.id)
+            elif isinstance(n, gast.Global | gast.Nonlocal):
+                used.update(n.names)
+    return {name: taken for name, taken in steps.items() if name not in used}
+
+
+def _steps_in(stmts, inner, steps, rest):
+    """Gather the literal steps ``stmts`` make, at their top or in their ``if``
+    branches (``steps``: ``{name: [(change, whether in an if), ...]}``), and the
+    nodes everything else is in (``rest``: other statements, ``if`` tests)."""
     for stmt in stmts:
         stepped = _step(stmt)
         if stepped is not None:
             steps.setdefault(stepped[0], []).append((stepped[1], inner))
-        elif isinstance(stmt, gast.If):
-            used |= _mentioned(stmt.test)
-            _steps_in(stmt.body, True, steps, used)
-            _steps_in(stmt.orelse, True, steps, used)
+        elif stmt.__class__ is gast.If:
+            rest.append(stmt.test)
+            _steps_in(stmt.body, True, steps, rest)
+            _steps_in(stmt.orelse, True, steps, rest)
         else:
-            used |= _mentioned(stmt)
-    return steps, used
+            rest.append(stmt)
 
 
 def _step(stmt):
@@ -122,25 +138,14 @@ _ARITHMETIC = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operat
 def _not_compared(test) -> set:
     """The names ``test`` uses other than as one side of a single comparison whose
     other side is a name or a constant."""
+    nodes = walk_list(test)
     compared = set()
-    for node in gast.walk(test):
-        if isinstance(node, gast.Compare) and len(node.comparators) == 1:
+    for node in nodes:
+        if node.__class__ is gast.Compare and len(node.comparators) == 1:
             sides = (node.left, node.comparators[0])
-            if all(isinstance(s, gast.Name | gast.Constant) for s in sides):
+            if all(s.__class__ in _SIDES for s in sides):
                 compared.update(id(s) for s in sides)
-    return {node.id for node in gast.walk(test)
-            if isinstance(node, gast.Name) and id(node) not in compared}
-
-
-def _mentioned(node) -> set:
-    """The names ``node`` mentions (``global``/``nonlocal`` declarations too)."""
-    found = set()
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name):
-            found.add(n.id)
-        elif isinstance(n, gast.Global | gast.Nonlocal):
-            found.update(n.names)
-    return found
+    return {node.id for node in nodes if node.__class__ is _NAME and id(node) not in compared}
 
 
 def _same_scope_walk(stmts):
@@ -150,4 +155,4 @@ def _same_scope_walk(stmts):
         node = todo.pop()
         yield node
         if not isinstance(node, _SCOPES):
-            todo.extend(gast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
