@@ -41,6 +41,7 @@ an abstract probe's ``side_trip``) at the end.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from autograph.errors import ConversionError
 from autograph.runtime import objects
@@ -241,9 +242,17 @@ def _body_with_state(plan: Carry, fn, skip):
 
     with_state.state_names = plan.names + tuple(t.name for t in trackers.cells)
     with_state.__wrapped__ = fn
+    with_state.viewed = functools.partial(_viewed, trackers)
     with_state.on_unroll = plan.on_unroll
     with_state.side_trip = plan.side_trip
     return with_state
+
+
+def _viewed(trackers) -> list:
+    """``(name, object)`` of the plain objects the block's state carries as their
+    attributes (``trackers.View``): ``side_effects.watch`` watches what else they
+    hold (``p.stats`` of ``p.stats.n += 1``), which the region does not carry."""
+    return [(view.label, view.obj) for view in trackers.views]
 
 
 def _test_with_state(plan: Carry, fn):
@@ -270,6 +279,7 @@ def _test_with_state(plan: Carry, fn):
 
     with_state.state_names = plan.names
     with_state.__wrapped__ = fn
+    with_state.viewed = functools.partial(_viewed, trackers)
     with_state.side_trip = plan.side_trip
     return with_state
 

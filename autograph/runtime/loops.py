@@ -600,6 +600,7 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
             final = None
         if lowering.step_checks is not None:
             lowering.step_checks.arm(final or ())
+        region.unchanged_by_probes()   # the probes' tracers must not reach the trace
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
                 out = lowering.run(state)

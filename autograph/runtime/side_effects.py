@@ -16,8 +16,10 @@ carried)`` takes a signature of the mutable Python objects the body can reach
 user's functions found there, theirs: ``list``/``dict``/``set``/``deque``/
 ``bytearray`` by length and the identity of their items, iterators by position,
 writeable NumPy arrays of up to 64 KiB by their bytes, the plain objects such a
-list or dict holds by their attributes (``for p in ps: p.x = ...``; plain objects
-the body reaches directly are carried instead, ``carried_state.py``): a helper's ``a[i] = 1``
+list or dict holds by their attributes (``for p in ps: p.x = ...``), and what those
+hold in turn, three levels deep (``p.stats.n += 1``, ``p.hist.append(v)``); plain
+objects the body reaches directly are carried instead (``carried_state.py``), and
+what they hold besides their array attributes is watched: a helper's ``a[i] = 1``
 in a staged branch writes whatever the condition; random number generators by their
 state, ``random``'s and ``np.random``'s own included: a draw happens once while
 tracing, not once per iteration),
@@ -45,7 +47,7 @@ import numpy as np
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.trace_context import current_trace
-from autograph.runtime.tracing import caller_location, frame_location
+from autograph.runtime.tracing import Location, caller_location, frame_location
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)   # and their subclasses
 _SMALL = 256         # items whose identities a signature records
@@ -66,6 +68,7 @@ class Change:
     name: str
     obj: object
     kind: str
+    by_attributes: bool = False   # a plain object, watched by its attributes
 
     def __str__(self):
         return f"{self.kind} '{self.name}'"
@@ -81,7 +84,8 @@ class Watch:
 
     def changed(self) -> list:
         """The watched objects whose signature differs from the one taken."""
-        return [Change(name, obj, _kind(obj)) for name, obj, sig, copy in self.entries
+        return [Change(name, obj, _kind(obj), type(copy) is _ObjectState)
+                for name, obj, sig, copy in self.entries
                 if (_ObjectState.signature(obj) if type(copy) is _ObjectState
                     else _signature(obj)) != sig]
 
@@ -109,6 +113,10 @@ def watch(fns, carried=()) -> Watch:
     entries = []
     seen = set(excluded)
     pending = [fn for fn in fns if fn is not None]
+    held = _Held(seen)
+    for fn in pending:   # plain objects the region carries as their attributes
+        for label, obj in getattr(fn, "viewed", tuple)():
+            entries.extend(held.uncarried(label, obj))
     visited = set()
     while pending and len(visited) < _MAX_FUNCTIONS:
         fn = pending.pop()
@@ -138,27 +146,109 @@ def watch(fns, carried=()) -> Watch:
                 seen.add(id(value))
                 entries.append((name, value, _signature(value), _copy(value)))
                 if isinstance(value, (list, dict, collections.deque)):
-                    entries.extend(_held_objects(name, value, seen))
+                    entries.extend(held.items(name, value, _HELD_DEPTH))
+            elif type(value) not in _NOT_OBJECTS or type(value) is tuple:
+                # an object the region does not carry, or a tuple of such objects
+                entries.extend(held.held(name, value, _HELD_DEPTH))
     return Watch(entries)
 
 
-def _held_objects(name, container, seen):
-    """Entries for the plain objects (a dataclass instance, say) a watched list or
-    dict holds: a body that sets their attributes (``for p in ps: p.x = ...``)
-    changes state the region does not carry, as an ``append`` would."""
+# How deep ``watch`` follows what watched containers and objects hold: ``ps[0]``, its
+# ``ps[0].stats``, and what that holds (``for p in ps: p.stats.n += 1``); and how many
+# such entries one region's watch may hold.
+_HELD_DEPTH = 3
+_HELD_LIMIT = 1024
+
+
+class _Held:
+    """The walk through what watched containers and objects hold (``seen``: the ids
+    already watched or carried), ``_HELD_LIMIT`` entries at most."""
+
+    __slots__ = ("seen", "left", "viewed", "kinds")
+
+    def __init__(self, seen):
+        self.seen, self.left = seen, _HELD_LIMIT
+        self.viewed = set()   # plain objects the region carries as their attributes
+        self.kinds = {}       # type -> _NOT_PLAIN, _LIBRARY or _USERS (one per walk)
+
+    def items(self, name, container, depth) -> list:
+        """Entries for the plain objects (a dataclass instance, say) and containers a
+        watched list, dict or tuple holds, and for what those hold in turn, ``depth``
+        levels deep: a body that sets their attributes (``for p in ps: p.x = ...``,
+        ``p.stats.n += 1``) or grows a list one holds (``p.hist.append(v)``)
+        changes state the region does not carry, as an ``append`` would."""
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        entries = []
+        for key, item in itertools.islice(items, _SMALL):
+            entries.extend(self.held(f"{name}[{key!r}]", item, depth, item_of=True))
+        return entries
+
+    def attributes(self, name, obj, depth, carried=()) -> list:
+        """``held`` of each of ``obj``'s attributes but those ``carried``."""
+        entries = []
+        for attribute, value in itertools.islice(vars(obj).items(), _SMALL):
+            if attribute not in carried:
+                entries.extend(self.held(f"{name}.{attribute}", value, depth))
+        return entries
+
+    def uncarried(self, name, obj) -> list:
+        """Entries for the containers and plain objects among ``obj``'s attributes
+        that a region carrying ``obj`` as its array attributes
+        (``objects.attributes``) does not carry: ``p.stats`` of ``p.stats.n += 1``."""
+        from autograph.runtime.objects import attributes
+
+        self.viewed.add(id(obj))
+        return self.attributes(name, obj, _HELD_DEPTH, attributes(obj))
+
+    def held(self, name, item, depth, *, item_of=False) -> list:
+        """Entries for ``item`` (reached as ``name``), where it is a plain object or
+        a container, and for what it holds, ``depth - 1`` levels further. An object
+        of a library's class (a logger filling its cache) is the library's: watched
+        by its attributes only as an item of a watched container (``item_of``), as a
+        ``SimpleNamespace`` may be, and not followed further."""
+        kind = type(item)
+        if isinstance(item, tuple) and id(item) not in self.seen and depth > 0:
+            self.seen.add(id(item))   # no entry (it cannot change), but what it holds
+            return self.items(name, item, depth - 1)
+        if kind in _NOT_OBJECTS or id(item) in self.seen or depth <= 0 or self.left <= 0:
+            return []
+        if isinstance(item, _CONTAINERS):
+            self.seen.add(id(item))
+            self.left -= 1
+            entries = [(name, item, _signature(item), _copy(item))]
+            if isinstance(item, (list, dict, collections.deque)):
+                entries.extend(self.items(name, item, depth - 1))
+            return entries
+        found = self.kinds.get(kind)
+        if found is None:
+            found = self.kinds[kind] = _object_kind(item)
+        if found is _NOT_PLAIN or found is _LIBRARY and not item_of \
+                or id(item) in self.viewed:
+            return []
+        self.seen.add(id(item))
+        self.left -= 1
+        entry = (name, item, _ObjectState.signature(item), _ObjectState(item))
+        return [entry, *self.attributes(name, item, depth - 1)] if found is _USERS \
+            else [entry]
+
+
+_NOT_PLAIN, _LIBRARY, _USERS = "not plain", "library", "users"
+
+
+def _object_kind(obj) -> str:
+    """What ``obj``'s type is to the watch (the same for every instance): not a plain
+    object (``objects.is_plain_object``: a pytree, an array, a function...), one of a
+    class a library defines (``is_library_file``), or one of the user's (a module
+    with no file, a program ``exec``'d, counts as the user's)."""
     from autograph.runtime.objects import is_plain_object
 
-    items = container.items() if isinstance(container, dict) else enumerate(container)
-    entries = []
-    for key, item in itertools.islice(items, _SMALL):
-        kind = type(item)
-        if kind in _NOT_OBJECTS or id(item) in seen or not hasattr(item, "__dict__") \
-                or not is_plain_object(item):
-            continue
-        seen.add(id(item))
-        entries.append((f"{name}[{key!r}]", item, _ObjectState.signature(item),
-                        _ObjectState(item)))
-    return entries
+    if not hasattr(obj, "__dict__") or not is_plain_object(obj):
+        return _NOT_PLAIN
+    module_name = type(obj).__module__
+    filename = getattr(sys.modules.get(module_name), "__file__", None)
+    if filename is None:
+        return _LIBRARY if module_name == "builtins" else _USERS
+    return _LIBRARY if is_library_file(filename) else _USERS
 
 
 _NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tuple})
@@ -174,7 +264,8 @@ class _ObjectState:
 
     @staticmethod
     def signature(obj):
-        return ("object", tuple((k, id(v)) for k, v in vars(obj).items()))
+        attributes = vars(obj)
+        return ("object", tuple(attributes), tuple(map(id, attributes.values())))
 
     def put_back(self, obj):
         attributes = vars(obj)
@@ -370,11 +461,16 @@ def describe(changes) -> str:
 def where_changed(retrace, changes):
     """The user's line (``Location``) where ``retrace()`` (one more abstract run of
     the body: a fresh function, which no JAX cache answers) first changes one of
-    ``changes``' objects through a builtin call (``append``, ``pop``, ``next``...)
-    or resumes a generator among them, or None. Only asked on the way to an error."""
+    ``changes``' objects through a builtin call (``append``, ``pop``, ``next``...),
+    resumes a generator among them, or sets an attribute of a plain object among
+    them (``p.x = ...``: found by a line trace of the user's frames, the line after
+    which the object's attributes differ), or None. Only asked on the way to an
+    error; the objects are as they were before the region when it is asked."""
 
     targets = {id(c.obj) for c in changes}
     found = []
+    old_trace = sys.gettrace()
+    attribute_trace = _attribute_trace(changes, found)
 
     def profile(frame, event, arg):
         if found:
@@ -391,13 +487,49 @@ def where_changed(retrace, changes):
 
     old = sys.getprofile()
     sys.setprofile(profile)
+    if attribute_trace is not None:
+        sys.settrace(attribute_trace)
     try:
         retrace()
     except Exception:  # noqa: BLE001 - the first trace passed; this one only looks
         pass
     finally:
         sys.setprofile(old)
+        if attribute_trace is not None:
+            sys.settrace(old_trace)
     return found[0] if found else None
+
+
+def _attribute_trace(changes, found):
+    """A ``sys.settrace`` function that appends to ``found`` the user's line after
+    which a plain object among ``changes`` first has other attributes than now (set
+    there, or in a library call made there: ``setattr``, the runtime's operators),
+    or None where no change is one of a plain object."""
+    objects = [(c.obj, _ObjectState.signature(c.obj)) for c in changes if c.by_attributes]
+    if not objects:
+        return None
+    last = {}
+
+    def moved() -> bool:
+        return any(_ObjectState.signature(obj) != sig for obj, sig in objects)
+
+    def local(frame, event, arg):
+        if found:
+            return None
+        if event in ("line", "return") and moved():
+            line = last.get(frame) if event == "line" else frame.f_lineno
+            if line is not None:
+                found.append(Location(frame.f_code.co_filename, line))
+            return None
+        last[frame] = frame.f_lineno
+        return local
+
+    def call(frame, event, arg):
+        if found or is_library_file(frame.f_code.co_filename):
+            return None
+        return local
+
+    return call
 
 
 def error(changes, construct: str, where, at=None) -> ConversionError:
@@ -426,6 +558,9 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
         how = ("traces both branches once, whatever the condition, so the change would "
                "happen for every input")
         fix = "Return the new values from the branches instead, use arrays (jnp.where)"
+    if loop and any(c.by_attributes for c in changes):
+        fix = ("Keep the attribute in a variable the loop carries (`x = p.x` before the "
+               "loop, `x = x - g` in it, `p.x = x` after it), use arrays")
     if any(isinstance(c.obj, _RANDOM) for c in changes):
         fix = ("For random numbers in staged code, draw them with jax.random from a key "
                "the code passes along")

@@ -43,6 +43,12 @@ from autograph.runtime.stageable import (
     require_defined,
 )
 from autograph.runtime.state import Holes
+from autograph.runtime.unrolling import Unrolls
+
+
+class ProbeChanged(Unrolls):
+    """A probe of the region's blocks changed Python state the region watches (the
+    objects, ``describe``d); ``settle`` decides."""
 
 
 class StagedRegion:
@@ -76,6 +82,18 @@ class StagedRegion:
             check_item_writes(values, names, self.obstacles.item_writes, self.where,
                               self.construct)
 
+    def unchanged_by_probes(self):
+        """Raise ``ProbeChanged`` where the abstract probes run before the region's
+        trace (``loop_probe.py``, a list probe) changed Python state the region
+        watches: their tracers are left in it (``for p in ps: p.x = p.x - g`` leaves
+        the probe's ``p.x``), and the region's trace would read them. The region's
+        ``settle`` then puts that state back and decides as for a change by the
+        trace itself, before anything is staged: a loop runs unrolled, anything
+        else raises at the line of the change."""
+        changes = self.effects.changed()
+        if changes:
+            raise ProbeChanged(side_effects.describe(changes))
+
     def settle(self, can_unroll: bool, retrace):
         """``side_effects.settle`` of what the region watches: None, the reason to
         run the region unrolled (``can_unroll``), or the ``ConversionError`` at the
@@ -84,4 +102,4 @@ class StagedRegion:
                                    retrace)
 
 
-__all__ = ["Holes", "StagedRegion"]
+__all__ = ["Holes", "ProbeChanged", "StagedRegion"]

@@ -7,7 +7,10 @@ membership (``in``, ``.count``, a list of numbers indexed by a traced int).
 Each program is a function of ``(a, b, n)`` (small ints, ``n >= 0``) of one kind
 (``raises``, ``math``, ``reductions``, ``membership``, ``histories``: a list kept
 every few steps of a loop over a Python range, ``int_counters``: Python ints a loop
-steps from its index, hashes and products that leave 32 bits), whose statements draw from
+steps from its index, hashes and products that leave 32 bits, ``held_objects``: a
+static loop setting attributes of plain objects held in a list, dict, deque or
+tuple),
+whose statements draw from
 that kind's templates. It runs as Python, converted with Python values (must be
 identical: value or exception type and message) and compiled by ``to_graph`` with
 the arguments as arrays: the same value (floats within float32 rounding) or the
@@ -29,8 +32,33 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-KINDS = ("raises", "math", "reductions", "membership", "histories", "int_counters")
-PRELUDE = "import math\n\n\n"
+KINDS = ("raises", "math", "reductions", "membership", "histories", "int_counters",
+         "held_objects")
+PRELUDE = '''import collections
+import math
+
+
+class Stats:
+    def __init__(self, n):
+        self.n = n
+
+
+class Box:
+    def __init__(self, x, n):
+        self.x = x
+        self.stats = Stats(n)
+        self.hist = []
+
+
+def bump(p, v):
+    p.x = p.x + v
+
+
+def count_in(p):
+    p.stats.n += 1
+
+
+'''
 
 
 @dataclass
@@ -195,9 +223,55 @@ def _int_counters(rng) -> list:
     return [f"h, f, s, c, k = 7, 1, 1, 0, {start}", *loop, *after]
 
 
+def _held_objects(rng) -> list:
+    """A loop over a Python range whose body sets attributes of plain objects held
+    in a list, a dict, a deque or a tuple (``for p in ps: p.x = p.x + a``, ``p = ps[i % 2]``,
+    through a helper, ``setattr``, a nested object's ``p.stats.n += 1``, a list one
+    holds), with what makes the loop take its probe (a Python-int counter, a first
+    binding in the loop, a traced ``if``): ``jax.jit`` of the original unrolls it."""
+    holder = rng.choice(["list", "dict", "deque", "tuple"])
+    starts = [f"Box({rng.choice(['a', 'b', str(_k(rng))])}, {rng.randint(0, 3)})"
+              for _ in range(2)]
+    if holder == "dict":
+        made = f"ps = {{'u': {starts[0]}, 'v': {starts[1]}}}"
+        loop_over, first, second = "ps.values()", "ps['u']", "ps['v']"
+        pick = "ps['u' if i % 2 == 0 else 'v']"
+    else:
+        made = f"ps = [{starts[0]}, {starts[1]}]"
+        if holder == "deque":
+            made = f"ps = collections.deque([{starts[0]}, {starts[1]}])"
+        elif holder == "tuple":
+            made = f"ps = ({starts[0]}, {starts[1]})"
+        loop_over, first, second, pick = "ps", "ps[0]", "ps[1]", "ps[i % 2]"
+    changes = [
+        lambda: [f"p.x = p.x + {rng.choice(['a', 'b', 'i', 'a * i'])}"],
+        lambda: [f"p.x = -p.x - {rng.choice(['b', 'i', '1'])}"],
+        lambda: [f"bump(p, {rng.choice(['a', 'b + i'])})"],
+        lambda: [f"setattr(p, 'x', p.x - {rng.choice(['a', 'b', 'i'])})"],
+        lambda: ["p.stats.n += 1"],
+        lambda: ["count_in(p)"],
+        lambda: [f"p.hist.append(p.x + {rng.choice(['a', 'i'])})"],
+        lambda: [f"if p.x > {_k(rng)}:", [f"c = c + {rng.randint(1, 3)}"]],
+    ]
+    inner = [line for _ in range(rng.randint(1, 3)) for line in rng.choice(changes)()]
+    if rng.random() < 0.5:
+        body = [f"for p in {loop_over}:", inner]
+    else:
+        body = [f"p = {pick}", *inner]
+    probes = [["c = c + 1"], ["t = a + i", "x = x + t % 3"],
+              [f"if a > {_k(rng)}:", ["c = c + 2"]], []]
+    body += rng.choice(probes)
+    loop = [f"for i in range({rng.randint(1, 5)}):", body]
+    if rng.random() < 0.25:
+        loop = [f"for e in range({rng.randint(2, 3)}):", loop]
+    return [made, "c = 0", *loop,
+            f"x = x + c + {first}.stats.n * 3 + len({second}.hist) + {second}.stats.n",
+            f"g = g + {first}.x + {second}.x * 0.5 + sum({first}.hist)"]
+
+
 _KIND_BODIES = {"raises": _raises, "math": _math, "reductions": _reductions,
                 "membership": _membership, "histories": _histories,
-                "int_counters": _int_counters}
+                "int_counters": _int_counters, "held_objects": _held_objects}
 
 # A loop over a traced range whose Python ints would leave int32 staged stops with
 # this OverflowError (loud: Python's int does not wrap, the staged loop's would).

@@ -458,8 +458,10 @@ class ProgramGenerator:
 
     def _stmt_generator(self, depth, scope, loop):
         """A nested generator over a static range, consumed by ``sum``, by a ``for``
-        loop or by ``next`` (also once an iteration of a loop over a static range). It reads the function's arguments as a closure (never
-        reassigned: a closure over a reassigned variable is issue 15's family)."""
+        loop or by ``next`` (also once an iteration of a loop over a static range,
+        which then runs unrolled). It reads the function's arguments as a closure
+        (never reassigned: a closure over a reassigned variable is issue 15's
+        family)."""
         r = self.rng
         self._nested += 1
         k = self._nested

@@ -23,3 +23,6 @@ def test_each_kind_uses_its_idioms():
     assert " in (" in sources["membership"] and ".count(" in sources["membership"]
     assert "table[n" in sources["membership"]
     assert "% 2147483647" in sources["int_counters"] and "range(n)" in sources["int_counters"]
+    held = sources["held_objects"]
+    assert "for p in ps" in held and "p.stats.n += 1" in held and "setattr(p" in held
+    assert "collections.deque" in held and "c = c + 1" in held

@@ -383,7 +383,7 @@ def test_a_small_counter_takes_no_wrap_check():
 
 def counting_across_epochs(xs):
     k = 2 ** 31 - 8
-    for epoch in range(2):
+    for _epoch in range(2):
         for i in range(4):
             if xs[i] > 0:
                 k += 1   # entering the inner loop k is traced: its value is unknown there

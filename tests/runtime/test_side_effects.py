@@ -5,6 +5,7 @@ tracing."""
 
 import collections
 import dataclasses
+import inspect
 import logging
 import random
 
@@ -483,3 +484,244 @@ def test_plain_objects_a_watched_list_or_dict_holds_are_watched_by_their_attribu
                                      r"'particles\[0\]'"):
                 compiled(0.5)
     check(moves_held_particles_in_a_static_loop, 0.7)
+
+
+# -- a loop's probe and the objects held in watched lists (probe12) ---------------------
+
+
+def counts_moves_of_held_particles(g):
+    particles = [Particle(0.0)]
+    n = 0
+    for _ in range(3):
+        for p in particles:
+            p.x = p.x - g
+        n += 1
+    return n, particles[0].x
+
+
+def counts_held_particles_below_zero(g):
+    particles = [Particle(0.0), Particle(1.0)]
+    n = 0
+    for _ in range(3):
+        for p in particles:
+            p.x = p.x - g
+            if p.x < 0:
+                n += 1
+    return n, particles[1].x
+
+
+def binds_a_held_particle_first(g):
+    particles = [Particle(0.0)]
+    for i in range(3):
+        p = particles[0]
+        p.x = p.x - g
+        last = p.x * i
+    return last, particles[0].x
+
+
+def _move(p, g):
+    p.x = p.x - g
+
+
+def moves_queued_particles_through_a_helper(g):
+    particles = collections.deque([Particle(0.0), Particle(2.0)])
+    n = 0
+    for _ in range(3):
+        for p in particles:
+            _move(p, g)
+            setattr(p, "x", p.x * 0.5)  # noqa: B010 - the idiom under test
+        n += 1
+    return n, particles[0].x, particles[1].x
+
+
+def moves_a_carried_particle(g):
+    p = Particle(0.0)
+    n = 0
+    for _ in range(3):
+        p.x = p.x - g
+        if p.x < 0:
+            n += 1
+    return n, p.x
+
+
+def moves_particles_a_tuple_holds(g):
+    particles = (Particle(0.0), Particle(1.0))
+    n = 0
+    for _ in range(3):
+        for p in particles:
+            p.x = p.x - g
+        n += 1
+    return n, particles[1].x
+
+
+@pytest.mark.parametrize("fn", [
+    counts_moves_of_held_particles, counts_held_particles_below_zero,
+    moves_particles_a_tuple_holds,
+    binds_a_held_particle_first, moves_queued_particles_through_a_helper,
+    moves_a_carried_particle])
+def test_a_probed_static_loop_moving_held_objects_runs_unrolled(fn):
+    """A loop whose body sets attributes of objects a list holds, and that takes its
+    probe (a Python-int counter, a first binding, a traced ``if``), failed with
+    UnexpectedTracerError: the probe left its tracers in the objects, the loop's
+    trace read them and was bound with them as constants, then the loop ran
+    unrolled. The probes' changes now decide before the trace: put back, unrolled,
+    nothing staged (Python's values; an object carried directly stays staged)."""
+    check(fn, 0.7)
+    jaxpr = jax.make_jaxpr(autograph.convert(fn))(0.7)
+    assert not jaxpr.consts
+    if fn is not moves_a_carried_particle:
+        assert "scan" not in str(jaxpr) and "while" not in str(jaxpr)
+
+
+@dataclasses.dataclass
+class Tally:
+    n: int
+
+
+@dataclasses.dataclass
+class Walker:
+    x: float
+    tally: Tally
+    trail: list = dataclasses.field(default_factory=list)
+
+
+def tallies_held_walkers(g):
+    walkers = [Walker(0.0, Tally(0))]
+    t = 0.0
+    for _ in range(3):
+        for w in walkers:
+            w.tally.n += 1
+        t = t + g
+    return t, walkers[0].tally.n
+
+
+def trails_held_walkers(g):
+    walkers = {"a": Walker(0.0, Tally(0))}
+    for i in range(3):
+        for w in walkers.values():
+            w.trail.append(i)
+            w.x = w.x - g
+    return walkers["a"].x, len(walkers["a"].trail)
+
+
+def tallies_a_carried_walker(g):
+    w = Walker(0.0, Tally(0))
+    for _ in range(3):
+        w.tally.n += 1
+        w.x = w.x - g
+    return w.x, w.tally.n
+
+
+@dataclasses.dataclass
+class Holder:
+    tally: Tally
+
+
+def tallies_through_a_closure(g):
+    h = Holder(Tally(0))
+    t = 0.0
+    for _ in range(3):
+        h.tally.n += 1
+        t = t + g
+    return t, h.tally.n
+
+
+def tallies_held_walkers_in_a_traced_while(g):
+    walkers = [Walker(0.0, Tally(0))]
+    t = 0.0
+    while t < 2.0 * g:
+        for w in walkers:
+            w.tally.n += 1
+        t = t + g
+    return t, walkers[0].tally.n
+
+
+@pytest.mark.parametrize("fn", [tallies_held_walkers, trails_held_walkers,
+                                tallies_a_carried_walker, tallies_through_a_closure])
+def test_objects_that_watched_objects_hold_are_watched_too(fn):
+    """``w.tally.n += 1`` changed ``w.tally``, which no watch saw: a staged loop
+    counted once while tracing (Python 3, converted 1 or 4), a list a held object
+    holds the same. What watched and carried plain objects hold is watched three
+    levels deep: a static loop runs unrolled."""
+    check(fn, 0.7)
+
+
+def _line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+def test_a_traced_loop_changing_what_a_held_object_holds_is_refused_at_the_line():
+    """Refused at the line that sets the attribute (found by a line trace of the
+    body, on the way to the error), saying how to carry it."""
+    fn = tallies_held_walkers_in_a_traced_while
+    assert autograph.convert(fn)(0.7) == (1.4, 2)
+    line = _line_of(fn, "w.tally.n += 1")
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(autograph.ConversionError,
+                           match=rf"test_side_effects.py:{line}: .*Tally object "
+                                 r"'walkers\[0\]\.tally'.*Keep the attribute in a "
+                                 r"variable the loop carries"):
+            compiled(0.7)
+    line = _line_of(moves_held_particles_in_a_traced_while, "p.x = p.x - 1.0")
+    with pytest.raises(autograph.ConversionError, match=rf"test_side_effects.py:{line}: "):
+        autograph.to_graph(moves_held_particles_in_a_traced_while)(0.5)
+
+
+def test_watch_restores_what_held_objects_hold():
+    walkers = [Walker(0.0, Tally(0))]
+
+    def body():
+        return walkers
+
+    watch = side_effects.watch([body])
+    walkers[0].tally.n = 5
+    walkers[0].trail.append(1)
+    changes = watch.changed()
+    assert {c.name for c in changes} == {"walkers[0].tally", "walkers[0].trail"}
+    assert watch.restore(changes)
+    assert walkers == [Walker(0.0, Tally(0))] and not watch.changed()
+
+
+_LOG = logging.getLogger("tests.side_effects.held")
+
+
+@dataclasses.dataclass
+class Logged:
+    w: float
+    log: logging.Logger
+
+
+_MODELS = [Logged(1.0, _LOG)]
+
+
+def logs_through_a_held_object(g):
+    models = _MODELS
+    x = g
+    for _ in range(3):
+        if models[0].log.isEnabledFor(logging.DEBUG):
+            x = x + 1.0
+        x = x * models[0].w + g
+    return x
+
+
+def logs_in_a_traced_while(g):
+    x = g
+    while x < 10.0:
+        if _LOG.isEnabledFor(logging.DEBUG):
+            x = x + 1.0
+        x = x * 2.0 + g
+    return x
+
+
+def test_objects_of_a_library_class_are_not_followed():
+    """A logger fills its cache when asked whether it is enabled: an object of a
+    library's class is not followed into what it holds, nor watched where the body
+    reaches it directly, so these loops stay staged (followed, the first ran
+    unrolled and the second was refused)."""
+    for fn in (logs_through_a_held_object, logs_in_a_traced_while):
+        expected = fn(1.0)
+        _LOG._cache.clear()   # (a CPython detail: the logger's cache, filled on use)
+        with autograph.runtime.unrolling.count_decisions() as seen:
+            assert float(autograph.to_graph(fn)(1.0)) == expected
+        assert seen.counts["unrolled"] == 0 and seen.counts["staged"] == 1

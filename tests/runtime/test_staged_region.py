@@ -63,3 +63,30 @@ def test_an_if_whose_branches_give_1_and_2_5_binds_one_cond():
     assert float(autograph.to_graph(promoting_if)(jnp.int32(3))) == promoting_if(3)
     assert float(autograph.to_graph(promoting_if)(jnp.int32(-3))) == promoting_if(-3)
     assert jax.jit(autograph.convert(promoting_if))(jnp.int32(-3)).dtype == jnp.float32
+
+
+def test_a_probes_change_to_watched_state_is_settled_before_the_trace():
+    """A probe that set an attribute of an object a watched list holds leaves its
+    tracers there: ``unchanged_by_probes`` raises ``ProbeChanged`` (an ``Unrolls``
+    signal), and ``settle`` puts the object back and gives the reason to unroll."""
+    from autograph.runtime.staged_region import ProbeChanged
+    from autograph.runtime.unrolling import Unrolls
+
+    class Box:
+        def __init__(self):
+            self.x = 0.0
+
+    boxes = [Box()]
+
+    def body():
+        return boxes
+
+    region = StagedRegion("for loop", Location("user.py", 3), ("n",), StagingObstacles(),
+                          (body,), (0,))
+    region.unchanged_by_probes()   # nothing changed: no signal
+    boxes[0].x = jnp.float32(1.0)
+    with pytest.raises(ProbeChanged, match=r"Box object 'boxes\[0\]'") as info:
+        region.unchanged_by_probes()
+    assert isinstance(info.value, Unrolls)
+    assert "Box object 'boxes[0]'" in region.settle(True, lambda: None)
+    assert boxes[0].x == 0.0
