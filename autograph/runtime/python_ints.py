@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from autograph.runtime.tracing import is_tracer
 
 _NOTED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -31,8 +33,9 @@ def stands_for_int(value) -> bool:
 
 
 def mark(value) -> None:
-    """Note ``value`` (a traced scalar) as a Python int of the program."""
-    if is_tracer(value) and getattr(value, "ndim", None) == 0:
+    """Note ``value`` (a traced signed-integer scalar) as a Python int of the program."""
+    if is_tracer(value) and getattr(value, "ndim", None) == 0 \
+            and np.issubdtype(value.dtype, np.signedinteger):
         _NOTED[id(value)] = value
 
 
