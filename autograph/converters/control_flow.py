@@ -27,7 +27,8 @@ After:
         n = ag__.if_stmt(n % 2 == 0, if_true, if_false, (n,))
         steps += 1
         return (n, steps)
-    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
+    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps),
+                               literal_steps={'steps': (1, 0)})
 
 ``for x in xs`` becomes ``ag__.for_stmt(xs, loop_body, state)`` with the item as
 the body's first parameter (the builtins converter has made ``range(...)`` there
@@ -97,6 +98,7 @@ from autograph.analysis import (
     modified_names,
 )
 from autograph.analysis.function_scope import FunctionScope, name_order
+from autograph.analysis.literal_steps import for_steps, while_steps
 from autograph.analysis.sharing import Sharing, end_position, may_change
 from autograph.analysis.stageability import annotate_enclosing_try
 from autograph.converters.assigning_tests import lower_assigning_tests
@@ -249,6 +251,7 @@ class _ControlFlow(Transformer):
         block = self._block(node, node.body, modified_names(node.body),
                             annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD),
                             scanned=[node.test, *node.body])
+        steps = _steps_keyword(while_steps(node, block.state))
         self.loops[-1].append(node)
         node = self.generic_visit(node)
         self.loops[-1].pop()
@@ -271,14 +274,15 @@ class _ControlFlow(Transformer):
             options += counter_bound(
                 node, lambda name: name in scope.locals and name not in scope.cells,
                 modified_names(node.body), self.ag)
-        return self._finish(new, node, options + block.keywords) + node.orelse
+        return self._finish(new, node, options + steps + block.keywords) + node.orelse
 
     def visit_For(self, node):
         block = self._block(node, [node.target, *node.body],
                             modified_names(node.body) | bound_names(node.target),
                             annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD))
         options = [*annos.get(node, annos.LOOP_OPTIONS, ()),
-                   *derived_bound(node, self.range_indices[-1], self.ag)]
+                   *derived_bound(node, self.range_indices[-1], self.ag),
+                   *_steps_keyword(for_steps(node, block.state))]
         index = node.target.id if (isinstance(node.target, gast.Name)
                                    and range_args(node.iter) is not None) else None
         self.range_indices[-1].append(index)
@@ -405,3 +409,16 @@ class _ControlFlow(Transformer):
                     "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
                     var_name=gast.Constant(value=name, kind=None)))
         return gast.Tuple(elts=elts, ctx=gast.Load())
+
+
+def _steps_keyword(steps) -> list:
+    """``literal_steps={"count": 1}``: the loop variables only stepped by literals
+    (``analysis/literal_steps.py``), for ``runtime/int_overflow.py``."""
+    if not steps:
+        return []
+    def constant(value):
+        if isinstance(value, tuple):
+            return gast.Tuple(elts=[constant(v) for v in value], ctx=gast.Load())
+        return gast.Constant(value=value, kind=None)
+    return [gast.keyword(arg="literal_steps", value=gast.Dict(
+        keys=[constant(name) for name in steps], values=[constant(v) for v in steps.values()]))]

@@ -36,6 +36,7 @@ from autograph.runtime import (
     batched_select,
     lists,
     paths,
+    python_ints,
     regions,
     returns,
     side_effects,
@@ -106,6 +107,7 @@ def _staged_if(cond, if_true, if_false, state, obstacles):
     """The staged ``if`` statement over ``state`` (its cells and objects carried)."""
     out = _staged_cond(cond, if_true, if_false, state, param_names(if_true),
                        caller_location(), "if", obstacles)
+    python_ints.note(state, out)   # (a Python int either branch steps: now traced)
     return from_tuple(out)
 
 

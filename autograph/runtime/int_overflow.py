@@ -54,10 +54,11 @@ class LeavesInt32(unrolling.Unrolls):
 
 class Overflow:
     """Where a loop's Python ints first leave their range: the iteration (counted
-    from 0) and the value."""
+    from 0), the value, and the counters entering that iteration (``{position:
+    value}``)."""
 
-    def __init__(self, iteration, value):
-        self.iteration, self.value = iteration, value
+    def __init__(self, iteration, value, entering=None):
+        self.iteration, self.value, self.entering = iteration, value, entering
 
 
 def has_python_ints(given) -> bool:
@@ -115,7 +116,8 @@ def count(traced, given, items, trips) -> Counted:
         if found is None:
             return Counted()   # a value it does not judge (a division by zero)
         if isinstance(found, _Wrapped):
-            return Counted(Overflow(iteration, found.value))
+            return Counted(Overflow(iteration, found.value,
+                                    dict(zip(counters, state, strict=True))))
         state = [found[k] for k in outs]
     if limit < trips:
         return Counted()

@@ -15,7 +15,8 @@ is
         n = n // 2
         steps += 1
         return (n, steps)
-    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))
+    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps),
+                               literal_steps={'steps': (1, 0)})
 
 and a ``for`` loop passes the iterable and a body taking the item first:
 ``s = ag__.for_stmt(ag__.range_(500), loop_body, (s,))``.
@@ -47,7 +48,7 @@ import contextlib
 import functools
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import jax
@@ -65,6 +66,7 @@ from autograph.runtime import (
     lists,
     loop_probe,
     paths,
+    python_ints,
     side_effects,  # (issue 26.6)
     unrolling,
 )
@@ -164,6 +166,7 @@ class LoopSpec:
     obstacles: StagingObstacles = NO_OBSTACLES
     index_bounds: tuple | None = None
     on_unroll: Callable | None = None
+    steps: dict | None = None
 
 
 class LoopOptions(NamedTuple):
@@ -177,6 +180,7 @@ class LoopOptions(NamedTuple):
     extra_test: Callable | None = None
     bound: object = None
     obstacles: StagingObstacles = NO_OBSTACLES
+    steps: dict | None = None
 
 
 def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) -> LoopSpec:
@@ -195,12 +199,14 @@ def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) ->
         limit = bound.trips if limit is None else min(limit, bound.trips)
         index_bounds = (bound.low, bound.high) if bound.low is not None else None
     return LoopSpec(construct, names, where, limit, options.checkpoint, options.extra_test,
-                    options.obstacles, index_bounds, getattr(loop_body, "on_unroll", None))
+                    options.obstacles, index_bounds, getattr(loop_body, "on_unroll", None),
+                    options.steps)
 
 
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
                in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
-               cells=None, scoped=(), mutated=(), shared=(), item_writes=()):
+               cells=None, scoped=(), mutated=(), shared=(), item_writes=(),
+               literal_steps=None):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -223,22 +229,26 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     state variables whose objects it changes in place; ``shared``: state variables
     whose object something else may hold too (``carried_state.py``), and
     ``item_writes`` those of them whose items the body assigns
-    (``stageable.check_item_writes``).
+    (``stageable.check_item_writes``); ``literal_steps``: the state variables the body only
+    steps by literals (``analysis/literal_steps.py``), judged by ``int_overflow``
+    without a probe.
     """
     hidden = stateful_cells(loop_test, loop_body, plain_objects=True)
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
-                      in_try, assigns_global, assigns_nonlocal, deletes, item_writes)
+                      in_try, assigns_global, assigns_nonlocal, deletes, item_writes,
+                      literal_steps)
     return carried.carry(lambda plan, state: _while(
         plan.test(loop_test), plan.body(loop_body), state, maximum_iterations, checkpoint,
-        in_try, assigns_global, assigns_nonlocal, deletes, item_writes), loop_body, state,
+        in_try, assigns_global, assigns_nonlocal, deletes, item_writes, literal_steps),
+        loop_body, state,
         construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden,
         shared=shared)
 
 
 def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
-           assigns_global, assigns_nonlocal, deletes, item_writes=()):
+           assigns_global, assigns_nonlocal, deletes, item_writes=(), steps=None):
     """``while_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
@@ -260,7 +270,7 @@ def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
         state = as_tuple(loop_body(*state), count)
     obstacles = StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes,
                                  item_writes)
-    options = LoopOptions(maximum_iterations, checkpoint, obstacles=obstacles)
+    options = LoopOptions(maximum_iterations, checkpoint, obstacles=obstacles, steps=steps)
     spec = _loop_spec("while loop", loop_body, caller_location(), options, bounded=True)
     return from_tuple(_staged_while(loop_test, loop_body, state, spec))
 
@@ -360,7 +370,7 @@ def _test_is_traced(loop_test, state) -> bool:
 def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=None,
              checkpoint=False, bound=None, in_try=None, assigns_global=None,
              assigns_nonlocal=None, deletes=None, cells=None, scoped=(), mutated=(),
-             shared=(), item_writes=()):
+             shared=(), item_writes=(), literal_steps=None):
     """``for item in iterable: state = loop_body(item, *state)``.
 
     Equivalent to that Python loop. A traced array is scanned over its leading axis,
@@ -391,12 +401,12 @@ def for_stmt(iterable, loop_body, state, *, extra_test=None, maximum_iterations=
             and not (_tracing() and carried.holds_containers(state))):
         return _for(iterable, loop_body, tuple(state), extra_test, maximum_iterations,
                     checkpoint, bound, in_try, assigns_global, assigns_nonlocal, deletes,
-                    item_writes)
+                    item_writes, literal_steps)
     return carried.carry(lambda plan, state: _for(
         iterable, plan.body(loop_body, skip=1), state, plan.test(extra_test),
         maximum_iterations, checkpoint, bound, in_try, assigns_global, assigns_nonlocal,
-        deletes, item_writes), loop_body, state, skip=1, construct="for loop", cells=cells,
-        scoped=scoped, mutated=mutated, hidden=hidden, shared=shared,
+        deletes, item_writes, literal_steps), loop_body, state, skip=1, construct="for loop",
+        cells=cells, scoped=scoped, mutated=mutated, hidden=hidden, shared=shared,
         may_skip=_may_be_empty(iterable))
 
 
@@ -410,14 +420,14 @@ def _may_be_empty(iterable) -> bool:
 
 
 def _for(iterable, loop_body, state, extra_test, maximum_iterations, checkpoint, bound,
-         in_try, assigns_global, assigns_nonlocal, deletes, item_writes=()):
+         in_try, assigns_global, assigns_nonlocal, deletes, item_writes=(), steps=None):
     """``for_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
         return from_tuple(_python_loop(iterable, loop_body, state, extra_test))
     options = LoopOptions(maximum_iterations, checkpoint, extra_test, bound,
                           StagingObstacles(in_try, assigns_global, assigns_nonlocal, deletes,
-                                           item_writes))
+                                           item_writes), steps)
     if isinstance(iterable, TracedRange):
         spec = _loop_spec("for loop", loop_body, caller_location(), options, bounded=True)
         return from_tuple(_staged_range(iterable, loop_body, state, spec))
@@ -535,6 +545,8 @@ class _Lowering:
     by_index: bool = False   # the item is a range's index, or enumerate's (index, x)
     indices: range | None = None   # the values the user's index takes (first ones, traced)
     trips: Callable | None = None  # the traced trip count of a range with a static start
+    guards: list | None = None   # checks a staged while's body runs first (_keep_python_ints)
+    step_checks: _StepChecks | None = None   # armed for the real trace
 
 
 _NO_ITEM = object()
@@ -579,11 +591,15 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
         state = loop_probe.promoted_start(state, outputs)
         if lowering.by_index and lowering.unrolled is not None and staging is not None:
             _unroll_index_only_growth(given, state, lowering, item, spec, staging)
-        if (lowering.unrolled is not None or lowering.trips is not None) \
-                and int_overflow.has_python_ints(given):
+        if stepped is not None:   # stepped by literals alone: no probe for them
+            final = stepped if lowering.unrolled is not None else None
+        elif (lowering.unrolled is not None or lowering.trips is not None
+                or lowering.guards is not None) and int_overflow.has_python_ints(given):
             final = _keep_python_ints(given, lowering, spec, outputs, body.holes)
         else:
             final = None
+        if lowering.step_checks is not None:
+            lowering.step_checks.arm(final or ())
         region.unchanged_by_probes()   # the probes' tracers must not reach the trace
         try:
             with staging or contextlib.nullcontext(), unrolling.held() as inner:
@@ -617,6 +633,12 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
     reason = None
     region = StagedRegion(spec.construct, spec.where, spec.names, spec.obstacles,
                           (loop_body, spec.extra_test, loop_test), state)
+    stepped = _literally_stepped(spec, lowering, state)
+    if lowering.unrolled is not None and spec.obstacles.in_try is None \
+            and region.effects.holds_generator():
+        return _unrolled_for(
+            spec, lowering, state, "its body reaches a Python generator, whose steps "
+            "(next(g)) a staged loop could neither take once per iteration nor undo")
     with unrolling.held():  # the probes' decisions are dropped, the real trace's kept
         try:
             with region.opened():
@@ -626,7 +648,8 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                     weak_near=lambda: loop_probe.reached_by(
                         loop_body, _closed_over(loop_body)),
                     exits=spec.extra_test is not None,
-                    counters=_judges_counters(spec, lowering, state, region))
+                    counters=stepped is None and _judges_counters(spec, lowering, state,
+                                                                  region))
                 out = through_unbound(prepared_and_run, iteration, state, item, body.holes)
         except Exception as error:
             failure = error
@@ -647,13 +670,21 @@ def _stage(spec, state, loop_body, item, lowering, *, first_item=_NO_ITEM, loop_
                       else unrolling.why(failure))
         del failure
     if reason is not None:
-        unrolling.unrolled(spec.construct, spec.where, reason)
-        if spec.on_unroll is not None:   # cells and objects carried (carried_state.py)
-            spec.on_unroll()
-        return lowering.unrolled(state)
+        return _unrolled_for(spec, lowering, state, reason)
     unrolling.staged(spec.construct, spec.where)
     unrolling.release(traced)
+    python_ints.note(state, out)
     return out
+
+
+def _unrolled_for(spec, lowering, state, reason):
+    """The loop run unrolled from ``state``, the decision logged with ``reason``."""
+    unrolling.unrolled(spec.construct, spec.where, reason)
+    if spec.on_unroll is not None:   # cells and objects carried (carried_state.py)
+        spec.on_unroll()
+    if lowering.step_checks is not None:   # ints a staged `if` in it may make int32
+        lowering.step_checks.arm(())
+    return lowering.unrolled(state)
 
 
 def _unroll_index_only_growth(given, start, lowering, index, spec, staging):
@@ -698,13 +729,125 @@ def _check_starts_fit(given, out, spec):
     raise error
 
 
+def _literally_stepped(spec, lowering, state):
+    """For a ``for`` loop over a range (no exit) whose Python ints are all only
+    stepped by literals, once an iteration (``spec.steps``, from
+    ``analysis/literal_steps.py``): ``{position: value after it}``, judged with no
+    probe; None otherwise."""
+    if spec.extra_test is not None or lowering.guards is not None or not spec.steps \
+            or not int_overflow.has_python_ints(state):
+        return None
+    if lowering.unrolled is not None:
+        trips = lowering.trip_count
+    elif lowering.trips is not None:
+        trips = int_overflow.TRACED_RANGE_PREFIX
+    else:
+        return None
+    final = {}
+    for k, (name, value) in enumerate(zip(spec.names, state, strict=True)):
+        step = spec.steps.get(name)
+        if type(value) is bool or (type(value) is int and type(step) is not int):
+            return None   # (a tuple: bounds of steps under conditions)
+        if type(value) is int:
+            if abs(value) + trips * abs(step) > _INT32_MAX:
+                return None
+            final[k] = value + trips * step
+    return final
+
+
+_INT32_MAX = 2 ** 31 - 1
+_INT32_MIN = -2 ** 31
+
+
+class _StepChecks:
+    """Checks a staged loop's body runs after each iteration: that the Python ints
+    it only steps by literals (``spec.steps``) did not wrap around 32 bits, where
+    within ``iterations`` of them they could (a start near 2**31). Stepped under a
+    traced condition (``if x > 3: n += 1``) such an int reads traced data, and no
+    value of it is worked out while tracing (``int_overflow``): staged, it is an
+    int32, which wraps where Python's int does not. The check raises Python's
+    ``OverflowError`` at the loop's line. Armed for the real trace only (not the
+    probes, whose jaxpr ``int_overflow`` reads), and not for the ints judged there.
+    An int an enclosing region made traced (``python_ints.py``) has no value known
+    here: it is always checked; the body notes the carried ints as such for the
+    regions inside it."""
+
+    def __init__(self, spec, state, iterations):
+        self.where, self.count, self.armed = spec.where, len(state), ()
+        self.candidates = []
+        self.ints = [k for k, value in enumerate(state) if python_ints.stands_for_int(value)]
+        for k in self.ints:
+            step = (spec.steps or {}).get(spec.names[k])
+            if step is None:
+                continue
+            rise, fall = (max(step, 0), max(-step, 0)) if type(step) is int else step
+            value = state[k]
+            if rise + fall <= _INT32_MAX and not (
+                    type(value) is int and value - iterations * fall >= _INT32_MIN
+                    and value + iterations * rise <= _INT32_MAX):
+                self.candidates.append((k, spec.names[k], rise, fall))
+
+    def arm(self, judged):
+        """Check the candidates but those at the positions ``judged``."""
+        self.armed = [c for c in self.candidates if c[0] not in judged]
+
+    def body(self, loop_body, skip=0):
+        """``loop_body`` with the checks; ``skip``: the parameters before the state
+        (a ``for`` body's item)."""
+        if not self.ints:
+            return loop_body
+
+        def checked(*args):
+            before = args[skip:]
+            for k in self.ints:
+                python_ints.mark(before[k])
+            out = loop_body(*args)
+            after = as_tuple(out, self.count)
+            for k, name, rise, fall in self.armed:
+                old, new = before[k], after[k]
+                if not is_tracer(new):
+                    continue   # a Python int (unrolled, or the test was Python's)
+                wrapped = (((old > _INT32_MAX - rise) & (new < old - fall))
+                           | ((old < _INT32_MIN + fall) & (new > old + rise)))
+                checks.check_value(
+                    jnp.logical_not(wrapped), OverflowError,
+                    f"{self.where.filename}:{self.where.lineno}: the Python int "
+                    f"'{name}' this loop steps goes outside 32-bit integers: Python's "
+                    "int would not wrap, the staged loop's would. Start it lower, or "
+                    "keep it in range (e.g. % 2**31).")
+            return out
+        return checked
+
+
+_SMALL = 127   # 0..127: what every integer dtype holds
+
+
+def _steps_are_small(spec, state) -> bool:
+    """Whether every Python int (or bool) a staged ``while`` carries is only stepped
+    by literals and compared in its test (``spec.steps``) and stays within
+    0..``_SMALL`` over the iterations ``int_overflow`` judges: then the loop takes no
+    probe for them (collatz's ``steps += 1``)."""
+    steps = spec.steps or {}
+    iterations = int_overflow.TRACED_RANGE_PREFIX
+    for name, value in zip(spec.names, state, strict=True):
+        if type(value) not in (int, bool):
+            continue
+        step = steps.get(name) if type(value) is int else None
+        if step is None or value - iterations * step[1] < 0 \
+                or value + iterations * step[0] > _SMALL:
+            return False
+    return True
+
+
 def _judges_counters(spec, lowering, state, region) -> bool:
     """Whether the loop's probe runs for ``int_overflow`` (``_keep_python_ints``):
     it holds a Python int, runs over a range (static, or traced from a static
-    start), has no exit, and its body reaches no Python object the probe could
-    change (a list a helper appends to: the probe's tracers would be left in it)."""
+    start) or is a staged ``while``, has no exit, and its body reaches no Python
+    object the probe could change (a list a helper appends to: the probe's tracers
+    would be left in it)."""
     return (spec.extra_test is None
-            and (lowering.unrolled is not None or lowering.trips is not None)
+            and (lowering.unrolled is not None or lowering.trips is not None
+                 or lowering.guards is not None)
             and int_overflow.has_python_ints(state) and not region.effects.entries)
 
 
@@ -715,7 +858,8 @@ def _keep_python_ints(given, lowering, spec, outputs, probe):
     loop then runs unrolled) where a Python int the loop computes from its index and
     counters alone would leave int32 staged; for a traced trip count, stage a
     run-time check that the loop stops before that iteration (judged over its first
-    ``TRACED_RANGE_PREFIX`` iterations). Judged on the jaxpr of the loop's probe
+    ``TRACED_RANGE_PREFIX`` iterations; in a ``while``, a check its body runs first,
+    ``_entering_check``). Judged on the jaxpr of the loop's probe
     (``probe``, a ``HoleProbe``; ``outputs``, the types it found), which such a loop
     takes (``loop_probe.probe_body(counters=True)``): no run of the body of its
     own. Not for a loop with an exit (the probe's iteration does not stop at it)."""
@@ -733,6 +877,9 @@ def _keep_python_ints(given, lowering, spec, outputs, probe):
     if static:
         raise int_overflow.LeavesInt32(found.overflow)
     where = spec.where
+    if lowering.guards is not None:
+        lowering.guards[:] = [_entering_check(found.overflow, where)]
+        return None
     checks.check_value(
         lowering.trips() <= found.overflow.iteration, OverflowError,
         f"{where.filename}:{where.lineno}: a Python int this loop computes from its "
@@ -744,17 +891,41 @@ def _keep_python_ints(given, lowering, spec, outputs, probe):
     return None
 
 
+def _entering_check(overflow, where):
+    """A check a staged ``while`` body runs first: it fails (Python's
+    ``OverflowError``, at the loop's line) when the loop's Python-int counters are
+    those entering the iteration in which a value made from them leaves int32. They
+    read nothing but themselves, so they take each state once before that iteration
+    and name it."""
+    def check(carry):
+        entering = [carry[k] == value for k, value in overflow.entering.items()]
+        checks.check_value(
+            jnp.logical_not(jnp.all(jnp.stack(entering))), OverflowError,
+            f"{where.filename}:{where.lineno}: a Python int this loop computes from its "
+            f"counters alone reaches {overflow.value} in iteration {overflow.iteration}, "
+            "outside 32-bit integers: Python's int would not wrap, the staged loop's "
+            "would. Keep the value in range (e.g. % 2**31), or stop the loop earlier.")
+    return check
+
+
 def _staged_while(loop_test, loop_body, state, spec):
     """The loop as one ``lax.while_loop``, or with ``maximum_iterations`` a bounded
-    loop (``runtime/bounded_loops.py``)."""
+    loop (``runtime/bounded_loops.py``). Its Python-int counters are judged on its
+    probe (a check its body runs first, ``_entering_check``), unless they are only
+    stepped by small literals (``_steps_are_small``)."""
     count = len(state)
+    guards = []
+    step_checks = _StepChecks(spec, state, int_overflow.TRACED_RANGE_PREFIX)
+    checked_body = step_checks.body(loop_body)
 
     def cond_fun(carry):
         return predicate(loop_test(*carry), spec.where, spec.construct)
 
     def body_fun(carry):
         with paths.on_path(lambda: cond_fun(carry)):
-            return as_tuple(loop_body(*carry), count)
+            for guard in guards:
+                guard(carry)
+            return as_tuple(checked_body(*carry), count)
 
     body_fun = checkpointed(body_fun, spec.checkpoint)
 
@@ -764,7 +935,9 @@ def _staged_while(loop_test, loop_body, state, spec):
             return reverse_guard(out, spec.where, spec.construct)
         return _bounded_while(cond_fun, body_fun, state, spec.maximum_iterations)
 
-    lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations)
+    lowering = _Lowering(run, lambda s, _: body_fun(s), spec.maximum_iterations,
+                         guards=None if _steps_are_small(spec, state) else guards,
+                         step_checks=step_checks)
     return _stage(spec, state, lambda _, *s: loop_body(*s), None, lowering,
                   loop_test=loop_test)
 
@@ -789,11 +962,14 @@ def _staged_range(rng, loop_body, state, spec):
     ``while_loop`` that stops at it)."""
     count = len(state)
     static = isinstance(rng, range)
-    lowered_body = _python_int_index(loop_body)
+    step_checks = _StepChecks(spec, state,
+                              len(rng) if static else int_overflow.TRACED_RANGE_PREFIX)
+    lowered_body = _python_int_index(step_checks.body(loop_body, skip=1))
     if spec.extra_test is not None and not static:
         lowering = _traced_range_until_exit(rng, lowered_body, count, spec)
     else:
         lowering = _range_loop(rng, lowered_body, count, spec)
+    lowering = replace(lowering, step_checks=step_checks)
     index = jax.ShapeDtypeStruct((), jnp.int32, weak_type=True)
     first = rng[0] if static and len(rng) else _NO_ITEM
     return _stage(spec, state, loop_body, index, lowering, first_item=first)
@@ -936,7 +1112,9 @@ def _staged_scan(array, loop_body, state, spec):
         xs, length = array, array.shape[0]
         item = jax.ShapeDtypeStruct(array.shape[1:], array.dtype)
     count = len(state)
-    body = _masked(loop_body, count, spec)
+    step_checks = _StepChecks(spec, state, length)
+    checked_body = step_checks.body(loop_body, skip=1)
+    body = _masked(checked_body, count, spec)
 
     def body_fun(carry, x):
         return as_tuple(body(x, *carry), count), None
@@ -950,9 +1128,10 @@ def _staged_scan(array, loop_body, state, spec):
     items = array.items() if isinstance(array, Scanned) else _rows(array, length)
     counted = isinstance(array, Scanned) and array.counted and type(array.start) is int
     lowering = _Lowering(run, lambda s, x: body_fun(s, x)[0], length,
-                         _unrolled(items, loop_body, spec), exact=True,
+                         _unrolled(items, checked_body, spec), exact=True,
                          by_index=isinstance(array, Scanned) and array.counted,
-                         indices=range(array.start, array.start + length) if counted else None)
+                         indices=range(array.start, array.start + length) if counted else None,
+                         step_checks=step_checks)
     return _stage(spec, state, loop_body, item, lowering,
                   first_item=item if length else _NO_ITEM)
 

@@ -89,6 +89,12 @@ class Watch:
                 if (_ObjectState.signature(obj) if type(copy) is _ObjectState
                     else _signature(obj)) != sig]
 
+    def holds_generator(self) -> bool:
+        """Whether a watched object is a generator: a step of it cannot be undone,
+        so a body that takes one (``next(g)``) cannot be probed or traced and then
+        run again."""
+        return any(isinstance(obj, _GENERATORS) for _, obj, _, _ in self.entries)
+
     def restore(self, changes) -> bool:
         """Put the ``changes``' objects back as they were; whether all could be."""
         saved = {id(obj): copy for _, obj, _, copy in self.entries}

@@ -109,7 +109,7 @@ def test_to_code_is_the_converted_source():
     code = autograph.to_code(countdown)
     assert code.startswith("def countdown(n):")
     assert "ag__.while_stmt(loop_test, loop_body, n)" not in code
-    assert "n = ag__.while_stmt(loop_test, loop_body, (n,))" in code
+    assert "n = ag__.while_stmt(loop_test, loop_body, (n,), " in code
     compile(code, "<to_code>", "exec")
     assert autograph.to_code(decorated).startswith("def decorated(x):")
 

@@ -178,7 +178,12 @@ def _int_counters(rng) -> list:
     compiled) steps from its index and themselves alone: hashes kept below a prime,
     products, doublings, some past 2**31 (Python's int does not wrap), some under a
     condition of the index, read by traced arithmetic as residues; some loops bind a
-    variable first (their probe runs)."""
+    variable first (their probe runs), some are a ``while i < n`` (staged, checked in
+    its body); some step a ``k`` by a literal alone (``k += 2``: judged without a
+    probe, analysis/literal_steps.py), some under a condition of traced data
+    (``if a + i > 2: k += 1``: checked in the staged body, loops._checked_steps),
+    from starts and by steps that may leave int32, and index a Python list with it
+    after a static loop."""
     updates = [
         lambda: [f"h = (h * {rng.choice([31, 65599, 1000003])} + i) % "
                  f"{rng.choice([97, 1000003, 2147483647])}"],
@@ -193,14 +198,29 @@ def _int_counters(rng) -> list:
     body += [rng.choice(uses) for _ in range(rng.randint(1, 2))]
     if rng.random() < 0.3:   # a first binding in the loop: the loop's probe runs
         body = ["t = a + i", *body, "x = x + t % 3"]
+    stepped = rng.random() < 0.5
+    guarded = stepped and rng.random() < 0.4   # under a condition of traced data
+    if stepped:
+        step = f"k += {rng.choice(['1', '2', '5', '-1', '10 ** 8'])}"
+        at = rng.choice([0, len(body)])
+        body[at:at] = [f"if a + i > {rng.randint(-3, 3)}:", [step]] if guarded else [step]
     nested = rng.random() < 0.3
     # (Nested in a loop, a range(n) traced would hand its ints on as int32 arrays:
     # README, known limits.)
     bound = str(rng.randint(2, 40)) if nested else rng.choice(["n", str(rng.randint(2, 40))])
     loop = [f"for i in range({bound}):", body]
+    if not nested and bound == "n" and rng.random() < 0.4:   # a staged while
+        loop = ["i = 0", "while i < n:", [*body, "i = i + 1"]]
     if nested:
         loop = [f"for e in range({rng.randint(2, 3)}):", loop]
-    return ["h, f, s, c = 7, 1, 1, 0", *loop, "x = x + h % 11 + f % 13", "g = g + s % 9"]
+    after = ["x = x + h % 11 + f % 13", "g = g + s % 9"]
+    if stepped:
+        after.append("x = x + k % 7")
+        if bound != "n" and not guarded:   # a Python int after a static loop: it
+            # may index a list
+            after.append("x = x * [1.0, 2.0, 3.0][k % 3]")
+    start = rng.choice(["0", "3", "100", "2 ** 31 - 50"])
+    return [f"h, f, s, c, k = 7, 1, 1, 0, {start}", *loop, *after]
 
 
 def _held_objects(rng) -> list:

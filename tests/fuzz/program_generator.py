@@ -458,8 +458,10 @@ class ProgramGenerator:
 
     def _stmt_generator(self, depth, scope, loop):
         """A nested generator over a static range, consumed by ``sum``, by a ``for``
-        loop or by ``next``. It reads the function's arguments as a closure (never
-        reassigned: a closure over a reassigned variable is issue 15's family)."""
+        loop or by ``next`` (also once an iteration of a loop over a static range,
+        which then runs unrolled). It reads the function's arguments as a closure
+        (never reassigned: a closure over a reassigned variable is issue 15's
+        family)."""
         r = self.rng
         self._nested += 1
         k = self._nested
@@ -474,7 +476,7 @@ class ProgramGenerator:
         if r.random() < 0.3:
             body.append(f"yield from range({r.randint(0, 3)})")
         lines = [f"def {name}(v{k}):", body]
-        use = r.randint(0, 2)
+        use = r.randint(0, 3)
         arg = self._int_atom(scope)
         if use == 0:
             lines.append(f"{target} = ({target} + sum({name}({arg}))) % {r.randint(50, 99)}")
@@ -482,9 +484,14 @@ class ProgramGenerator:
             var = f"t{k}"
             lines += [f"for {var} in {name}({arg}):",
                       [f"{target} = ({target} + {var}) % {r.randint(50, 99)}"]]
-        else:
+        elif use == 2:
             lines += [f"it{k} = {name}({arg})",
                       f"{target} = {target} + next(it{k}, -1) - next(it{k}, 0)"]
+        else:   # a step a loop over a static range takes (it then runs unrolled)
+            lines += [f"it{k} = {name}({arg})",
+                      f"for s{k} in range({r.randint(1, 4)}):",
+                      [f"{target} = ({target} + next(it{k}, -1) * {r.choice(ARGS)}) "
+                       f"% {r.randint(50, 99)}"]]
         return lines
 
     def _stmt_coroutine(self, depth, scope, loop):

@@ -265,3 +265,134 @@ def test_a_counter_leaving_int32_is_found_past_the_fast_path():
 
     got = jax.jit(autograph.convert(grows))(jnp.int32(2))
     assert int(got) == grows(2)
+
+
+def quartering_until_small(x):
+    n = 1
+    while x > 0.001:
+        x = x / 2
+        n = n * 4
+    return x, n % 7
+
+
+def test_a_traced_while_checks_the_iteration_its_counters_would_leave_int32_in():
+    # The counters alone name the iteration (n = 4**k): the staged body checks for
+    # the one whose n * 4 leaves int32, and raises OverflowError when it is reached.
+    run = autograph.to_graph(quartering_until_small)
+    assert_close(quartering_until_small(1.0), run(jnp.float32(1.0)))   # 10 iterations
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: .*iteration 15"):
+        run(jnp.float32(1e30))
+
+
+def counting_from_near_the_top(x):
+    n = 2 ** 31 - 5
+    while x < 10:
+        n += 1   # only stepped by a literal, but from a start it leaves int32 from
+        x += 1
+    return n % 7
+
+
+def test_a_traced_while_stepping_a_counter_by_a_literal_past_int32_raises():
+    run = autograph.to_graph(counting_from_near_the_top)
+    assert int(run(jnp.int32(8))) == counting_from_near_the_top(8)   # two iterations
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: .*iteration 4"):
+        run(jnp.int32(0))
+
+
+def stepped_counters(x):
+    count, k = 0, 2 ** 31 - 3
+    for i in range(5):
+        x = x + i
+        count += 2   # ends as 10 with no probe (analysis/literal_steps.py)
+        k += 1       # leaves int32: judged on the probe, the loop runs unrolled
+    return x * count, k
+
+
+def test_a_static_loop_hands_on_counters_stepped_by_literals_as_python_ints():
+    out = autograph.convert(stepped_counters)(1)
+    assert out == stepped_counters(1)
+    got = jax.jit(lambda x: autograph.convert(stepped_counters)(x)[1] - 2 ** 31)(
+        jnp.int32(1))
+    assert int(got) == stepped_counters(1)[1] - 2 ** 31
+
+    def steps_only(x):
+        count, k = 0, 2 ** 31 - 3
+        for i in range(5):
+            x = x + i
+            count += 2
+        return x, count, k
+    traced = jax.jit(autograph.convert(lambda x: steps_only(x)[1] * 1.5))
+    assert float(traced(jnp.float32(1.0))) == 15.0
+
+
+def counting_events_from_near_the_top(x):
+    n = 2 ** 31 - 3
+    while x < 10:
+        if x > 3:   # a traced condition: n reads traced data, no value is worked out
+            n += 1
+        x += 1
+    return n % 7
+
+
+def counting_positives_from_near_the_top(xs):
+    n = 2 ** 31 - 3
+    for i in range(6):
+        if xs[i] > 0:
+            n += 1
+    return n % 7
+
+
+def counting_positives_in_a_scan(xs):
+    n = 2 ** 31 - 3
+    for v in xs:
+        if v > 0:
+            n += 1
+    return n % 7
+
+
+@pytest.mark.parametrize("fn, few, many", [
+    (counting_events_from_near_the_top, 8, 0),
+    (counting_positives_from_near_the_top, [1, 1, 0, 0, 0, 0], [1] * 6),
+    (counting_positives_in_a_scan, [1, 1, 0, 0, 0, 0], [1] * 6),
+])
+def test_an_int_stepped_under_a_traced_condition_never_wraps(fn, few, many):
+    # Staged, n is an int32 (it reads traced data): the body checks after each
+    # iteration that its literal steps did not wrap it (loops._checked_steps).
+    run = autograph.to_graph(fn)
+    assert int(run(jnp.asarray(few))) == fn(few if isinstance(few, int) else np.array(few))
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: the Python int 'n'"):
+        run(jnp.asarray(many))
+    jitted = jax.jit(autograph.convert(fn))   # (the user's jit: JAX's runtime error)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="'n' this loop steps goes outside"):
+        jitted(jnp.asarray(many))
+
+
+def test_a_small_counter_takes_no_wrap_check():
+    # From 0 by 1 it cannot leave int32 in the iterations judged: no extra equations.
+    def count_events(x):
+        n = 0
+        while x < 10:
+            if x > 3:
+                n += 1
+            x += 1
+        return n
+    text = str(jax.make_jaxpr(autograph.convert(count_events))(jnp.int32(0)))
+    assert "callback" not in text and "check" not in text
+    assert int(autograph.to_graph(count_events)(jnp.int32(0))) == count_events(0)
+
+
+def counting_across_epochs(xs):
+    k = 2 ** 31 - 8
+    for _epoch in range(2):
+        for i in range(4):
+            if xs[i] > 0:
+                k += 1   # entering the inner loop k is traced: its value is unknown there
+    return k % 7
+
+
+def test_an_int_an_outer_loop_made_traced_is_checked_in_the_inner_loop():
+    run = autograph.to_graph(counting_across_epochs)
+    few = [1, 1, 1, 0]   # 6 steps: 2**31 - 2
+    assert int(run(jnp.asarray(few))) == counting_across_epochs(np.array(few))
+    with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: the Python int 'k'"):
+        run(jnp.asarray([1, 1, 1, 1]))   # 8 steps: 2**31

@@ -103,3 +103,29 @@ def test_bounded_while_stops_at_the_bound():
     assert float(jax.jit(f)(1.0)) == 8.0
     assert float(jax.jit(f)(60.0)) == 120.0
     assert float(jax.grad(f)(1.0)) == 8.0
+
+
+def _counting():
+    k = 0
+    while True:
+        yield k
+        k += 1
+
+
+def adds_a_generators_steps(x):
+    steps = _counting()
+    for _ in range(3):
+        x = x + next(steps)   # one step per iteration: the loop runs unrolled
+    return x, next(steps)
+
+
+def test_a_static_loop_taking_steps_of_a_generator_runs_unrolled():
+    import autograph
+
+    assert adds_a_generators_steps(1.0) == (4.0, 3)
+    assert autograph.convert(adds_a_generators_steps)(1.0) == (4.0, 3)
+    for run in (autograph.to_graph(adds_a_generators_steps),
+                jax.jit(autograph.convert(adds_a_generators_steps))):
+        x, after = run(jnp.float32(1.0))
+        assert (float(x), int(after)) == (4.0, 3)
+    assert float(jax.jit(lambda x: adds_a_generators_steps(x)[0])(1.0)) == 4.0

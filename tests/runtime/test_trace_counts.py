@@ -163,6 +163,15 @@ def while_plain(x):
     return s
 
 
+def while_counting_steps(x):
+    steps = 0
+    while x > 1:
+        tick("body")
+        x = x // 2
+        steps += 1   # only stepped by a small literal: no probe for it
+    return steps
+
+
 def while_list(x):
     out = [x, x]
     while out[0] < 10:
@@ -222,6 +231,15 @@ def for_traced_range(x):
         tick("body")
         s = s + i
     return s
+
+
+def for_counting_steps(x):
+    count = 0
+    for i in range(5):
+        tick("body")
+        x = x + i
+        count += 2   # only stepped by a literal: it ends as 10 with no probe
+    return x * count
 
 
 def for_array(x):
@@ -327,6 +345,8 @@ CASES = {
     "if_mutated_object_promotes": (if_mutated_object_promotes, 3),
     "if_mutated_dict": (if_mutated_dict, 3),
     "while_plain": (while_plain, 3),
+    "while_counting_steps": (while_counting_steps, 9),
+    "for_counting_steps": (for_counting_steps, 3),
     "while_list": (while_list, 3),
     "while_closure_cell": (while_closure_cell, 3),
     "while_mutated_object": (while_mutated_object, 3),
@@ -387,9 +407,10 @@ def test_each_staged_body_runs_at_most_once_plus_one_probe(name):
     assert max(counts.values()) <= MOST, counts
 
 
-# The cases whose loop carries a Python int: one abstract step (not a probe) gives
-# the jaxpr in which runtime/int_overflow.py evaluates its counters, before the trace.
-INT_COUNTED = {"for_traced_range"}
+# The cases whose loop carries a Python int that it reads or steps by more than a small
+# literal: the loop's probe gives the jaxpr in which runtime/int_overflow.py evaluates
+# its counters, before the trace (runtime/literal_steps.py tells the others).
+INT_COUNTED = {"for_traced_range", "while_plain"}
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n not in PROBED | INT_COUNTED])
