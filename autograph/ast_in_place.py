@@ -48,7 +48,8 @@ _GENERIC, _NAME, _ARG, _COMPARE, _DEFINITION, _EXCEPT = range(6)
 
 
 class _ToGastPlans(dict):
-    """``ast class -> (gast twin, the twin's fields that may hold nodes, kind)``."""
+    """``ast class -> (gast twin, the twin's fields that may hold nodes, kind, its
+    fields holding one leaf)``."""
 
     def __missing__(self, cls):
         twin = gast.Name if cls is ast.arg else getattr(gast, cls.__name__, None)
@@ -58,7 +59,8 @@ class _ToGastPlans(dict):
                 ast.ExceptHandler: _EXCEPT}.get(cls, _GENERIC)
         if cls.__name__ in _DEFINITIONS:
             kind = _DEFINITION
-        plan = self[cls] = (twin, NODE_FIELDS[twin], kind)
+        leaf_fields = tuple(f for f in _LEAF_FIELDS if f in cls._fields)
+        plan = self[cls] = (twin, NODE_FIELDS[twin], kind, leaf_fields)
         return plan
 
 
@@ -91,14 +93,12 @@ def to_gast(tree, nodes):
     plans, gast_leaf = _TO_GAST, _GAST_LEAF
     rewalk = False
     for node in nodes:
-        twin, _, kind = plans[node.__class__]
+        twin, _, kind, leaf_fields = plans[node.__class__]
         node.__class__ = twin
         values = node.__dict__
-        for field in _LEAF_FIELDS:
-            leaf = values.get(field)
-            if leaf is not None:
-                leaf = gast_leaf[leaf.__class__]
-                values[field] = leaf.__new__(leaf)    # (a leaf has no fields)
+        for field in leaf_fields:
+            leaf = gast_leaf[values[field].__class__]
+            values[field] = leaf.__new__(leaf)    # (a leaf has no fields)
         if kind:
             if kind == _NAME:
                 values["annotation"] = values["type_comment"] = None
@@ -138,7 +138,7 @@ def to_ast(tree):
             if cls in _AST_CLASSES:
                 continue          # (converted where the tree holds it too)
             plan = plans[cls] = _to_ast_plan(cls)
-        target, children, located, kind = plan
+        target, children, located, kind, leaf_fields = plan
         values = node.__dict__
         if kind == _ARGUMENTS:
             for arg in [*values["posonlyargs"], *values["args"], *values["kwonlyargs"],
@@ -153,7 +153,7 @@ def to_ast(tree):
             extend(values["defaults"])
             node.__class__ = target
             continue
-        for field in _LEAF_FIELDS:
+        for field in leaf_fields:
             leaf = values.get(field)
             if leaf is not None and leaf.__class__ in leaves:
                 values[field] = ast_leaf[leaf.__class__]
@@ -190,8 +190,8 @@ _ASSIGN, _ARGUMENTS = 6, 7
 
 
 def _to_ast_plan(cls):
-    """``(ast twin, fields that may hold nodes, whether located, kind)`` of the gast
-    class ``cls``."""
+    """``(ast twin, fields that may hold nodes, whether located, kind, fields holding
+    one leaf)`` of the gast class ``cls``."""
     target = getattr(ast, cls.__name__, None)
     if target is None or not issubclass(cls, gast.AST):
         raise NotImplementedError(f"no ast node type for {cls.__name__}")
@@ -199,7 +199,8 @@ def _to_ast_plan(cls):
             gast.ExceptHandler: _EXCEPT, gast.arguments: _ARGUMENTS}.get(cls, _GENERIC)
     if cls.__name__ in _DEFINITIONS:
         kind = _DEFINITION
-    return (target, NODE_FIELDS[cls], "lineno" in target._attributes, kind)
+    return (target, NODE_FIELDS[cls], "lineno" in target._attributes, kind,
+            tuple(f for f in _LEAF_FIELDS if f in cls._fields))
 
 
 def _start_location(values) -> None:
