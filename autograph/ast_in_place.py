@@ -33,8 +33,7 @@ from autograph.walk import LEAVES, NODE_FIELDS, walk_list
 # special cases, and fields equal in both but for those).
 AVAILABLE = sys.version_info[:2] == (3, 11)
 
-_LEAF_FIELDS = ("ctx", "op")       # fields holding one leaf
-_LEAF_LISTS = ("ops",)             # fields holding a list of leaves
+_LEAF_FIELDS = ("ctx", "op")       # the fields holding one leaf (Compare's ``ops``: a list)
 _AST_LEAF_CLASSES = frozenset(
     leaf for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
     for leaf in base.__subclasses__())
@@ -43,8 +42,8 @@ _DEFINITIONS = frozenset(("FunctionDef", "AsyncFunctionDef", "ClassDef"))
 
 # -- ast -> gast ----------------------------------------------------------------------
 
-# What a node's class needs besides its new class and fresh leaves (a plan's kind).
-_GENERIC, _NAME, _ARG, _COMPARE, _DEFINITION, _EXCEPT = range(6)
+# What a node's class needs besides its new class and its leaves (a plan's kind).
+_GENERIC, _NAME, _ARG, _COMPARE, _DEFINITION, _EXCEPT, _ASSIGN, _ARGUMENTS = range(8)
 
 
 class _ToGastPlans(dict):
@@ -184,9 +183,6 @@ def to_ast(tree):
             elif isinstance(value, node_type) and value.__class__ not in leaves:
                 push(value)
     return tree, missing
-
-
-_ASSIGN, _ARGUMENTS = 6, 7
 
 
 def _to_ast_plan(cls):
