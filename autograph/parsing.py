@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import gast
 
-from autograph import ast_bridge, fingerprint
+from autograph import ast_bridge, ast_in_place, fingerprint
 from autograph.errors import ConversionError
 from autograph.walk import child_nodes, walk_list
 
@@ -96,13 +96,20 @@ def _parse_def(fn, lines) -> ParsedFunction:
                                                         ast.AsyncFunctionDef)):
         raise _changed_since_import(fn, f"line {first} starts no function")
     definition = statements[0]
-    node = ast_bridge.to_gast(definition)
-    nodes = walk_list(node)     # (decorators included: they are compiled too)
-    if _compile_warns(nodes) or not fingerprint.compiles_to(
-            code, definition, _module_names(fn)):
+    if ast_in_place.AVAILABLE:
+        # (the parse is used once: its nodes become the gast tree, after the check)
+        nodes = ast_in_place.walk_as_gast(definition)
+        warns = _compile_warns(nodes, _AST_KINDS)
+    else:
+        node = ast_bridge.to_gast(definition)
+        nodes = walk_list(node)     # (decorators included: they are compiled too)
+        warns = _compile_warns(nodes)
+    if warns or not fingerprint.compiles_to(code, definition, _module_names(fn)):
         problem = fingerprint.mismatch(code, definition, definition.decorator_list)
         if problem:
             raise _changed_since_import(fn, problem)
+    if ast_in_place.AVAILABLE:
+        node, nodes = ast_in_place.to_gast(definition, nodes)
     if node.decorator_list:
         node.decorator_list = []
         nodes = None
@@ -125,26 +132,29 @@ def _module_names(fn):
     return sorted(set(found))
 
 
-def _compile_warns(nodes) -> bool:
+def _compile_warns(nodes, kinds=None) -> bool:
     """Whether compiling the tree whose walk is ``nodes`` may show a
     ``SyntaxWarning`` (``x is 1``, ``(a, b)(c)``, ``1[0]``, ``assert (x, 'm')``):
-    the compile ``fingerprint.compiles_to`` makes would show it again."""
-    plain = _PLAIN_OPERANDS
+    the compile ``fingerprint.compiles_to`` makes would show it again. ``kinds``:
+    ``_AST_KINDS`` for a walk of an ``ast`` tree (``_GAST_KINDS``, the default, of
+    a gast tree)."""
+    compare, call, subscript, assert_, tuple_, constant, identity, plain = (
+        kinds or _GAST_KINDS)
     for sub in nodes:
         cls = sub.__class__
-        if cls is gast.Compare:
-            if any(op.__class__ in _IDENTITY_TESTS for op in sub.ops) and not all(
-                    x.__class__ in plain or (x.__class__ is gast.Constant
+        if cls is compare:
+            if any(op.__class__ in identity for op in sub.ops) and not all(
+                    x.__class__ in plain or (x.__class__ is constant
                                              and _is_singleton(x.value))
                     for x in (sub.left, *sub.comparators)):
                 return True
-        elif cls is gast.Call:
+        elif cls is call:
             if sub.func.__class__ not in plain:
                 return True
-        elif cls is gast.Subscript:
+        elif cls is subscript:
             if sub.value.__class__ not in plain:
                 return True
-        elif cls is gast.Assert and sub.test.__class__ is gast.Tuple:
+        elif cls is assert_ and sub.test.__class__ is tuple_:
             return True
     return False
 
@@ -153,8 +163,12 @@ def _is_singleton(value) -> bool:
     return value is None or value is True or value is False or value is Ellipsis
 
 
-_PLAIN_OPERANDS = frozenset((gast.Name, gast.Attribute, gast.Call, gast.Subscript))
-_IDENTITY_TESTS = frozenset((gast.Is, gast.IsNot))
+# The node types ``_compile_warns`` looks for, of gast and of ast: Compare, Call,
+# Subscript, Assert, Tuple, Constant, the identity tests, the plain operands.
+_GAST_KINDS, _AST_KINDS = (
+    (m.Compare, m.Call, m.Subscript, m.Assert, m.Tuple, m.Constant,
+     frozenset((m.Is, m.IsNot)), frozenset((m.Name, m.Attribute, m.Call, m.Subscript)))
+    for m in (gast, ast))
 
 
 def _definition_lines(lines, code):

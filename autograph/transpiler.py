@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from autograph import ast_bridge, parsing
+from autograph import ast_bridge, ast_in_place, parsing
 from autograph import disk_cache as disk_cache_module
 from autograph import runtime as runtime_module
 from autograph.analysis import annos, first_yield, local_names
@@ -470,9 +470,12 @@ class Transpiler:
         filename = parsed.filename
         if self.store_source:
             node, filename = _reparse_from_source(node, fn, parsed.filename)
+        # (a tree no one keeps is compiled as it is: its nodes become the ast tree)
+        in_place = ast_in_place.AVAILABLE and not (keep_tree or self.store_source)
         code, guarded = _compile(node, filename, ctx.runtime_name, fn.__code__,
                                  ctx.generated_names(),
-                                 tries=not present.isdisjoint((gast.Try, gast.TryStar)))
+                                 tries=not present.isdisjoint((gast.Try, gast.TryStar)),
+                                 in_place=in_place)
         if not twin:    # (a twin is never traced)
             try_lines.record(filename, guarded)
         if key is not None:
@@ -747,13 +750,15 @@ def _reject_unsupported_function(node, filename, code):
 
 
 def _compile(node, filename, runtime_name, original_code,
-             helpers=frozenset(), tries=True) -> tuple:
+             helpers=frozenset(), tries=True, in_place=False) -> tuple:
     """Compile the converted definition inside a factory whose parameters are the
     runtime and the original free variables, and return the definition's code and
     the lines it runs inside a ``try`` (``guarded_lines``).
     ``helpers``: the names of generated helper functions (``loop_body``...);
     ``tries``: whether the definition may hold a ``try`` (the converters add none
-    where the user wrote none)."""
+    where the user wrote none); ``in_place``: the tree under ``node`` is used no more
+    (``ast_in_place.to_ast`` makes its nodes the ast tree compiled, rather than a
+    new tree)."""
     params = [runtime_name, *original_code.co_freevars,
               *call_trees.self_call_names(runtime_name)]
     # Defined under a name of its own: under the user's name the definition would
@@ -769,7 +774,8 @@ def _compile(node, filename, runtime_name, original_code,
     renamed.__dict__.update(node.__dict__)
     node = renamed
     node.name = name if named else _CONVERTED_NAME
-    definition, unplaced = ast_bridge.to_ast_noting_locations(node)
+    definition, unplaced = (ast_in_place.to_ast(node) if in_place
+                            else ast_bridge.to_ast_noting_locations(node))
     # The factory is made as ``ast`` nodes (only the definition is converted). Its own
     # nodes take the definition's place (as ``ast.fix_missing_locations`` would give
     # them): then, where the converters placed every node, no fill is needed.

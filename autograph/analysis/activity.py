@@ -11,7 +11,7 @@ import gast
 
 from autograph.analysis import annos
 from autograph.analysis.scopes import SCOPES, walk_same_scope
-from autograph.walk import child_nodes, walk
+from autograph.walk import LEAVES, NODE_FIELDS, child_nodes, walk
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _PASSED = frozenset((gast.Name, gast.Constant))
@@ -236,38 +236,88 @@ def _free_names(scope) -> set[str]:
 
 def local_names(fn) -> set[str]:
     """Names local to function ``fn``: its parameters and every name its body binds,
-    less those declared ``global`` or ``nonlocal``."""
+    less those declared ``global`` or ``nonlocal``.
+
+    What binds is what ``modified_names`` finds but item and attribute assignment:
+    assignment targets (``x: int`` without a value binds nothing here), loop and
+    ``with`` targets, ``except ... as`` names, ``del``, ``:=`` (also in a
+    comprehension), ``case`` captures, imports and definitions; the bodies of
+    nested functions, lambdas and classes are not entered, nor a ``with``'s
+    context expression or an ``except``'s type."""
     args = fn.args
     params = args.posonlyargs + args.args + args.kwonlyargs
     params += [a for a in (args.vararg, args.kwarg) if a is not None]
     names = {p.id for p in params}
-    body = fn.body if isinstance(fn.body, list) else [fn.body]
-    binders = _Binders()
-    for stmt in body:
-        binders.visit(stmt)
-    names |= binders.names
-    return names - binders.declared
+    declared = set()
+    stack = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    kinds, fields_of, leaves, node_type = _BINDING_KINDS, NODE_FIELDS, LEAVES, gast.AST
+    while stack:
+        node = pop()
+        cls = node.__class__
+        kind = kinds.get(cls)
+        if kind is None:         # binds nothing itself: its children may
+            values = node.__dict__
+            for field in fields_of[cls]:
+                value = values.get(field)
+                if value.__class__ is list:
+                    extend([item for item in value if isinstance(item, node_type)
+                            and item.__class__ not in leaves])
+                elif isinstance(value, node_type) and value.__class__ not in leaves:
+                    push(value)
+        elif kind == _ASSIGNS:
+            for target in node.targets:
+                names |= bound_names(target)
+            push(node.value)
+        elif kind == _TARGET_VALUE:
+            if cls is not gast.AnnAssign or node.value is not None:
+                names |= bound_names(node.target)
+                push(node.value)
+        elif kind == _FOR:
+            names |= bound_names(node.target)
+            extend([node.target, node.iter, *node.body, *node.orelse])
+        elif kind == _WITH_ITEM:
+            if node.optional_vars is not None:
+                names |= bound_names(node.optional_vars)
+        elif kind == _HANDLER:
+            if node.name is not None:
+                names |= bound_names(node.name)
+            extend(node.body)
+        elif kind == _DELETE:
+            for target in node.targets:
+                names |= bound_names(target)
+        elif kind == _CASE:
+            names |= pattern_captures(node.pattern)
+            extend([node.pattern, *([node.guard] if node.guard is not None else []),
+                    *node.body])
+        elif kind == _IMPORT:
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif kind == _DEFINITION:
+            names.add(node.name)
+        elif kind == _COMPREHENSION:   # (only a walrus in it binds out here)
+            for sub in walk(node):
+                if sub.__class__ is gast.NamedExpr:
+                    names |= bound_names(sub.target)
+        elif kind == _DECLARATION:
+            declared.update(node.names)
+        # (_NOTHING: a name, a constant, a lambda)
+    return names - declared
 
 
-class _Binders(_ModifiedNames):
-    """Only true bindings: ``x[i] = v`` does not bind ``x``; and the names this
-    scope declares ``global`` or ``nonlocal``."""
-
-    def __init__(self):
-        super().__init__()
-        self.declared = set()
-
-    def visit_Global(self, node):
-        self.declared.update(node.names)
-
-    visit_Nonlocal = visit_Global
-
-    def visit_match_case(self, node):
-        self.names |= pattern_captures(node.pattern)
-        self.generic_visit(node)
-
-    def _target(self, target):
-        self.names |= bound_names(target)
+# Node class -> what ``local_names`` does with it (a class absent: its children).
+(_NOTHING, _ASSIGNS, _TARGET_VALUE, _FOR, _WITH_ITEM, _HANDLER, _DELETE, _CASE, _IMPORT,
+ _DEFINITION, _COMPREHENSION, _DECLARATION) = range(12)
+_BINDING_KINDS = {
+    gast.Name: _NOTHING, gast.Constant: _NOTHING, gast.Lambda: _NOTHING,
+    gast.Assign: _ASSIGNS, gast.AugAssign: _TARGET_VALUE, gast.AnnAssign: _TARGET_VALUE,
+    gast.NamedExpr: _TARGET_VALUE, gast.For: _FOR, gast.AsyncFor: _FOR,
+    gast.withitem: _WITH_ITEM, gast.ExceptHandler: _HANDLER, gast.Delete: _DELETE,
+    gast.match_case: _CASE, gast.Import: _IMPORT, gast.ImportFrom: _IMPORT,
+    gast.FunctionDef: _DEFINITION, gast.AsyncFunctionDef: _DEFINITION,
+    gast.ClassDef: _DEFINITION, gast.ListComp: _COMPREHENSION,
+    gast.SetComp: _COMPREHENSION, gast.DictComp: _COMPREHENSION,
+    gast.GeneratorExp: _COMPREHENSION, gast.Global: _DECLARATION,
+    gast.Nonlocal: _DECLARATION}
 
 
 def mutated_objects(stmts) -> tuple[set, set]:
