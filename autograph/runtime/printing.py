@@ -36,8 +36,9 @@ from jax import tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import effects, paths, write_counts
+from autograph.runtime.located_output import located
 from autograph.runtime.trace_context import under_jit
-from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, user_frame
 
 
 def print_(*args, **kwargs):
@@ -70,11 +71,13 @@ def call_when_run(f, /, *args, **kwargs):
     what = getattr(f, "__qualname__", "this call")
     where = caller_location()
     made_now = []   # the result of a call made while tracing (jax.export of a Python text)
+    # (a warning or log record names the user's line, not this module's)
+    placed = located(f, user_frame(sys._getframe(1)))
 
     def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
         _check_open(getattr(f, "__self__", None), what, where)
-        result = f(*(str(a) if type(a) is DeferredFormat else a for a in shown),
-                   **shown_kwargs)
+        result = placed(*(str(a) if type(a) is DeferredFormat else a for a in shown),
+                        **shown_kwargs)
         if tracing:
             made_now.append(result)
 

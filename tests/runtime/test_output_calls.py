@@ -248,3 +248,41 @@ def test_an_object_whose_class_attribute_is_not_a_class_is_no_output_stream():
     """(found by CPython's test_super under convert: the check used isinstance, which an
     object's own ``__class__`` can make raise TypeError)"""
     check(calls_a_method_of_an_object_with_a_strange_class, 1.0)
+
+
+def warns_at_its_line(x):
+    if x > 0:
+        warnings.warn("at its line", stacklevel=1)
+    return x * 2
+
+
+def logs_at_its_line(x):
+    if x > 0:
+        log.info("at %s", "its line")
+    logging.getLogger("tests.output_calls").log(logging.INFO, "and by level")
+    return x * 2
+
+
+def test_a_warning_made_when_the_program_runs_names_the_users_line():
+    """(out13: made from the host callback, it named printing.py's line)"""
+    line = warns_at_its_line.__code__.co_firstlineno + 2
+    for run in [warns_at_its_line, autograph.convert(warns_at_its_line),
+                *_compiled(warns_at_its_line)]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run(jnp.float32(1.5) if run is not warns_at_its_line else 1.5)
+            jax.effects_barrier()
+        assert [(w.filename, w.lineno, str(w.message)) for w in caught] == [
+            (__file__, line, "at its line")]
+
+
+def test_a_log_record_made_when_the_program_runs_names_the_users_line(log_text):
+    log.handlers[-1].setFormatter(logging.Formatter("%(filename)s:%(lineno)d %(message)s"))
+    first = logs_at_its_line.__code__.co_firstlineno
+    expected = (f"test_output_calls.py:{first + 2} at its line\n"
+                f"test_output_calls.py:{first + 3} and by level\n")
+    logs_at_its_line(1.5)
+    for compiled in _compiled(logs_at_its_line):
+        compiled(jnp.float32(1.5))
+        jax.effects_barrier()
+    assert log_text.getvalue() == expected * 3
