@@ -12,6 +12,7 @@ each *is* the builtin (same result, same errors). With traced arguments:
 | ``sum``/``min``/``max`` of a traced range, or a generator over one | a staged loop |
 | ``int``/``float``/``bool`` | a scalar cast (``int`` truncates, see below; ``bool``: ``x != 0``) |
 | ``reversed(x)`` | ``x[::-1]``, which a ``for`` loop scans; a traced range backwards |
+| ``round(x)`` | ``jnp.round`` (half to even) cast to ``int``, NaN/inf checked as for ``int`` |
 
 ``range`` is ``ag__.range_`` (runtime/loops.py). ``abs``, ``isinstance``, ``len``
 of an array, and ``sum``/``min``/``max`` of Python values need nothing: JAX's
@@ -155,6 +156,18 @@ def pow_(base, exp, mod=None):
     start = (jnp.remainder(jnp.ones_like(base), mod), jnp.remainder(base, mod), exp)
     result, _, _ = lax.while_loop(lambda c: c[2] > 0, body, start)
     return result
+
+
+def round_(number, ndigits=None):
+    """``round(number, ndigits)``; a traced number without ``ndigits`` rounds half to
+    even into an int, a NaN or an infinity raising Python's error (``integral``)
+    where JAX's own ``round`` gives 0 or the integer's limit."""
+    if not has_tracer((number, ndigits)):
+        return round(number, ndigits)
+    value = jnp.asarray(number)
+    if ndigits is not None or not jnp.issubdtype(value.dtype, jnp.inexact):
+        return round(number, ndigits)
+    return integral(jnp.round(value))
 
 
 def reversed_(sequence):

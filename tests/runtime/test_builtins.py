@@ -89,3 +89,27 @@ def test_int_of_a_nan_or_infinity_raises_pythons_error(x):
         autograph.to_graph(int_of_a_branch)(x)
     assert str(raised.value) == str(python.value)
     assert int(autograph.to_graph(int_of_a_branch)(2.7)) == int_of_a_branch(2.7)
+
+
+def rounded(x):
+    y = x
+    if x != 0:
+        y = x + 1
+    return round(y), round(y, 1)
+
+
+@pytest.mark.parametrize("x", [1.5, 2.5, -0.5, 0.26])
+def test_round_of_a_traced_number_is_pythons(x):
+    expected = rounded(x)
+    got = autograph.to_graph(rounded)(x)
+    assert int(got[0]) == expected[0] and abs(float(got[1]) - expected[1]) < 1e-6
+
+
+@pytest.mark.parametrize("x", [NAN, float("inf")])
+def test_round_of_a_nan_or_infinity_raises_pythons_error(x):
+    """(out13: JAX's round gave 0 or 2147483647, with no error.)"""
+    with pytest.raises((ValueError, OverflowError)) as python:
+        rounded(x)
+    with pytest.raises(type(python.value)) as raised:
+        autograph.to_graph(rounded)(x)
+    assert str(raised.value) == str(python.value)
