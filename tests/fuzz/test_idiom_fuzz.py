@@ -23,3 +23,4 @@ def test_each_kind_uses_its_idioms():
     assert " in (" in sources["membership"] and ".count(" in sources["membership"]
     assert "table[n" in sources["membership"]
     assert "% 2147483647" in sources["int_counters"] and "range(n)" in sources["int_counters"]
+    assert "math.inf" in sources["nonfinite"] and "min(" in sources["nonfinite"]
