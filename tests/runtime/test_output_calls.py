@@ -144,12 +144,14 @@ def test_the_calls_go_through_converted_call():
 # -- a differential fuzzer of output calls in staged regions ----------------------------
 
 OUTPUT_CALLS = ('sys.stdout.write(f"w{tag} {v}\\n")', 'log.info("l{tag} %s", v)',
-                'print(f"p{tag}", v)', 'raw.write(b"b{tag}\\n")')
+                'print(f"p{tag}", v)', 'raw.write(b"b{tag}\\n")',
+                'warnings.warn(f"u{tag} {v}", stacklevel=1)')
 
 
 def random_program(rng, name):
     """A function of ``(x, n)`` whose output calls sit in nested ``if``s on ``x`` and
-    loops over ``range(n)`` or ``range(3)``, each call writing a distinct tag."""
+    loops over ``range(n)`` or ``range(3)``, each call writing a distinct tag (a
+    log record and a warning with the line they name)."""
     tags = iter(range(100))
 
     def block(depth):
@@ -185,7 +187,8 @@ def run_fuzz(count, seed, directory):
     for k in range(count):
         source = random_program(rng, f"f{k}")
         path = directory / f"output_fuzz_{seed}_{k}.py"
-        path.write_text("import io, logging, sys\nlog = logging.getLogger('tests.output_calls')\n"
+        path.write_text("import io, logging, sys, warnings\n"
+                        "log = logging.getLogger('tests.output_calls')\n"
                         "raw = io.BytesIO()\n" + source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
@@ -196,16 +199,21 @@ def run_fuzz(count, seed, directory):
         for run, args in ((fn, (x, n)), (autograph.to_graph(fn), (jnp.int32(x), jnp.int32(n)))):
             stream = io.StringIO()
             handler = logging.StreamHandler(stream)
-            handler.setFormatter(logging.Formatter("%(message)s"))
+            # (the line a log record or a warning names is part of the text: out13)
+            handler.setFormatter(logging.Formatter("%(lineno)d %(message)s"))
             module.log.addHandler(handler)
             module.log.setLevel(logging.INFO)
             try:
-                with contextlib.redirect_stdout(stream):
+                with contextlib.redirect_stdout(stream), \
+                        warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
                     run(*args)
                     jax.effects_barrier()
             finally:
                 module.log.removeHandler(handler)
-            texts.append(stream.getvalue() + module.raw.getvalue().decode())
+            warned = "".join(f"{w.filename == str(path)} {w.lineno} {w.message}\n"
+                             for w in caught)
+            texts.append(stream.getvalue() + module.raw.getvalue().decode() + warned)
             module.raw.seek(0)
             module.raw.truncate()
         if texts[0] != texts[1]:
