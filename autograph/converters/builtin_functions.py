@@ -74,6 +74,7 @@ REPLACED = {
     "all": "all_",
     "sorted": "sorted_",
     "pow": "pow_",
+    "round": "round_",
 }
 # builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
 REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})

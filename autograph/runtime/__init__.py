@@ -15,6 +15,7 @@ from autograph.runtime.builtins import (
     min_,
     pow_,
     reversed_,
+    round_,
     sum_,
 )
 from autograph.runtime.carried_state import dir_, locals_
@@ -86,6 +87,7 @@ __all__ = [
     "raise_if",
     "raise_unless",
     "reversed_",
+    "round_",
     "sum_",
     "TracedRange",
     "Undefined",

@@ -7,15 +7,21 @@ each *is* the builtin (same result, same errors). With traced arguments:
 | builtin | traced argument |
 | --- | --- |
 | ``len(r)`` | the traced trip count of a ``range`` with a traced bound |
-| ``min``/``max`` | ``jnp.minimum``/``maximum`` of the values; ``jnp.min``/``max`` of a 1-D array |
+| ``min``/``max`` | Python's pick: a later value only if it compares smaller (larger) |
 | ``sum(x, start)`` | ``start + jnp.sum(x, axis=0)`` (not unrolled) |
 | ``sum``/``min``/``max`` of a traced range, or a generator over one | a staged loop |
-| ``int``/``float``/``bool`` | a scalar cast (``int`` truncates to zero, ``bool`` is ``x != 0``) |
+| ``int``/``float``/``bool`` | a scalar cast (``int`` truncates, see below; ``bool``: ``x != 0``) |
 | ``reversed(x)`` | ``x[::-1]``, which a ``for`` loop scans; a traced range backwards |
+| ``round(x)`` | ``jnp.round`` (half to even) cast to ``int``, NaN/inf checked as for ``int`` |
 
 ``range`` is ``ag__.range_`` (runtime/loops.py). ``abs``, ``isinstance``, ``len``
 of an array, and ``sum``/``min``/``max`` of Python values need nothing: JAX's
-arrays already implement them. Where a builtin cannot give a traced result
+arrays already implement them. ``min``/``max`` keep Python's pick where ``jnp.minimum``
+would not: a NaN that comes second is never taken (over a 1-D array: NaN only where
+the first item is), a tie keeps the first value. ``int`` of a NaN or an infinity
+raises Python's ``ValueError``/``OverflowError`` from the compiled call (a run-time
+check), where the cast alone gives 0 or the integer's limit.
+Where a builtin cannot give a traced result
 (``int`` of a vector, ``min`` with ``key=``), the error names the user's line.
 """
 
@@ -32,6 +38,7 @@ from autograph.errors import StagingTypeError
 from autograph.runtime import lists
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
+from autograph.runtime.math_functions import integral
 from autograph.runtime.reductions import is_staged_iterable, reduce_staged
 from autograph.runtime.tracing import caller_location, describe, has_tracer, is_tracer
 
@@ -52,7 +59,7 @@ def min_(*args, **kwargs):
     args = _listed(args)
     if not has_tracer((args, kwargs)) and not _staged_one(args):
         return min(*args, **kwargs)
-    return _extremum("min", jnp.minimum, jnp.min, args, kwargs)
+    return _extremum("min", _python_min, _first_then_nanmin, args, kwargs)
 
 
 def max_(*args, **kwargs):
@@ -60,7 +67,31 @@ def max_(*args, **kwargs):
     args = _listed(args)
     if not has_tracer((args, kwargs)) and not _staged_one(args):
         return max(*args, **kwargs)
-    return _extremum("max", jnp.maximum, jnp.max, args, kwargs)
+    return _extremum("max", _python_max, _first_then_nanmax, args, kwargs)
+
+
+def _python_min(a, b):
+    # Python's min keeps the first value unless a later one is smaller: a NaN that
+    # comes second is never taken (jnp.minimum would give NaN), a tie keeps the first.
+    return jnp.where(b < a, b, a)
+
+
+def _python_max(a, b):
+    return jnp.where(b > a, b, a)
+
+
+def _first_then_nanmin(values):
+    """Python's ``min`` over a 1-D array: NaN only where the first item is NaN
+    (a later NaN never compares smaller)."""
+    if not jnp.issubdtype(values.dtype, jnp.floating):
+        return jnp.min(values)
+    return jnp.where(jnp.isnan(values[0]), values[0], jnp.nanmin(values))
+
+
+def _first_then_nanmax(values):
+    if not jnp.issubdtype(values.dtype, jnp.floating):
+        return jnp.max(values)
+    return jnp.where(jnp.isnan(values[0]), values[0], jnp.nanmax(values))
 
 
 def sum_(iterable, /, start=0):
@@ -127,6 +158,18 @@ def pow_(base, exp, mod=None):
     return result
 
 
+def round_(number, ndigits=None):
+    """``round(number, ndigits)``; a traced number without ``ndigits`` rounds half to
+    even into an int, a NaN or an infinity raising Python's error (``integral``)
+    where JAX's own ``round`` gives 0 or the integer's limit."""
+    if not has_tracer((number, ndigits)):
+        return round(number, ndigits)
+    value = jnp.asarray(number)
+    if ndigits is not None or not jnp.issubdtype(value.dtype, jnp.inexact):
+        return round(number, ndigits)
+    return integral(jnp.round(value))
+
+
 def reversed_(sequence):
     """``reversed(sequence)``; a traced array is flipped along its first axis, and a
     range with a traced bound runs backwards (a ``for`` over it stages)."""
@@ -189,7 +232,10 @@ def _cast(name, python_type, args, kwargs):
               f"x.astype(...) for an elementwise cast.", depth=4)
     if python_type is bool:
         return jnp.asarray(value) != 0
+    if python_type is int:
+        return integral(value)
     return jnp.asarray(value).astype(python_type)
+
 
 
 def _fail(name, message, depth=3):

@@ -79,10 +79,24 @@ def zip_(*iterables, strict=False):
     xs = [it.xs if isinstance(it, Scanned) else jnp.asarray(it) for it in iterables]
     lengths = [tree_util.tree_leaves(x)[0].shape[0] for x in xs]
     if strict and len(set(lengths)) > 1:
-        raise ValueError(f"zip() arguments have different lengths {lengths}")
+        raise ValueError(_strict_zip_message(lengths))
     n = min(lengths)
     return Scanned(tuple(tree_util.tree_map(lambda a: a[:n], x) for x in xs),
                    lambda: zip(*(_python_items(it) for it in iterables), strict=strict))
+
+
+def _strict_zip_message(lengths) -> str:
+    """The message of Python's ``zip(..., strict=True)`` for arguments of these
+    lengths: the first to run out is named against those before it, or, where the
+    first runs out first, the first longer one."""
+    shortest = min(lengths)
+    first = lengths.index(shortest)
+    if first:
+        which, how = first, "shorter"
+    else:
+        which, how = next(i for i, n in enumerate(lengths) if n > shortest), "longer"
+    before = "argument 1" if which == 1 else f"arguments 1-{which}"
+    return f"zip() argument {which + 1} is {how} than {before}"
 
 
 def _python_items(iterable):

@@ -17,7 +17,7 @@ asserts=...)`` switches it as it switches asserts); ``jnp`` alone would give NaN
 | ``math`` | traced |
 | --- | --- |
 | ``sqrt``, ``exp``, ``log``, ``log2``, trigonometric, hyperbolic... | the ``jnp`` function |
-| ``floor``, ``ceil``, ``trunc`` | ``jnp.floor``... cast to ``int`` |
+| ``floor``, ``ceil``, ``trunc`` | ``jnp.floor``... cast to ``int``, NaN and inf checked |
 | ``isqrt(n)`` | the exact integer square root |
 | ``hypot(*xs)``, ``dist(p, q)``, ``prod(xs)``, ``fsum(xs)`` | ``jnp`` equivalents |
 | ``pow(x, y)`` | ``x ** y`` in floats (``math.pow`` never gives an int) |
@@ -47,8 +47,17 @@ def _float(x):
     return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(float)
 
 
-def _int(x):
-    return jnp.asarray(x).astype(int)
+def integral(value):
+    """A traced number cast to the default integer dtype, as ``int()`` truncates it;
+    a NaN or an infinity raises Python's error from the compiled call (a run-time
+    check, ``checks.check_value``), where the cast alone would give 0 or the
+    integer's limit."""
+    value = jnp.asarray(value)
+    if jnp.issubdtype(value.dtype, jnp.inexact):
+        check_value(~jnp.isnan(value), ValueError, "cannot convert float NaN to integer")
+        check_value(~jnp.isinf(value), OverflowError,
+                    "cannot convert float infinity to integer")
+    return value.astype(int)
 
 
 def _unary(fn, domain=None):
@@ -191,9 +200,9 @@ _TRACED = {
     "degrees": _unary(jnp.degrees),
     "radians": _unary(jnp.radians),
     "fabs": _unary(jnp.abs),
-    "floor": lambda x: _int(jnp.floor(x)),
-    "ceil": lambda x: _int(jnp.ceil(x)),
-    "trunc": lambda x: _int(jnp.trunc(x)),
+    "floor": lambda x: integral(jnp.floor(x)),
+    "ceil": lambda x: integral(jnp.ceil(x)),
+    "trunc": lambda x: integral(jnp.trunc(x)),
     "isnan": lambda x: jnp.isnan(x),
     "isinf": lambda x: jnp.isinf(x),
     "isfinite": lambda x: jnp.isfinite(x),

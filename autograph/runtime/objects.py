@@ -18,6 +18,7 @@ its statistics, a ``Dropout`` drawing from its random stream) are found by
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -26,6 +27,7 @@ import numpy as np
 from jax import tree_util
 
 from autograph.call_policy import is_library_file
+from autograph.runtime.trace_context import ended
 from autograph.runtime.tracing import Tracer
 
 
@@ -125,7 +127,14 @@ def _carriable(value) -> bool:
     except Exception:  # noqa: BLE001 - no pytree JAX can flatten (dict keys that do not sort)
         return False
     return all(isinstance(leaf, (jax.Array, Tracer, np.ndarray, np.generic, bool, int, float,
-                                 complex)) for leaf in leaves)
+                                 complex)) and not _escaped(leaf) for leaf in leaves)
+
+
+def _escaped(leaf) -> bool:
+    """A tracer of a trace that has ended: what a ``jit`` that set an attribute of a
+    module global left there. Carrying it would fail; left alone, only a read of it
+    fails, as under ``jax.jit`` of the original."""
+    return isinstance(leaf, Tracer) and ended(leaf)
 
 
 def attributes(obj) -> dict:
@@ -169,9 +178,11 @@ def stateful_cells(*functions, mutable=False, plain_objects=False):
     visited = {id(fn) for fn, _ in pending}
     for fn, direct in pending:   # grows as helpers are found
         code = getattr(fn, "__code__", None)
-        if code is None or not fn.__closure__:
+        if code is None:
             continue
-        for name, cell in zip(code.co_freevars, fn.__closure__, strict=True):
+        if plain_objects or mutable:
+            _global_objects(fn, found, seen, pending, visited)
+        for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
             if id(cell) in seen:
                 continue
             try:
@@ -189,6 +200,71 @@ def stateful_cells(*functions, mutable=False, plain_objects=False):
                 seen.add(id(cell))
                 found.append((name, cell))
     return found
+
+
+def _global_objects(fn, found, seen, pending, visited):
+    """Add to ``found`` the module globals ``fn``'s code names that hold a plain
+    object with array attributes (``O.n = O.n + 1`` on a module's ``O`` changes it
+    as it would a closure's), each as a ``GlobalCell``; the user's functions among
+    those globals join ``pending``, to be searched in turn."""
+    module = getattr(fn, "__globals__", None)
+    if module is None:
+        return
+    for name in _global_names(fn.__code__):
+        value = module.get(name, _ABSENT)
+        if type(value) is types.FunctionType:
+            if (id(value) not in visited and len(visited) < _MAX_HELPERS
+                    and not is_library_file(value.__code__.co_filename)):
+                visited.add(id(value))
+                pending.append((value, False))
+            continue
+        key = ("global", id(module), name)
+        if key not in seen and _plain_with_arrays(value):
+            seen.add(key)
+            found.append((name, GlobalCell(module, name)))
+
+
+_ABSENT = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code) -> tuple:
+    """The global names ``code`` and the code nested in it may read (its
+    ``co_names``, attribute names included: only those bound in the module count)."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if type(const) is types.CodeType:
+            names.update(_global_names(const))
+    return tuple(sorted(names))
+
+
+class GlobalCell:
+    """A module global seen as a closure cell (``cell_contents`` reads, sets and
+    deletes the module's binding), so that a staged region carries an object a
+    module global holds as it carries one a closure cell holds."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    @property
+    def cell_contents(self):
+        try:
+            return self.module[self.name]
+        except KeyError:
+            raise ValueError("Cell is empty") from None
+
+    @cell_contents.setter
+    def cell_contents(self, value):
+        self.module[self.name] = value
+
+    @cell_contents.deleter
+    def cell_contents(self):
+        try:
+            del self.module[self.name]
+        except KeyError:
+            raise ValueError("Cell is empty") from None
 
 
 # How many of the user's helper functions ``stateful_cells`` searches per block.

@@ -36,8 +36,9 @@ from jax import tree_util
 
 from autograph.errors import ConversionError
 from autograph.runtime import effects, paths, write_counts
+from autograph.runtime.located_output import located
 from autograph.runtime.trace_context import under_jit
-from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, user_frame
 
 
 def print_(*args, **kwargs):
@@ -48,13 +49,49 @@ def print_(*args, **kwargs):
     sep, end, file, flush = _options(**kwargs)
 
     where = caller_location()
+    numbers = [_python_numbers(arg) for arg in args]
 
     def show(*shown):
         target = sys.stdout if file is None else file
         _check_open(target, "print", where)
+        shown = [arg if marks is None else tree_util.tree_map(_as_number, arg, marks)
+                 for arg, marks in zip(shown, numbers, strict=True)]
         builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
     return _when_run(show, args, {}, traced, "print")
+
+
+def _python_numbers(arg):
+    """For a list, tuple or dict argument of ``print``, which of its leaves are
+    traced weakly typed scalars (Python numbers in the original, which a list
+    shows as ``1.5``, not ``Array(1.5, dtype=float32)``); None for other arguments
+    (``print(x)`` shows a scalar array as its number already)."""
+    if not isinstance(arg, (list, tuple, dict)):
+        return None
+    try:
+        return tree_util.tree_map(
+            lambda leaf: is_tracer(leaf) and jnp.ndim(leaf) == 0 and jax.typeof(leaf).weak_type,
+            arg)
+    except Exception:  # noqa: BLE001 - not a pytree JAX can map (dict keys that do not sort)
+        return None
+
+
+def _as_number(leaf, is_number):
+    return _Number(leaf) if is_number else leaf
+
+
+class _Number:
+    """A scalar array shown as the Python number it stands for, inside a list."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return str(self.value)
+
+    __str__ = __repr__
 
 
 def call_when_run(f, /, *args, **kwargs):
@@ -70,11 +107,13 @@ def call_when_run(f, /, *args, **kwargs):
     what = getattr(f, "__qualname__", "this call")
     where = caller_location()
     made_now = []   # the result of a call made while tracing (jax.export of a Python text)
+    # (a warning or log record names the user's line, not this module's)
+    placed = located(f, user_frame(sys._getframe(1)))
 
     def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
         _check_open(getattr(f, "__self__", None), what, where)
-        result = f(*(str(a) if type(a) is DeferredFormat else a for a in shown),
-                   **shown_kwargs)
+        result = placed(*(str(a) if type(a) is DeferredFormat else a for a in shown),
+                        **shown_kwargs)
         if tracing:
             made_now.append(result)
 
@@ -165,11 +204,13 @@ class DeferredFormat:
     values' arrays (so a staged ``print``, ``assert`` or ``checkify.check`` carries
     them to run time); its other values stay in the tree's static part."""
 
-    __slots__ = ("template", "percent", "_treedef", "_static", "_positions", "_arrays")
+    __slots__ = ("template", "percent", "_treedef", "_static", "_positions", "_arrays",
+                 "_numbers")
 
     def __init__(self, template: str, values, percent: bool):
         leaves, self._treedef = tree_util.tree_flatten(values)
         self.template, self.percent = template, percent
+        self._numbers = _numbers_of_fields(values, percent)
         self._positions = tuple(i for i, leaf in enumerate(leaves)
                                 if isinstance(leaf, jax.Array))
         arrays = set(self._positions)
@@ -187,7 +228,7 @@ class DeferredFormat:
 
     def render(self, arrays=None) -> str:
         """The formatted text (of ``arrays`` in place of the array leaves, if given)."""
-        values = self.values(arrays)
+        values = _shown_fields(self.values(arrays), self._numbers, self.percent)
         if self.percent:
             return self.template % values
         args, kwargs = values
@@ -216,14 +257,46 @@ class DeferredFormat:
 
     def tree_flatten(self):
         return self._arrays, (self.template, self.percent, self._treedef, self._static,
-                              self._positions)
+                              self._positions, self._numbers)
 
     @classmethod
     def tree_unflatten(cls, aux, arrays):
         new = object.__new__(cls)
-        new.template, new.percent, new._treedef, new._static, new._positions = aux
+        (new.template, new.percent, new._treedef, new._static, new._positions,
+         new._numbers) = aux
         new._arrays = tuple(arrays)
         return new
+
+
+def _numbers_of_fields(values, percent):
+    """``_python_numbers`` of each field of a formatting: of ``values``'s items for
+    ``%`` with a tuple, else of ``values``; of each argument for ``str.format``
+    (held in a ``_Static``: the tree's static part compares it by identity)."""
+    if percent:
+        if type(values) is tuple:
+            return _Static(tuple(_python_numbers(v) for v in values))
+        return _Static(_python_numbers(values))
+    args, kwargs = values
+    return _Static((tuple(_python_numbers(a) for a in args),
+                    {k: _python_numbers(v) for k, v in kwargs.items()}))
+
+
+def _shown_fields(values, numbers, percent):
+    """``values`` with the weakly typed scalars inside list, tuple and dict fields
+    shown as numbers (``_Number``)."""
+    marks = numbers.items
+
+    def shown(value, mark):
+        return value if mark is None else tree_util.tree_map(_as_number, value, mark)
+
+    if percent:
+        if type(values) is tuple:
+            return tuple(shown(v, m) for v, m in zip(values, marks, strict=True))
+        return shown(values, marks)
+    args, kwargs = values
+    arg_marks, kwarg_marks = marks
+    return (tuple(shown(a, m) for a, m in zip(args, arg_marks, strict=True)),
+            {k: shown(v, kwarg_marks[k]) for k, v in kwargs.items()})
 
 
 class _Static:

@@ -12,9 +12,10 @@ record, and pushes and pops it with ``pushed``/``counted``.
 
 This is also the one runtime module that asks JAX's private trace state
 (``jax._src``), which has no public accessor: ``trace_active``, ``under_jit``,
-``current_trace``, ``known_value`` (the constant a ``jit`` tracer stands for),
-``pruned`` (JAX's dead-code elimination of a jaxpr), and ``vmap``'s tracer type
-(``BatchTracer``, which ``batched_select`` asks about); ``trace_flat``, the tracing
+``current_trace``, ``ended`` (a tracer of a trace that has ended),
+``known_value`` (the constant a ``jit`` tracer stands for), ``pruned`` (JAX's
+dead-code elimination of a jaxpr), and ``vmap``'s tracer type (``BatchTracer``,
+which ``batched_select`` asks about); ``trace_flat``, the tracing
 into a jaxpr that ``jax.make_jaxpr`` does, without the ``jit`` it builds around it;
 the one cast JAX keeps private: to a dtype that stays weakly typed (``weak_cast``);
 and the lowering of a staged ``if``'s ``custom_vmap`` call from its jaxpr as it is
@@ -93,6 +94,23 @@ def current_trace():
         return _jax_core.trace_ctx.trace
     except AttributeError:  # pragma: no cover - a JAX without trace_ctx
         return None
+
+
+def ended(tracer) -> bool:
+    """Whether ``tracer`` belongs to a trace that is neither the current one nor
+    one around it: one that has ended (a ``jit`` that set an attribute of a module
+    global left its tracer there). A trace JAX links to no parent counts as ended."""
+    trace = getattr(tracer, "_trace", None)
+    if trace is None:
+        return False
+    if not trace.is_valid():
+        return True
+    live = current_trace()
+    while live is not None:
+        if live is trace:
+            return False
+        live = getattr(live, "parent_trace", None)
+    return True
 
 
 def _tracing_internals():

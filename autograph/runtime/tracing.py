@@ -72,9 +72,15 @@ def caller_location(depth: int = 2) -> Location:
 def frame_location(frame) -> Location:
     """The user's line of ``frame``, or of the nearest frame below it that is not the
     runtime's own (an operator such as ``list_append`` calling ``list.append``)."""
+    frame = user_frame(frame)
+    return Location(frame.f_code.co_filename, frame.f_lineno)
+
+
+def user_frame(frame):
+    """``frame``, or the nearest frame below it that is not the runtime's own."""
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_RUNTIME_DIR):
         frame = frame.f_back
-    return Location(frame.f_code.co_filename, frame.f_lineno)
+    return frame
 
 
 def describe(value) -> str:

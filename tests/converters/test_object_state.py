@@ -473,3 +473,56 @@ def test_python_loops_follow_the_attributes_an_object_has_now():
     # `label` holds an int after the Python loop: the staged loop (over a batched
     # range) carries it.
     check(attribute_added_before_the_loop_is_staged, 3, 2, compiled=False, vmap=[0, 1, 4])
+
+
+# A module global holding a plain object: carried as a closure's is (was: a staged
+# loop read its attributes once, a staged `if` kept the last branch's write, with no
+# error; found by out13).
+STATS = Bag()
+
+
+def global_counter_in_a_static_loop(x):
+    STATS.n, STATS.scale = 0, 1.0
+    for _ in range(3):
+        STATS.n = STATS.n + 1
+        STATS.scale = STATS.scale * 2
+        x = x * STATS.scale
+    return x, STATS.n, STATS.scale
+
+
+def global_counter_in_a_staged_if(x):
+    STATS.n = 0
+    if x > 0:
+        STATS.n = STATS.n + 1
+    else:
+        STATS.n = STATS.n - 1
+    return STATS.n
+
+
+def global_counter_in_a_staged_while(x):
+    STATS.n = 0
+    while x > 0:
+        STATS.n = STATS.n + 1
+        x = x - 1
+    return x, STATS.n
+
+
+def bump_stats():
+    STATS.n = STATS.n + 1
+
+
+def global_counter_through_a_helper(x, n):
+    STATS.n = 0
+    for i in range(n):
+        if x > i:
+            bump_stats()
+    return STATS.n
+
+
+def test_a_plain_object_a_module_global_holds_is_carried():
+    check(global_counter_in_a_static_loop, 1.0)
+    check(global_counter_in_a_staged_if, 2.0)
+    check(global_counter_in_a_staged_if, -2.0)
+    check(global_counter_in_a_staged_while, 2.0)
+    check(global_counter_through_a_helper, 1.5, 3)
+    check(global_counter_through_a_helper, 2.5, 3)

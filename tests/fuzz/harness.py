@@ -171,6 +171,7 @@ def is_valid(program: Program, all_inputs) -> bool:
     namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np,
                  "operator": operator, "random": random, "collections": collections,
                  "contextlib": contextlib, "types": types, "autograph": autograph}
+    exec(silent_programs.GLOBAL_OBJECT_PRELUDE, namespace)
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}
     exec(compile(validation_source(program.source), "<fuzz-validate>", "exec"), check)

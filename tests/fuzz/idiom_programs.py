@@ -9,7 +9,7 @@ Each program is a function of ``(a, b, n)`` (small ints, ``n >= 0``) of one kind
 every few steps of a loop over a Python range, ``int_counters``: Python ints a loop
 steps from its index, hashes and products that leave 32 bits, ``held_objects``: a
 static loop setting attributes of plain objects held in a list, dict, deque or
-tuple),
+tuple, ``nonfinite``: NaN and infinity given to ``min``/``max``/``int``/``round``),
 whose statements draw from
 that kind's templates. It runs as Python, converted with Python values (must be
 identical: value or exception type and message) and compiled by ``to_graph`` with
@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 KINDS = ("raises", "math", "reductions", "membership", "histories", "int_counters",
-         "held_objects")
+         "held_objects", "nonfinite")
 PRELUDE = '''import collections
 import math
 
@@ -117,6 +117,29 @@ def _math(rng) -> list:
         lines.append(f"g = g + {rng.choice(float_calls)}")
     if rng.random() < 0.5:
         lines.append(f"g = g + {rng.choice(domain)}")
+    return lines
+
+
+def _nonfinite(rng) -> list:
+    """A NaN or an infinity from the arguments (``math.inf * (a - b)``: NaN where
+    ``a == b``) given to ``min``/``max`` beside other values (Python keeps the first
+    unless a later one compares smaller: a NaN second is never taken), and to
+    ``int``/``round``/``math.floor`` (Python raises ``ValueError``/``OverflowError``);
+    out13: the staged forms gave NaN, 0 or 2147483647 silently."""
+    picks = [lambda: "x = x + int(min(w, b) == b)", lambda: "x = x + int(max(b, w) == b)",
+             lambda: f"x = x + int(min(a, w, {_k(rng)}) == a)",
+             lambda: "x = x + int(max(w, a) != w)", lambda: "x = x + int(w)",
+             lambda: "x = x + round(w)", lambda: "x = x + math.floor(w)",
+             lambda: f"x = x + math.ceil(w * {rng.choice(['0.5', '-1', '2'])})"]
+    source = rng.choice(["math.inf * (a - b)", "(a - b) / 4", "math.inf * (n - 2)",
+                         "(math.inf * a) - math.inf"])
+    lines = [f"w = {source}"]
+    for _ in range(rng.randint(1, 3)):
+        line = rng.choice(picks)()
+        if rng.random() < 0.4:
+            lines += [f"if a > {_k(rng)}:", [line]]
+        else:
+            lines.append(line)
     return lines
 
 
@@ -271,7 +294,8 @@ def _held_objects(rng) -> list:
 
 _KIND_BODIES = {"raises": _raises, "math": _math, "reductions": _reductions,
                 "membership": _membership, "histories": _histories,
-                "int_counters": _int_counters, "held_objects": _held_objects}
+                "int_counters": _int_counters, "held_objects": _held_objects,
+                "nonfinite": _nonfinite}
 
 # A loop over a traced range whose Python ints would leave int32 staged stops with
 # this OverflowError (loud: Python's int does not wrap, the staged loop's would).

@@ -6,7 +6,10 @@ Each program ``p_<seed>(a, b, n)`` prints f-strings, ``.format`` calls and ``%``
 formatting of its int and float variables, with random format specs (fill, align,
 sign, ``#``, ``0``, width, ``,``, precision, types ``d x o b e f g %``, ``!s``) and
 literal text with braces and percent signs, from straight-line code, a staged ``if``,
-a loop over ``range(n)`` and the right operand of an ``and``/``or``. The printed text
+a loop over ``range(n)`` and the right operand of an ``and``/``or``; and lists, tuples
+and dicts of Python ints the program makes (``c``, ``i``: a Python number shows as its
+number inside them, out13).
+The printed text
 of the original (Python ints and floats) must equal, exactly: the converted
 function's with the same Python values; the compiled function's
 (``jax.jit(convert(f))``, every argument traced); and, line for line, ``vmap`` (and
@@ -48,10 +51,11 @@ class PrintProgramGenerator:
 
     def function(self, name: str) -> str:
         r = self.rng
-        body = ["x = a + b", "g = 0.25 * a - 0.5", "k = b % 4"]
+        body = ["x = a + b", "g = 0.25 * a - 0.5", "k = b % 4", "c = 1"]
         body += self._prints(r.randint(1, 2), ["a", "b", "x", "k"], ["g"])
-        body += ["if x > 2:", ["g = g + 1.25"] + self._prints(1, ["x", "k"], ["g"]),
-                 "else:", ["x = x - 1"] + self._prints(r.randint(0, 1), ["x"], ["g"])]
+        body += ["if x > 2:", ["g = g + 1.25", "c = c + 2"] + self._prints(1, ["x", "k"], ["g"]),
+                 "else:", ["x = x - 1", "c = c * 3"] + self._prints(r.randint(0, 1), ["x"],
+                                                                  ["g"])]
         body += ["for i in range(n):",
                  ["g = g + 0.5", "x = x + i"] + self._prints(1, ["i", "x"], ["g"])]
         body += self._prints(1, ["x", "n"], ["g"])
@@ -66,7 +70,16 @@ class PrintProgramGenerator:
 
     def _print(self, ints, floats):
         r = self.rng
-        kind = r.choice(["fstring", "fstring", "format", "percent", "mixed"])
+        kind = r.choice(["fstring", "fstring", "format", "percent", "mixed", "container"])
+        if kind == "container":   # Python numbers shown inside a list, tuple or dict
+            # (``c`` and ``i`` hold Python ints: weakly typed when staged; the
+            # arguments are int32 arrays when compiled, shown as arrays in a list)
+            numbers = ["c"] + [v for v in ints if v == "i"]
+            items = [r.choice(numbers) for _ in range(r.randint(1, 3))]
+            shown = r.choice([f"[{', '.join(items)}]", f"({', '.join(items)},)",
+                              "{" + ", ".join(f"'k{j}': {v}" for j, v in enumerate(items)) + "}",
+                              f"f'{{[{items[0]}, 1]}}'"])
+            return f"print({shown}, {r.choice(ints)})"
         if kind == "fstring":
             return f"print({self._fstring(ints, floats)})"
         if kind == "format":

@@ -56,7 +56,7 @@ import re
 
 from tests.fuzz import dead_programs, loop_programs, string_programs
 from tests.fuzz.name_programs import NameFeatures
-from tests.fuzz.silent_programs import SilentFeatures
+from tests.fuzz.silent_programs import GLOBAL_OBJECT_PRELUDE, SilentFeatures
 
 INT_VARS = ("x", "y", "z")
 FLOAT_VARS = ("g",)
@@ -69,7 +69,8 @@ PRELUDE = {"directives": "from autograph import set_loop_options",
            "silent_side_effects": "import collections\nimport random",
            "silent_strong_join": "import jax.numpy as jnp",
            "silent_with_suppress": "import contextlib",
-           "silent_held_objects": "import types"}
+           "silent_held_objects": "import types",
+           "silent_global_object": GLOBAL_OBJECT_PRELUDE}
 # No loop whose trip count is traced runs more than 6 times here (counters and
 # ranges are small; static trip counts ignore the bound), so these
 # bounds never cut a loop short.

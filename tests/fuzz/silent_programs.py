@@ -74,14 +74,25 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   program's values (set once while tracing, whatever the condition or trip count:
   refused now, side_effects.watch) or a static ``for`` (unrolled: Python's values).
   No probe: checked on its own.
+- ``silent_global_object``: a plain object a module global holds
+  (``SV_G = types.SimpleNamespace()``, in the module's prelude) whose attribute an
+  ``if``, a ``while`` on the program's values or a static ``for`` sets, directly or
+  through a module-level helper: a staged loop read the attribute once (three
+  iterations counted one), a staged ``if`` kept the last branch's write (out13;
+  carried now as a closure's object is, ``objects.GlobalCell``).
 """
 
 from __future__ import annotations
 
+# The module-level lines ``silent_global_object`` needs (a program's prelude; also
+# bound where ``harness.is_valid`` runs a program on its own).
+GLOBAL_OBJECT_PRELUDE = ("import types\n\nSV_G = types.SimpleNamespace(a=0)\n\n\n"
+                         "def sv_gbump(d):\n    SV_G.a = (SV_G.a + d + 1) % 97\n")
+
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
          "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise",
-         "with_suppress", "held_objects")
+         "with_suppress", "held_objects", "global_object")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -121,6 +132,9 @@ PROBES = {
                             "        k = k // 2 + isinstance(k, int)\n    return n + k\n",
     "silent_decided_raise": "def probe(n):\n    g = -1\n    if n > 5:\n"
                             "        assert g >= 0\n        n = n + 1\n    return n\n",
+    "silent_global_object": "def probe(n):\n    SV_G.a = 0\n    for i in range(3):\n"
+                            "        SV_G.a = SV_G.a + n\n    if n > 1:\n"
+                            "        sv_gbump(n)\n    return SV_G.a\n",
     "silent_first_binding": "def probe(n):\n    s = 0\n    for j in range(n):\n"
                             "        for i in range(2):\n            if i == 0:\n"
                             "                q = n\n            s = s + q\n    return s\n",
@@ -462,6 +476,19 @@ class SilentFeatures:
         else:
             body = [f"for sv_hr{k} in range({r.randint(1, 3)}):", move]
         return setup + body + [f"{v} = ({v} + {held}[0].a + {held}[1].a) % 97"]
+
+    def _global_object(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        move = r.choice((f"SV_G.a = (SV_G.a + {w} + 1) % 97", f"sv_gbump({w})"))
+        form = r.choice(("if", "while", "for"))
+        if form == "if":
+            body = [f"if {self._cond()}:", [move], "else:", ["SV_G.a = (SV_G.a + 3) % 97"]]
+        elif form == "while":
+            count = f"sv_gc{k}"
+            body = [f"{count} = {w} % 3", f"while {count} > 0:", [move, f"{count} = {count} - 1"]]
+        else:
+            body = [f"for sv_gr{k} in range({r.randint(1, 3)}):", [move]]
+        return [f"SV_G.a = {v} % 7", *body, f"{v} = ({v} + SV_G.a) % 97"]
 
     def _decided_raise(self, depth, scope, loop):
         r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()

@@ -26,3 +26,4 @@ def test_each_kind_uses_its_idioms():
     held = sources["held_objects"]
     assert "for p in ps" in held and "p.stats.n += 1" in held and "setattr(p" in held
     assert "collections.deque" in held and "c = c + 1" in held
+    assert "math.inf" in sources["nonfinite"] and "min(" in sources["nonfinite"]

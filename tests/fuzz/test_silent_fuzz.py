@@ -14,7 +14,7 @@ from tests.fuzz import harness, silent_programs
 from tests.fuzz.program_generator import ProgramGenerator
 
 FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes", "closure_escape",
-              "alias_writes", "python_scalar", "decided_raise")
+              "alias_writes", "python_scalar", "decided_raise", "global_object")
 
 
 def test_each_kind_is_generated_and_compiles():

@@ -144,3 +144,15 @@ def test_a_local_named_like_a_math_function_is_left_alone():
     def local_sqrt(sqrt, x):
         return sqrt(x)
     assert "math_sqrt" not in autograph.to_code(local_sqrt)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_nan_or_infinity_made_an_int_raises_maths_error(name, value):
+    """(out13: the cast alone gave 0 or the integer's limit, with no error.)"""
+    operator = getattr(math_functions, f"math_{name}")
+    with pytest.raises((ValueError, OverflowError)) as python:
+        call_math(name, (value,))
+    with pytest.raises(type(python.value)) as raised:
+        autograph.to_graph(lambda a: operator(a))(jnp.float32(value))
+    assert str(raised.value) == str(python.value)

@@ -144,12 +144,14 @@ def test_the_calls_go_through_converted_call():
 # -- a differential fuzzer of output calls in staged regions ----------------------------
 
 OUTPUT_CALLS = ('sys.stdout.write(f"w{tag} {v}\\n")', 'log.info("l{tag} %s", v)',
-                'print(f"p{tag}", v)', 'raw.write(b"b{tag}\\n")')
+                'print(f"p{tag}", v)', 'raw.write(b"b{tag}\\n")',
+                'warnings.warn(f"u{tag} {v}", stacklevel=1)')
 
 
 def random_program(rng, name):
     """A function of ``(x, n)`` whose output calls sit in nested ``if``s on ``x`` and
-    loops over ``range(n)`` or ``range(3)``, each call writing a distinct tag."""
+    loops over ``range(n)`` or ``range(3)``, each call writing a distinct tag (a
+    log record and a warning with the line they name)."""
     tags = iter(range(100))
 
     def block(depth):
@@ -185,7 +187,8 @@ def run_fuzz(count, seed, directory):
     for k in range(count):
         source = random_program(rng, f"f{k}")
         path = directory / f"output_fuzz_{seed}_{k}.py"
-        path.write_text("import io, logging, sys\nlog = logging.getLogger('tests.output_calls')\n"
+        path.write_text("import io, logging, sys, warnings\n"
+                        "log = logging.getLogger('tests.output_calls')\n"
                         "raw = io.BytesIO()\n" + source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
@@ -196,16 +199,21 @@ def run_fuzz(count, seed, directory):
         for run, args in ((fn, (x, n)), (autograph.to_graph(fn), (jnp.int32(x), jnp.int32(n)))):
             stream = io.StringIO()
             handler = logging.StreamHandler(stream)
-            handler.setFormatter(logging.Formatter("%(message)s"))
+            # (the line a log record or a warning names is part of the text: out13)
+            handler.setFormatter(logging.Formatter("%(lineno)d %(message)s"))
             module.log.addHandler(handler)
             module.log.setLevel(logging.INFO)
             try:
-                with contextlib.redirect_stdout(stream):
+                with contextlib.redirect_stdout(stream), \
+                        warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
                     run(*args)
                     jax.effects_barrier()
             finally:
                 module.log.removeHandler(handler)
-            texts.append(stream.getvalue() + module.raw.getvalue().decode())
+            warned = "".join(f"{w.filename == str(path)} {w.lineno} {w.message}\n"
+                             for w in caught)
+            texts.append(stream.getvalue() + module.raw.getvalue().decode() + warned)
             module.raw.seek(0)
             module.raw.truncate()
         if texts[0] != texts[1]:
@@ -248,3 +256,41 @@ def test_an_object_whose_class_attribute_is_not_a_class_is_no_output_stream():
     """(found by CPython's test_super under convert: the check used isinstance, which an
     object's own ``__class__`` can make raise TypeError)"""
     check(calls_a_method_of_an_object_with_a_strange_class, 1.0)
+
+
+def warns_at_its_line(x):
+    if x > 0:
+        warnings.warn("at its line", stacklevel=1)
+    return x * 2
+
+
+def logs_at_its_line(x):
+    if x > 0:
+        log.info("at %s", "its line")
+    logging.getLogger("tests.output_calls").log(logging.INFO, "and by level")
+    return x * 2
+
+
+def test_a_warning_made_when_the_program_runs_names_the_users_line():
+    """(out13: made from the host callback, it named printing.py's line)"""
+    line = warns_at_its_line.__code__.co_firstlineno + 2
+    for run in [warns_at_its_line, autograph.convert(warns_at_its_line),
+                *_compiled(warns_at_its_line)]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run(jnp.float32(1.5) if run is not warns_at_its_line else 1.5)
+            jax.effects_barrier()
+        assert [(w.filename, w.lineno, str(w.message)) for w in caught] == [
+            (__file__, line, "at its line")]
+
+
+def test_a_log_record_made_when_the_program_runs_names_the_users_line(log_text):
+    log.handlers[-1].setFormatter(logging.Formatter("%(filename)s:%(lineno)d %(message)s"))
+    first = logs_at_its_line.__code__.co_firstlineno
+    expected = (f"test_output_calls.py:{first + 2} at its line\n"
+                f"test_output_calls.py:{first + 3} and by level\n")
+    logs_at_its_line(1.5)
+    for compiled in _compiled(logs_at_its_line):
+        compiled(jnp.float32(1.5))
+        jax.effects_barrier()
+    assert log_text.getvalue() == expected * 3

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import autograph
 from autograph.runtime import print_
 
 
@@ -37,3 +38,34 @@ def test_traced_values_printed_at_run_time():
     f(jnp.int32(5))
     jax.effects_barrier()
     assert out.getvalue() == "before\n1/2;after\nbefore\n5/6;after\n"
+
+
+def listed(x):
+    vals = [0.5, 1.5]
+    n = 0
+    if x > 0:
+        vals = [x, x + 1]
+        n = 2
+    print(vals, (n, "s"), {"k": x})
+    print(f"{[x, n]}", "%s" % ([n],), "{v}".format(v=(x,)))  # noqa: UP031, UP032 - each form
+    return x
+
+
+def test_python_numbers_in_a_printed_list_show_as_numbers(capsys):
+    """A list, tuple or dict of values that are Python numbers in the original shows
+    them as numbers, staged too (out13: ``[Array(1.5, dtype=float32), ...]``)."""
+    listed(1.5)
+    expected = capsys.readouterr().out
+    autograph.to_graph(listed)(1.5)
+    jax.effects_barrier()
+    assert capsys.readouterr().out == expected == (
+        "[1.5, 2.5] (2, 's') {'k': 1.5}\n[1.5, 2] [2] (1.5,)\n")
+
+    @jax.jit
+    def strong(x):
+        print_([x])
+        return x
+
+    strong(jnp.float32(1.5))   # a float32 array in Python too: shown as an array
+    jax.effects_barrier()
+    assert capsys.readouterr().out == "[Array(1.5, dtype=float32)]\n"
