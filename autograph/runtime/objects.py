@@ -204,8 +204,8 @@ def stateful_cells(*functions, mutable=False, plain_objects=False):
 
 def _global_objects(fn, found, seen, pending, visited):
     """Add to ``found`` the module globals ``fn``'s code names that hold a plain
-    object with array attributes (``O.n = O.n + 1`` on a module's ``O`` changes it
-    as it would a closure's), each as a ``GlobalCell``; the user's functions among
+    object of the user's with array attributes (``O.n = O.n + 1`` on a module's
+    ``O`` changes it as it would a closure's), each as a ``GlobalCell``; the user's functions among
     those globals join ``pending``, to be searched in turn."""
     module = getattr(fn, "__globals__", None)
     if module is None:
@@ -219,9 +219,21 @@ def _global_objects(fn, found, seen, pending, visited):
                 pending.append((value, False))
             continue
         key = ("global", id(module), name)
-        if key not in seen and _plain_with_arrays(value):
+        if key not in seen and _plain_with_arrays(value) and _of_users_class(value):
             seen.add(key)
             found.append((name, GlobalCell(module, name)))
+
+
+def _of_users_class(value) -> bool:
+    """Whether ``value``'s class is the user's (not a library's: a module's
+    ``logging.Logger`` fills its own cache when asked, and is not carried), or a
+    ``types.SimpleNamespace``, which holds only what the user put in it."""
+    kind = type(value)
+    if kind is types.SimpleNamespace:
+        return True
+    filename = getattr(sys.modules.get(kind.__module__), "__file__", None)
+    return kind.__module__ != "builtins" if filename is None \
+        else not is_library_file(filename)
 
 
 _ABSENT = object()

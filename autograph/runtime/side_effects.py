@@ -239,11 +239,14 @@ def _object_kind(obj) -> str:
     """What ``obj``'s type is to the watch (the same for every instance): not a plain
     object (``objects.is_plain_object``: a pytree, an array, a function...), one of a
     class a library defines (``is_library_file``), or one of the user's (a module
-    with no file, a program ``exec``'d, counts as the user's)."""
+    with no file, a program ``exec``'d, counts as the user's; so does a
+    ``types.SimpleNamespace``, which holds only what the user put in it)."""
     from autograph.runtime.objects import is_plain_object
 
     if not hasattr(obj, "__dict__") or not is_plain_object(obj):
         return _NOT_PLAIN
+    if type(obj) is types.SimpleNamespace:   # a bag of the user's attributes
+        return _USERS
     module_name = type(obj).__module__
     filename = getattr(sys.modules.get(module_name), "__file__", None)
     if filename is None:

@@ -8,6 +8,7 @@ import dataclasses
 import inspect
 import logging
 import random
+import types
 
 import jax
 import jax.numpy as jnp
@@ -725,3 +726,29 @@ def test_objects_of_a_library_class_are_not_followed():
         with autograph.runtime.unrolling.count_decisions() as seen:
             assert float(autograph.to_graph(fn)(1.0)) == expected
         assert seen.counts["unrolled"] == 0 and seen.counts["staged"] == 1
+
+
+def nested_namespace_in_a_static_loop(x):
+    o = types.SimpleNamespace(sub=types.SimpleNamespace(n=0))
+    for _ in range(3):
+        o.sub.n = o.sub.n + 1   # o is carried as its attributes; o.sub is watched
+        x = x * 2
+    return x, o.sub.n
+
+
+def nested_namespace_in_a_staged_if(x):
+    o = types.SimpleNamespace(sub=types.SimpleNamespace(n=0))
+    for i in range(3):
+        if x > i:
+            o.sub.n = o.sub.n + 1
+    return o.sub.n
+
+
+def test_a_namespace_inside_a_carried_object_is_watched_as_the_users():
+    # A SimpleNamespace holds only the user's attributes: it is watched as a user's
+    # object would be (the static loop runs unrolled, the staged if is refused).
+    got = autograph.to_graph(nested_namespace_in_a_static_loop)(jnp.float32(1.0))
+    assert (float(got[0]), int(got[1])) == nested_namespace_in_a_static_loop(1.0)
+    with pytest.raises(autograph.ConversionError, match=r"test_side_effects.py:\d+: this changes "
+                       r"the Python SimpleNamespace object .o.sub."):
+        autograph.to_graph(nested_namespace_in_a_staged_if)(jnp.float32(2.0))
