@@ -147,6 +147,11 @@ def watch(fns, carried=()) -> Watch:
                 entries.append((name, value, _signature(value), _copy(value)))
                 if isinstance(value, (list, dict, collections.deque)):
                     entries.extend(held.items(name, value, _HELD_DEPTH))
+            elif isinstance(value, type):
+                if _users_class(value):   # `M.count += 1`: its class attributes
+                    seen.add(id(value))
+                    entries.append((name, value, _ObjectState.signature(value),
+                                    _ObjectState(value)))
             elif type(value) not in _NOT_OBJECTS or type(value) is tuple:
                 # an object the region does not carry, or a tuple of such objects
                 entries.extend(held.held(name, value, _HELD_DEPTH))
@@ -258,7 +263,8 @@ _NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tup
 
 
 class _ObjectState:
-    """A plain object's attributes, as they were when its region started."""
+    """A plain object's attributes (or a class's), as they were when its region
+    started."""
 
     __slots__ = ("attributes",)
 
@@ -272,8 +278,24 @@ class _ObjectState:
 
     def put_back(self, obj):
         attributes = vars(obj)
+        if isinstance(obj, type):   # (a class's namespace changes through setattr only)
+            for name in [name for name in attributes if name not in self.attributes]:
+                delattr(obj, name)
+            for name, value in self.attributes.items():
+                if attributes.get(name, _ABSENT) is not value:
+                    setattr(obj, name, value)
+            return
         attributes.clear()
         attributes.update(self.attributes)
+
+
+_ABSENT = object()
+
+
+def _users_class(cls) -> bool:
+    """Whether ``cls`` is a class of the user's (defined outside the libraries)."""
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return cls.__module__ != "builtins" if filename is None else not is_library_file(filename)
 
 
 def _reachable(fn):
@@ -442,6 +464,8 @@ def _put_back(obj, copy) -> bool:
 
 
 def _kind(obj) -> str:
+    if isinstance(obj, type):
+        return "class"
     if type(obj) is np.ndarray:
         return "NumPy array"
     if isinstance(obj, _RANDOM):

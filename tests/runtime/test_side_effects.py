@@ -752,3 +752,31 @@ def test_a_namespace_inside_a_carried_object_is_watched_as_the_users():
     with pytest.raises(autograph.ConversionError, match=r"test_side_effects.py:\d+: this changes "
                        r"the Python SimpleNamespace object .o.sub."):
         autograph.to_graph(nested_namespace_in_a_staged_if)(jnp.float32(2.0))
+
+
+class ClassTally:
+    count = 0
+
+
+def counts_in_a_class_attribute(x):
+    ClassTally.count = 0
+    for _ in range(3):
+        ClassTally.count += 1   # a class attribute: the class is watched, the loop unrolled
+        x = x * 2
+    return x, ClassTally.count
+
+
+def sets_a_class_attribute_in_a_staged_if(x):
+    ClassTally.count = 0
+    if x > 0:
+        ClassTally.count = ClassTally.count + 1
+    return ClassTally.count
+
+
+def test_a_class_attribute_a_region_changes_is_watched():
+    got = autograph.to_graph(counts_in_a_class_attribute)(jnp.float32(1.0))
+    assert (float(got[0]), int(got[1])) == counts_in_a_class_attribute(1.0)
+    with pytest.raises(autograph.ConversionError, match=r"test_side_effects.py:\d+: this changes "
+                       r"the Python class 'ClassTally'"):
+        autograph.to_graph(sets_a_class_attribute_in_a_staged_if)(jnp.float32(1.0))
+    assert ClassTally.count == 0   # put back
