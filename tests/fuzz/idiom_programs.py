@@ -36,6 +36,11 @@ KINDS = ("raises", "math", "reductions", "membership", "histories", "int_counter
          "held_objects", "nonfinite")
 PRELUDE = '''import collections
 import math
+import types
+
+
+class Clock:
+    ticks = 0
 
 
 class Stats:
@@ -250,15 +255,21 @@ def _held_objects(rng) -> list:
     """A loop over a Python range whose body sets attributes of plain objects held
     in a list, a dict, a deque or a tuple (``for p in ps: p.x = p.x + a``, ``p = ps[i % 2]``,
     through a helper, ``setattr``, a nested object's ``p.stats.n += 1``, a list one
-    holds), with what makes the loop take its probe (a Python-int counter, a first
-    binding in the loop, a traced ``if``): ``jax.jit`` of the original unrolls it."""
-    holder = rng.choice(["list", "dict", "deque", "tuple"])
+    holds; or held by a ``SimpleNamespace`` the function carries; and a class
+    attribute, ``Clock.ticks += 1``), with what makes the loop take its probe (a
+    Python-int counter, a first binding in the loop, a traced ``if``): ``jax.jit`` of
+    the original unrolls it."""
+    holder = rng.choice(["list", "dict", "deque", "tuple", "namespace"])
     starts = [f"Box({rng.choice(['a', 'b', str(_k(rng))])}, {rng.randint(0, 3)})"
               for _ in range(2)]
     if holder == "dict":
         made = f"ps = {{'u': {starts[0]}, 'v': {starts[1]}}}"
         loop_over, first, second = "ps.values()", "ps['u']", "ps['v']"
         pick = "ps['u' if i % 2 == 0 else 'v']"
+    elif holder == "namespace":   # attributes of a plain object the function carries
+        made = f"ps = types.SimpleNamespace(u={starts[0]}, v={starts[1]})"
+        loop_over, first, second = "(ps.u, ps.v)", "ps.u", "ps.v"
+        pick = "ps.u if i % 2 == 0 else ps.v"
     else:
         made = f"ps = [{starts[0]}, {starts[1]}]"
         if holder == "deque":
@@ -275,6 +286,7 @@ def _held_objects(rng) -> list:
         lambda: ["count_in(p)"],
         lambda: [f"p.hist.append(p.x + {rng.choice(['a', 'i'])})"],
         lambda: [f"if p.x > {_k(rng)}:", [f"c = c + {rng.randint(1, 3)}"]],
+        lambda: ["Clock.ticks += 1"],   # a class attribute
     ]
     inner = [line for _ in range(rng.randint(1, 3)) for line in rng.choice(changes)()]
     if rng.random() < 0.5:
@@ -287,8 +299,9 @@ def _held_objects(rng) -> list:
     loop = [f"for i in range({rng.randint(1, 5)}):", body]
     if rng.random() < 0.25:
         loop = [f"for e in range({rng.randint(2, 3)}):", loop]
-    return [made, "c = 0", *loop,
-            f"x = x + c + {first}.stats.n * 3 + len({second}.hist) + {second}.stats.n",
+    return [made, "c = 0", "Clock.ticks = 0", *loop,
+            f"x = x + c + {first}.stats.n * 3 + len({second}.hist) + {second}.stats.n"
+            " + Clock.ticks",
             f"g = g + {first}.x + {second}.x * 0.5 + sum({first}.hist)"]
 
 
