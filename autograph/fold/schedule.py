@@ -426,35 +426,39 @@ def level_map(placement, heights_by_sig):
     return maps
 
 
-def place_by_levels(maps, heights_by_sig, caps):
+def place_by_levels(maps, heights_by_sig, caps, widths=None):
     """Every inner node's step from a :func:`level_map` of a layout's steps: a
     node's step is its (signature, height)'s, vectorised over the batch. With one
     inner signature, heights above the map's take the steps after its last (a
     taller batch uses the spare steps). None if the batch does not fit: a level
-    wider than its step, a height without a step."""
-    caps_array = np.asarray(caps)
+    wider than its step, a height without a step. ``widths``: the nodes per height
+    of each signature (``np.bincount`` of its heights), if made already: the fit is
+    then checked on the levels, not on every node."""
+    if widths is None:
+        widths = [np.bincount(h) for h in heights_by_sig]
     used = np.zeros(len(caps), np.int64)
     step_sig = np.full(len(caps), -1, np.int64)
     node_step = []
-    for s, (table, heights) in enumerate(zip(maps, heights_by_sig, strict=True)):
+    for s, (table, heights, width) in enumerate(zip(maps, heights_by_sig, widths,
+                                                    strict=True)):
         if not len(heights):
             node_step.append(np.zeros(0, np.int64))
             continue
-        top = int(heights.max())
+        top = len(width) - 1
         if top >= len(table):
             last = int(table.max())
             extra = top + 1 - len(table)
             if len(maps) > 1 or last + extra >= len(caps):
                 return None
             table = np.concatenate([table, np.arange(last + 1, last + 1 + extra)])
-        steps = table[heights]
-        if (steps < 0).any():
+        present = width > 0
+        level_steps = table[:top + 1][present]
+        if (level_steps < 0).any():
             return None
-        count = np.bincount(steps, minlength=len(caps))
-        used += count
-        step_sig[count > 0] = s
-        node_step.append(steps)
-    if (used > caps_array).any():
+        np.add.at(used, level_steps, width[present])
+        step_sig[level_steps] = s
+        node_step.append(np.take(table, heights))
+    if (used > np.asarray(caps)).any():
         return None
     return tuple(caps), step_sig.tolist(), node_step
 
@@ -501,7 +505,7 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     def placed(steps, lookup_only=False):
         levels = chooser.levels.get((shape_key, steps))
         if levels is not None:
-            placement = place_by_levels(levels, heights, steps)
+            placement = place_by_levels(levels, heights, steps, widths)
             if placement is not None or lookup_only:
                 return placement
         placement = place(listed(), merged, inner_sigs, totals, steps)
@@ -513,8 +517,9 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
         return place(listed(), merged, inner_sigs, totals, capacity=_capacity_of(capacities))
 
     # the levels' widths, for the size classes (not with the user's capacities)
-    widths = [np.bincount(h) for h in heights] if capacities is None else None
-    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design, widths)
+    widths = [np.bincount(h) for h in heights]
+    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design,
+                                                  widths if capacities is None else None)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                     root_treedef, root_classes, sizes, steps, counter)
     rows = chooser.rows.get(layout)
