@@ -246,7 +246,7 @@ def merge(recordings):
         return (*batch.merged, root_treedef, root_classes)
     width = len(first.class_index)
     vectors = list(map(_count_vector_of, recordings))
-    if any(len(v) != width for v in vectors):     # recorded before a class was added
+    if set(map(len, vectors)) != {width}:         # recorded before a class was added
         vectors = [np.pad(v, (0, width - len(v))) for v in vectors]
     counts = np.concatenate(vectors).reshape(len(vectors), width)
     columns_of = list(map(_columns_of, recordings))
