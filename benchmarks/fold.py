@@ -10,7 +10,9 @@ by its table lookup and list-schedules the others):
 - ``fold``: ``jit(batched)(p, batched.plan(trees))``: each call merges the trees'
   cached recordings and schedules them (Python) and runs the compiled executor;
   ``fold_recording``: the same with every tree recorded afresh; ``fold_planned``:
-  the same plans made before the timing (the executor and jit's dispatch alone);
+  the same plans made before the timing, no planning in the call (in three runs it
+  was ~10% slower than ``fold_fwd``, which plans in the call: the cause is not
+  known, so it is not yet a clean figure of the executor alone);
 - ``per_node``: the plain recursion calling ``jit(leaf)`` / ``jit(cell)`` per node;
 - ``padded``: every tree padded to the largest possible tree (2 x 128 - 1 node
   slots, topological order) and run under ``vmap``, one slot per step of a
@@ -283,7 +285,7 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
         "fold_fwd": _rotating(lambda b: fold_fwd(p, batched.plan(b)), batches),
         "fold_grad": _rotating(lambda b: fold_grad(p, batched.plan(b)), batches),
         "fold_recording_fwd": _rotating(lambda b: fold_fwd(p, fresh_plan(b)), batches),
-        # the same plans made before the timing: the executor alone (and jit's dispatch)
+        # the same plans made before the timing (see the module's docstring)
         "fold_planned_fwd": _rotating(lambda pl: fold_fwd(p, pl), planned),
         "fold_chain_grad": _rotating(lambda b: fold_grad(p, batched.plan(b)), with_chain),
         "fold_chain_fwd": _rotating(lambda b: fold_fwd(p, batched.plan(b)), with_chain),
