@@ -18,9 +18,10 @@ defined and called there, so its lines count as inside that ``try`` too; a user'
 function defined inside a ``try`` body has an anchor of its own, and a ``try``
 around its definition does not cover its calls.
 
-- *handled*: lines of a ``try`` body (of a ``try`` with ``except`` clauses or a
-  ``finally``), and of the ``except`` and ``else`` blocks of a ``try`` with a
-  ``finally``: an exception raised there reaches a handler.
+- *handled*: lines of the body of a ``try`` with ``except`` clauses: an exception
+  raised there reaches a handler that may catch it. (A ``finally`` alone catches
+  nothing: the exception leaves the function after it, as a staged check's does;
+  a ``finally`` that jumps is the *discarding* case.)
 - *discarding*: lines of the body of a ``try`` that ``converters/try_statements.py``
   made to keep the exception in flight for a ``finally`` that jumps (its handler
   calls ``current_exception``): an exception raised there is discarded by the jump.
@@ -58,12 +59,13 @@ def guarded_lines(definition, runtime_name: str) -> tuple:
                 else:                 # a helper, defined and called where it stands
                     pending.append((stmt.body, anchor, handled, discarding))
             elif cls in _TRIES:
-                protects = bool(stmt.handlers or stmt.finalbody)
+                # (a `finally` alone catches nothing: an error raised under it leaves
+                # the function as a staged check's would, after the `finally` ran)
                 keeps = _keeps_for_a_finally(stmt, runtime_name)
-                pending.append((stmt.body, anchor, handled or protects, discarding or keeps))
-                after = handled or bool(stmt.finalbody)
-                pending.append((stmt.orelse, anchor, after, discarding))
-                pending.extend((h.body, anchor, after, discarding) for h in stmt.handlers)
+                pending.append((stmt.body, anchor, handled or bool(stmt.handlers),
+                                discarding or keeps))
+                pending.append((stmt.orelse, anchor, handled, discarding))
+                pending.extend((h.body, anchor, handled, discarding) for h in stmt.handlers)
                 pending.append((stmt.finalbody, anchor, handled, discarding))
             elif hasattr(stmt, "body"):
                 pending.append((stmt.body, anchor, handled, discarding))

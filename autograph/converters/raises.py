@@ -30,8 +30,9 @@ rest of the function is staged as if the check passed.
 Statements before the ``raise`` in its branch move into ``raise_error`` (they run
 only when the check fails, as in Python); a branch that returns, breaks,
 continues, yields or declares ``global``/``nonlocal`` is left as it is, and so is
-an ``if`` inside a ``try`` (an ``except`` there would catch the raise in Python; a
-run-time check raises from the compiled call instead) or one whose two branches
+an ``if`` inside a ``try`` with ``except`` clauses (an ``except`` there would catch
+the raise in Python; a run-time check raises from the compiled call instead; a
+``try`` with only a ``finally`` is converted) or one whose two branches
 both raise. ``raise`` alone (re-raising) is left as well.
 """
 
@@ -82,7 +83,11 @@ class _Raises(Transformer):
             self.scopes.pop()
 
     def visit_Try(self, node):
-        return node    # an except clause or a finally would see the raise in Python
+        if node.handlers:
+            return node    # an except clause would catch the raise in Python
+        # A `finally` alone catches nothing: the check's error leaves the function
+        # after it ran, as Python's would (one that jumps is refused at run time).
+        return self.generic_visit(node)
 
     visit_TryStar = visit_Try
 

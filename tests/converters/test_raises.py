@@ -283,3 +283,27 @@ def caller_with_except_over_a_dict(params):
 def test_an_except_in_a_caller_holding_tracers_in_a_dict_is_refused_too():
     with pytest.raises(ConversionError, match="cannot see errors"):
         autograph.to_graph(caller_with_except_over_a_dict)({"x": jnp.float32(4.0)})
+
+
+def checked_under_a_finally(b):
+    x = 1
+    try:
+        sv = -2
+        if b < -8:
+            if sv < 0:   # decided in Python inside the staged branch
+                raise ValueError("below the range")
+            x = x + 1
+    finally:
+        x += 1       # a finally alone catches nothing: the raise is a staged check
+    return x
+
+
+def test_a_raise_under_a_finally_alone_is_a_staged_check():
+    # It was raised while tracing, for every input (found by the program fuzz, seed 15).
+    run = autograph.to_graph(checked_under_a_finally)
+    assert int(run(jnp.int32(0))) == checked_under_a_finally(0) == 2
+    assert int(jax.jit(autograph.convert(checked_under_a_finally))(jnp.int32(0))) == 2
+    with pytest.raises(ValueError, match="below the range"):
+        checked_under_a_finally(-9)
+    with pytest.raises(ValueError, match="below the range"):
+        run(jnp.int32(-9))
