@@ -190,10 +190,7 @@ def stateful_cells(*functions, mutable=False, plain_objects=False):
             except ValueError:
                 continue
             if type(value) is types.FunctionType:
-                if (id(value) not in visited and len(visited) < _MAX_HELPERS
-                        and not is_library_file(value.__code__.co_filename)):
-                    visited.add(id(value))
-                    pending.append((value, False))
+                _follow(value, pending, visited)
                 continue
             if (isinstance(value, kinds) or mutable and direct and _mutable_state(value)
                     or (plain_objects or mutable) and _plain_with_arrays(value)):
@@ -213,26 +210,31 @@ def _global_objects(fn, found, seen, pending, visited):
     for name in _global_names(fn.__code__):
         value = module.get(name, _ABSENT)
         if type(value) is types.FunctionType:
-            if (id(value) not in visited and len(visited) < _MAX_HELPERS
-                    and not is_library_file(value.__code__.co_filename)):
-                visited.add(id(value))
-                pending.append((value, False))
+            _follow(value, pending, visited)
             continue
         key = ("global", id(module), name)
-        if key not in seen and _plain_with_arrays(value) and _of_users_class(value):
+        if key not in seen and _plain_with_arrays(value) and is_users_class(type(value)):
             seen.add(key)
             found.append((name, GlobalCell(module, name)))
 
 
-def _of_users_class(value) -> bool:
-    """Whether ``value``'s class is the user's (not a library's: a module's
-    ``logging.Logger`` fills its own cache when asked, and is not carried), or a
+def _follow(fn, pending, visited):
+    """Queue the user's function ``fn`` (a helper the block may call) to be searched."""
+    if (id(fn) not in visited and len(visited) < _MAX_HELPERS
+            and not is_library_file(fn.__code__.co_filename)):
+        visited.add(id(fn))
+        pending.append((fn, False))
+
+
+def is_users_class(cls) -> bool:
+    """Whether ``cls`` is a class of the user's, not a library's (a module's
+    ``logging.Logger`` fills its own cache when asked: not carried, not followed);
+    a module with no file (a program ``exec``'d) counts as the user's, and so does
     ``types.SimpleNamespace``, which holds only what the user put in it."""
-    kind = type(value)
-    if kind is types.SimpleNamespace:
+    if cls is types.SimpleNamespace:
         return True
-    filename = getattr(sys.modules.get(kind.__module__), "__file__", None)
-    return kind.__module__ != "builtins" if filename is None \
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return cls.__module__ != "builtins" if filename is None \
         else not is_library_file(filename)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
+from autograph.runtime.objects import is_plain_object, is_users_class
 from autograph.runtime.trace_context import current_trace
 from autograph.runtime.tracing import Location, caller_location, frame_location
 
@@ -148,7 +149,7 @@ def watch(fns, carried=()) -> Watch:
                 if isinstance(value, (list, dict, collections.deque)):
                     entries.extend(held.items(name, value, _HELD_DEPTH))
             elif isinstance(value, type):
-                if _users_class(value):   # `M.count += 1`: its class attributes
+                if is_users_class(value):   # `M.count += 1`: its class attributes
                     seen.add(id(value))
                     entries.append((name, value, _ObjectState.signature(value),
                                     _ObjectState(value)))
@@ -246,17 +247,9 @@ def _object_kind(obj) -> str:
     class a library defines (``is_library_file``), or one of the user's (a module
     with no file, a program ``exec``'d, counts as the user's; so does a
     ``types.SimpleNamespace``, which holds only what the user put in it)."""
-    from autograph.runtime.objects import is_plain_object
-
     if not hasattr(obj, "__dict__") or not is_plain_object(obj):
         return _NOT_PLAIN
-    if type(obj) is types.SimpleNamespace:   # a bag of the user's attributes
-        return _USERS
-    module_name = type(obj).__module__
-    filename = getattr(sys.modules.get(module_name), "__file__", None)
-    if filename is None:
-        return _LIBRARY if module_name == "builtins" else _USERS
-    return _LIBRARY if is_library_file(filename) else _USERS
+    return _USERS if is_users_class(type(obj)) else _LIBRARY
 
 
 _NOT_OBJECTS = frozenset({int, float, bool, complex, str, bytes, type(None), tuple})
@@ -290,12 +283,6 @@ class _ObjectState:
 
 
 _ABSENT = object()
-
-
-def _users_class(cls) -> bool:
-    """Whether ``cls`` is a class of the user's (defined outside the libraries)."""
-    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
-    return cls.__module__ != "builtins" if filename is None else not is_library_file(filename)
 
 
 def _reachable(fn):
