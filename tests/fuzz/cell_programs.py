@@ -94,8 +94,7 @@ def programs(count: int, seed: int = 0):
         yield kind, GENERATORS[kind](r, name), name
 
 
-def _load(sources) -> object:
-    folder = Path(tempfile.mkdtemp(prefix="cell_fuzz_"))
+def _load(sources, folder: Path) -> object:
     path = folder / "cell_fuzz_programs.py"
     path.write_text("".join(sources))
     spec = importlib.util.spec_from_file_location(f"cell_fuzz_{id(folder)}", path)
@@ -107,14 +106,20 @@ def _load(sources) -> object:
 def check(count: int, seed: int = 0):
     """``(programs by kind, mismatches)``: each mismatch is ``(kind, source, args,
     mode, expected, got)``."""
+    listed = list(programs(count, seed))
+    with tempfile.TemporaryDirectory(prefix="cell_fuzz_") as folder:
+        module = _load([source + "\n\n" for _, source, _ in listed], Path(folder))
+        return _compare(listed, module, random.Random(seed + 1))
+
+
+def _compare(listed, module, r):
+    """Each program run with Python ints, converted, staged by ``to_graph`` and under
+    ``jax.jit``, against the original's answer."""
     import jax
     import jax.numpy as jnp
 
     import autograph
 
-    listed = list(programs(count, seed))
-    module = _load([source + "\n\n" for _, source, _ in listed])
-    r = random.Random(seed + 1)
     ran, found = collections.Counter(), []
     for kind, source, name in listed:
         fn = getattr(module, name)
