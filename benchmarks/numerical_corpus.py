@@ -1,5 +1,6 @@
 """How much of the numerical corpus compiles: each call of ``tests/corpus/numerical.py``
-run as Python and through ``autograph.to_graph`` with its arguments as arrays.
+and ``tests/corpus/numerical_methods.py`` run as Python and through
+``autograph.to_graph`` with its arguments as arrays.
 
     python -m benchmarks.numerical_corpus                       # this checkout
     python -m benchmarks.numerical_corpus --autograph /work/main  # another one (before)
@@ -46,12 +47,14 @@ def main(argv=None) -> int:
     import autograph
 
     corpus = _load("numerical_corpus_functions", _ROOT / "tests/corpus/numerical.py")
+    methods = _load("numerical_corpus_methods", _ROOT / "tests/corpus/numerical_methods.py")
+    cases = corpus.CASES + methods.CASES
     outcomes = _load("numerical_corpus_outcomes", _ROOT / "tests/corpus/outcomes.py")
     print(f"autograph from {Path(autograph.__file__).parent.parent}")
     counts = {"to_graph": collections.Counter(), "jax.jit": collections.Counter()}
     functions = {"to_graph": collections.Counter(), "jax.jit": collections.Counter()}
     refusals = collections.Counter()
-    for fn, calls, _ in corpus.CASES:
+    for fn, calls, _ in cases:
         per_fn = {"to_graph": set(), "jax.jit": set()}
         for call_args in calls:
             python = outcomes.run(lambda fn=fn, a=call_args: fn(*a))
@@ -73,7 +76,7 @@ def main(argv=None) -> int:
             good = per_fn[mode] <= {outcomes.SAME_VALUE, outcomes.SAME_ERROR}
             functions[mode]["all calls as Python" if good else "some call differs"] += 1
     total = sum(counts["to_graph"].values())
-    print(f"\n{len(corpus.CASES)} functions, {total} calls with their arguments as arrays\n")
+    print(f"\n{len(cases)} functions, {total} calls with their arguments as arrays\n")
     width = max(len(k) for k in outcomes.KINDS) + 2
     print(f"{'outcome':<{width}}{'to_graph':>10}{'jax.jit':>10}")
     for kind in outcomes.KINDS:
@@ -84,7 +87,7 @@ def main(argv=None) -> int:
           f"   (of {total})")
     print(f"{'functions as Python':<{width}}"
           f"{functions['to_graph']['all calls as Python']:>10}"
-          f"{functions['jax.jit']['all calls as Python']:>10}   (of {len(corpus.CASES)})")
+          f"{functions['jax.jit']['all calls as Python']:>10}   (of {len(cases)})")
     if refusals:
         print("\nto_graph calls not as Python:")
         for (name, kind, reason), n in sorted(refusals.items()):

@@ -30,7 +30,10 @@ reached: ``math.sqrt``, ``m.sqrt`` after ``import math as m``, ``sqrt`` after
 Reductions and membership (``runtime/reductions.py``): a generator expression
 with one ``for`` over a name, the first argument of ``sum``/``max``/``min``/
 ``any``/``all``, becomes ``ag__.generator_(lambda i: item, iterable, lambda i:
-condition)`` (a range with a traced bound is then reduced by a staged loop);
+condition)`` (a range with a traced bound is then reduced by a staged loop; for
+``sum``/``any``/``all`` with an ``if`` and an item that changes nothing, calling only
+``PURE_BUILTINS``, ``math``, NumPy or ``jax`` functions, with ``masked='sum'``:
+an item whose condition is traced is then computed and masked);
 ``a in b`` and ``a not in b`` become ``ag__.in_(a, b)`` and ``ag__.not_in(a, b)``;
 ``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; a
 statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``; and ``table[i]`` where
@@ -44,7 +47,8 @@ or ``[0] * k``, or a global list of numbers) becomes ``ag__.list_item(table, i)`
 
 After:
 
-    total = ag__.sum_(ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0))
+    total = ag__.sum_(ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0,
+                                      masked='sum'))
     small = ag__.in_(x, (0, 1))
     ag__.sort_(xs)
 """
@@ -78,6 +82,14 @@ REPLACED = {
 }
 # builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
 REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})
+# reductions whose generator's dropped items can be masked (``generator_(masked=)``)
+MASKABLE = frozenset({"sum", "any", "all"})
+# builtins an item of a masked generator may call (no change to anything)
+PURE_BUILTINS = frozenset({"abs", "float", "int", "bool", "round", "min", "max", "len",
+                           "pow"})
+# modules whose functions an item of a masked generator may call (``out=`` aside)
+_PURE_MODULES = frozenset({"jax.numpy", "jax.lax", "numpy"})
+_PURE_MODULE_PREFIXES = ("jax.nn", "jax.scipy", "jax._src.nn", "jax._src.scipy")
 # builtin name -> runtime function, called as the iterable of a ``for``
 REPLACED_AS_ITERABLE = {
     "enumerate": "enumerate_",
@@ -236,8 +248,32 @@ class _BuiltinFunctions(Transformer):
             pieces.append(_lambda(name, test))
         new = templates.replace_expr("ag__.generator_(pieces)", ag__=self.ctx.runtime_name,
                                      pieces=pieces)
+        if clause.ifs and func.id in MASKABLE and self._is_pure(generator.elt):
+            new.keywords.append(gast.keyword(arg="masked", value=gast.Constant(
+                value=func.id, kind=None)))
         templates.set_location(new, generator)
         call.args[0] = new
+
+    def _is_pure(self, expr) -> bool:
+        """Whether ``expr`` can be computed for an item its ``if`` drops without a
+        change Python would not make: it calls only ``PURE_BUILTINS``, ``math``,
+        NumPy and ``jax`` functions, and binds nothing."""
+        for sub in gast.walk(expr):
+            if isinstance(sub, (gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await,
+                                gast.Lambda)):
+                return False
+            if isinstance(sub, gast.Call):
+                func = sub.func
+                if isinstance(func, gast.Name) and func.id in PURE_BUILTINS \
+                        and self.ctx.is_builtin(func.id):
+                    continue
+                if id(self.ctx.value_of(func)) in _MATH_FUNCTIONS:
+                    continue
+                module = getattr(self.ctx.value_of(func), "__module__", None)
+                if not (module in _PURE_MODULES or str(module).startswith(
+                        _PURE_MODULE_PREFIXES)) or any(k.arg == "out" for k in sub.keywords):
+                    return False
+        return True
 
     def _replace_math(self, call):
         func = call.func

@@ -11,6 +11,9 @@ same errors). With traced values:
   a range with a traced bound (or of the range itself): one staged loop
   (``fori_loop``) over the range; ``max``/``min`` of an empty one raise Python's
   ``ValueError`` from the compiled call.
+- ``sum(1 for x in xs if abs(x) > t)`` (also ``any``, ``all``) with a traced
+  ``if`` and an item the converter found free of changes: each item computed and
+  masked by its condition (``_masked_items``).
 - ``x in (0, 1)``, ``x not in xs``: ``x == item`` for each item, reduced with
   ``jnp.any``; ``x in array`` of a traced 1-D array likewise; ``x in range(a, b, s)``
   its bounds and step checked arithmetically.
@@ -36,7 +39,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from autograph.errors import StagingTypeError
+from autograph.errors import ConversionError, StagingTypeError
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
@@ -56,15 +59,54 @@ class StagedGenerator:
                        "loop), or write a for loop")
 
 
-def generator_(item, iterable, condition=None):
+def generator_(item, iterable, condition=None, masked=None):
     """``(item(x) for x in iterable if condition(x))``: that generator, except over a
-    range with a traced bound (a ``StagedGenerator``)."""
+    range with a traced bound (a ``StagedGenerator``). ``masked``: the reduction
+    (``"sum"``, ``"any"``, ``"all"``) that consumes it, where the converter found
+    ``item`` free of changes: an item whose condition is traced is then kept as
+    what it adds to that reduction, nothing where the condition is false
+    (``_masked_items``)."""
     if isinstance(iterable, TracedRange):
         return StagedGenerator(item, iterable, condition)
     iterator = iter(iterable)   # (a generator expression takes it at once, as here)
     if condition is None:
         return (item(x) for x in iterator)
+    if masked is not None:
+        return _masked_items(item, iterator, condition, masked)
     return (item(x) for x in iterator if comprehension_test(condition(x)))
+
+
+def _masked_items(item, iterator, condition, reduction):
+    """The items a ``reduction`` of ``(item(x) for x in iterator if condition(x))``
+    takes: Python's where the condition is a Python value; where it is traced, the
+    item computed whatever the condition, masked by it as the reduction's identity
+    would (``jnp.where(c, item, 0)`` for ``sum``; ``c & item`` for ``any``;
+    ``~c | item`` for ``all``)."""
+    for x in iterator:
+        keep = condition(x)
+        if not is_tracer(keep):
+            if keep:
+                yield item(x)
+            continue
+        if jnp.ndim(keep) != 0:
+            raise _refusal(f"a generator whose `if` is a traced {describe(keep)}",
+                           "Reduce the condition to one value (jnp.any/jnp.all)")
+        keep = _truth(keep)
+        try:
+            value = item(x)
+        except Exception as error:
+            where = caller_location()
+            raise ConversionError(
+                "the `if` of this generator is traced, so each item is computed whatever "
+                f"it decides, and computing one raised {type(error).__name__}: {error}. "
+                "Write a for loop with an `if` (autograph stages it), or make the item "
+                "safe for every input.", where.filename, where.lineno) from error
+        if reduction == "sum":
+            yield jnp.where(keep, value, 0)
+        elif reduction == "any":
+            yield keep & _truth(value)
+        else:
+            yield ~keep | _truth(value)
 
 
 def is_staged_iterable(value) -> bool:

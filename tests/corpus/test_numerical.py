@@ -1,19 +1,21 @@
-"""The numerical corpus: every function run as Python, converted with Python values
-(identical), and compiled with its arguments as arrays (its recorded outcome)."""
+"""The numerical corpora (``numerical.py``, ``numerical_methods.py``): every function
+run as Python, converted with Python values (identical), and compiled with its
+arguments as arrays (its recorded outcome)."""
 
 import pytest
 
 import autograph
-from tests.corpus import outcomes
-from tests.corpus.numerical import CASES, SAME, Refused
+from tests.corpus import numerical, numerical_methods, outcomes
+from tests.corpus.numerical import SAME, Refused
 from tests.differential import assert_same_python
 
+CASES = numerical.CASES + numerical_methods.CASES
 CALLS = [(fn, args, expected) for fn, calls, expected in CASES for args in calls]
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CASES) >= 40
-    assert len(CALLS) >= 120
+    assert len(numerical.CASES) >= 40 and len(numerical_methods.CASES) >= 30
+    assert len(CALLS) >= 200
 
 
 @pytest.mark.parametrize("fn, args, expected", CALLS,

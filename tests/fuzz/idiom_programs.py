@@ -150,7 +150,8 @@ def _nonfinite(rng) -> list:
 
 def _reductions(rng) -> list:
     """``any``/``all`` over traced comparisons, reductions of generators and of
-    ranges with a traced bound."""
+    ranges with a traced bound, ``sum``/``any``/``all`` of generators whose ``if``
+    is traced (masked)."""
     templates = [
         lambda: f"x = x + int(any(v > {_k(rng)} for v in (a, b, n)))",
         lambda: f"x = x + int(all([a != {_k(rng)}, b < {_k(rng)}]))",
@@ -162,6 +163,12 @@ def _reductions(rng) -> list:
         lambda: f"x = x + int(all(i < {_k(rng, 1, 6)} for i in range(n)))",
         lambda: "x = x + sum(i * a for i in range(1, n))",
         lambda: f"x = x + max((a, b, {_k(rng)}))",
+        # a traced `if` in the generator: each item computed and masked
+        lambda: f"x = x + sum(1 for v in (a, b, n, {_k(rng)}) if v > {_k(rng)})",
+        lambda: f"x = x + sum(abs(v - a) for v in [b, n, {_k(rng)}] if v != {_k(rng)})",
+        lambda: f"x = x + int(any(v % 2 == 0 for v in (a, b, n) if v > {_k(rng)}))",
+        lambda: f"x = x + int(all(v < {_k(rng)} for v in (a, n, {_k(rng)}) if v != b))",
+        lambda: f"x = x + sum(i * a for i in range(4) if a + i > {_k(rng)})",
     ]
     return [rng.choice(templates)() for _ in range(rng.randint(1, 4))]
 

@@ -143,7 +143,56 @@ def test_python_values_keep_short_circuits_and_containers():
     check(python_containers, "z", compiled=False)
 
 
+def outliers(xs, mean, spread):
+    return sum(1 for x in xs if abs(x - mean) / spread > 1.5)
+
+
+def masked_any_all(xs, t):
+    return any(x > 2 for x in xs if x > t), all(x < 3 for x in xs if x > t)
+
+
+def kept_squares(x, t):
+    return sum(v * v for v in x if v > t)
+
+
+def logged_sum(xs, t):
+    log = []
+    return sum(log.append(x) or x for x in xs if x > t), log
+
+
+def reciprocal_sum(t):
+    return sum(1 / v for v in [1.0, 0.0, 2.0] if v > t)
+
+
+@pytest.mark.parametrize("xs, t", [([1.0, 1.0, 1.0, 10.0], 0.5), ([2.0, 2.0], 3.0),
+                                   ([1.0, 3.0, 4.0], 2.0), ([1.0, 3.0, 4.0], 5.0)])
+def test_a_generator_whose_if_is_traced_is_masked_for_sum_any_all(xs, t):
+    check(outliers, xs, 2.0, 1.0)
+    check(masked_any_all, xs, t)
+    check(kept_squares, jnp.asarray(xs), t, vmap=[xs, [2 * x for x in xs]])
+
+
+def test_a_masked_sum_has_the_kept_items_gradient():
+    import jax
+    grad = jax.grad(autograph.convert(kept_squares))(jnp.asarray([1.0, -2.0, 3.0]), 0.0)
+    np.testing.assert_allclose(grad, [2.0, 0.0, 6.0])
+
+
+def test_a_masked_item_that_changes_something_or_raises_is_refused():
+    # Python runs them; staged, each item would be computed whatever its `if` says.
+    assert autograph.convert(logged_sum)([1.0, 3.0], 2.0) == (3.0, [3.0])
+    assert autograph.convert(reciprocal_sum)(0.5) == reciprocal_sum(0.5) == 1.5
+    for fn, args, line, match in [
+            (logged_sum, ([1.0, 3.0], 2.0), 2, "`if` of this comprehension"),
+            (reciprocal_sum, (0.5,), 1, "computing one raised ZeroDivisionError")]:
+        with pytest.raises(ConversionError, match=match) as info:
+            autograph.to_graph(fn)(*args)
+        assert f"{__file__}:{fn.__code__.co_firstlineno + line}" in str(info.value)
+
+
 def test_generated_code():
     code = autograph.to_code(perfect)
-    assert "ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0)" in code
+    assert ("ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0, "
+            "masked='sum')") in code
+    assert "masked" not in autograph.to_code(logged_sum)
     assert "ag__.in_(a, (0, 1))" in autograph.to_code(membership)
