@@ -87,6 +87,8 @@ MASKABLE = frozenset({"sum", "any", "all"})
 # builtins an item of a masked generator may call (no change to anything)
 PURE_BUILTINS = frozenset({"abs", "float", "int", "bool", "round", "min", "max", "len",
                            "pow"})
+# what this converter replaces those (and ``math``'s functions) with
+_PURE_RUNTIME = frozenset(REPLACED[name] for name in PURE_BUILTINS if name in REPLACED)
 # modules whose functions an item of a masked generator may call (``out=`` aside)
 _PURE_MODULES = frozenset({"jax.numpy", "jax.lax", "numpy"})
 _PURE_MODULE_PREFIXES = ("jax.nn", "jax.scipy", "jax._src.nn", "jax._src.scipy")
@@ -269,6 +271,10 @@ class _BuiltinFunctions(Transformer):
                     continue
                 if id(self.ctx.value_of(func)) in _MATH_FUNCTIONS:
                     continue
+                if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+                        and func.value.id == self.ctx.runtime_name and (
+                            func.attr in _PURE_RUNTIME or func.attr.startswith("math_"))):
+                    continue   # (replaced already: this visit is bottom-up)
                 module = getattr(self.ctx.value_of(func), "__module__", None)
                 if not (module in _PURE_MODULES or str(module).startswith(
                         _PURE_MODULE_PREFIXES)) or any(k.arg == "out" for k in sub.keywords):

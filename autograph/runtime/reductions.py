@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError, StagingTypeError
+from autograph.runtime import paths
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
@@ -93,7 +94,8 @@ def _masked_items(item, iterator, condition, reduction):
                            "Reduce the condition to one value (jnp.any/jnp.all)")
         keep = _truth(keep)
         try:
-            value = item(x)
+            with paths.on_path(lambda keep=keep: keep):   # its checks act where kept
+                value = item(x)
         except Exception as error:
             where = caller_location()
             raise ConversionError(

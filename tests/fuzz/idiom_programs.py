@@ -169,6 +169,8 @@ def _reductions(rng) -> list:
         lambda: f"x = x + int(any(v % 2 == 0 for v in (a, b, n) if v > {_k(rng)}))",
         lambda: f"x = x + int(all(v < {_k(rng)} for v in (a, n, {_k(rng)}) if v != b))",
         lambda: f"x = x + sum(i * a for i in range(4) if a + i > {_k(rng)})",
+        # ... whose dropped items would fail math's domain check
+        lambda: f"x = x + int(sum(math.sqrt(v) for v in (a, b, n) if v >= {_k(rng, 0, 3)}))",
     ]
     return [rng.choice(templates)() for _ in range(rng.randint(1, 4))]
 

@@ -1,6 +1,8 @@
 """Reductions and membership: any/all, sum/max/min of generators and traced ranges,
 `in`, tuple.count, sorted and .sort(), Python's for Python values, staged when traced."""
 
+import math
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -155,6 +157,10 @@ def kept_squares(x, t):
     return sum(v * v for v in x if v > t)
 
 
+def log_sum(xs, t):
+    return sum(math.log(x) + int(x) for x in xs if x > t)
+
+
 def logged_sum(xs, t):
     log = []
     return sum(log.append(x) or x for x in xs if x > t), log
@@ -170,6 +176,15 @@ def test_a_generator_whose_if_is_traced_is_masked_for_sum_any_all(xs, t):
     check(outliers, xs, 2.0, 1.0)
     check(masked_any_all, xs, t)
     check(kept_squares, jnp.asarray(xs), t, vmap=[xs, [2 * x for x in xs]])
+
+
+def test_a_masked_items_checks_act_only_where_it_is_kept():
+    # math.log's domain check and int()'s NaN check: Python never computes the
+    # dropped items, so their errors must not fire; a kept item's does.
+    check(log_sum, [1.0, -1.0, float("nan"), 2.5], 0.0)
+    check(log_sum, [2.0, 3.0], 0.0, vmap=[[1.0, -1.0], [2.0, 3.0]])
+    with pytest.raises(ValueError, match="math domain error"):
+        autograph.to_graph(log_sum)(jnp.asarray([1.0, -1.0]), -5.0)
 
 
 def test_a_masked_sum_has_the_kept_items_gradient():
