@@ -12,8 +12,8 @@ same errors). With traced values:
   (``fori_loop``) over the range; ``max``/``min`` of an empty one raise Python's
   ``ValueError`` from the compiled call.
 - ``sum(1 for x in xs if abs(x) > t)`` (also ``any``, ``all``) with a traced
-  ``if`` and an item the converter found free of changes: each item computed and
-  masked by its condition (``_masked_items``).
+  ``if`` and an item the converter found free of changes: each item staged under
+  its condition (``_masked_items``).
 - ``x in (0, 1)``, ``x not in xs``: ``x == item`` for each item, reduced with
   ``jnp.any``; ``x in array`` of a traced 1-D array likewise; ``x in range(a, b, s)``
   its bounds and step checked arithmetically.
@@ -40,7 +40,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError, StagingTypeError
-from autograph.runtime import paths
+from autograph.runtime import conditionals, paths
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
@@ -79,10 +79,12 @@ def generator_(item, iterable, condition=None, masked=None):
 
 def _masked_items(item, iterator, condition, reduction):
     """The items a ``reduction`` of ``(item(x) for x in iterator if condition(x))``
-    takes: Python's where the condition is a Python value; where it is traced, the
-    item computed whatever the condition, masked by it as the reduction's identity
-    would (``jnp.where(c, item, 0)`` for ``sum``; ``c & item`` for ``any``;
-    ``~c | item`` for ``all``)."""
+    takes: Python's where the condition is a Python value; where it is traced, for
+    ``sum`` the staged ``item(x) if c else 0`` (a ``lax.cond``: the gradient is the
+    kept item's, and ``jnp.where``'s select under ``vmap`` gave NaN where a dropped
+    item's derivative is infinite), for ``any``/``all`` the item computed whatever the
+    condition and masked by it (``c & item``, ``~c | item``), its checks acting only
+    where it is kept (``paths.on_path``)."""
     for x in iterator:
         keep = condition(x)
         if not is_tracer(keep):
@@ -94,6 +96,9 @@ def _masked_items(item, iterator, condition, reduction):
                            "Reduce the condition to one value (jnp.any/jnp.all)")
         keep = _truth(keep)
         try:
+            if reduction == "sum":   # a staged `if`: its gradient is the kept item's
+                yield conditionals.if_exp(keep, lambda x=x: item(x), lambda: 0)
+                continue
             with paths.on_path(lambda keep=keep: keep):   # its checks act where kept
                 value = item(x)
         except Exception as error:
@@ -103,9 +108,7 @@ def _masked_items(item, iterator, condition, reduction):
                 f"it decides, and computing one raised {type(error).__name__}: {error}. "
                 "Write a for loop with an `if` (autograph stages it), or make the item "
                 "safe for every input.", where.filename, where.lineno) from error
-        if reduction == "sum":
-            yield jnp.where(keep, value, 0)
-        elif reduction == "any":
+        if reduction == "any":
             yield keep & _truth(value)
         else:
             yield ~keep | _truth(value)

@@ -187,10 +187,18 @@ def test_a_masked_items_checks_act_only_where_it_is_kept():
         autograph.to_graph(log_sum)(jnp.asarray([1.0, -1.0]), -5.0)
 
 
+def reciprocals(xs):
+    return sum(1 / x for x in xs if x != 0)
+
+
 def test_a_masked_sum_has_the_kept_items_gradient():
     import jax
     grad = jax.grad(autograph.convert(kept_squares))(jnp.asarray([1.0, -2.0, 3.0]), 0.0)
     np.testing.assert_allclose(grad, [2.0, 0.0, 6.0])
+    # A dropped item whose derivative is infinite: 0, not NaN, under vmap too.
+    xs = jnp.asarray([[1.0, 0.0, 2.0], [0.0, -1.0, 4.0]])
+    grads = jax.vmap(jax.grad(autograph.convert(reciprocals)))(xs)
+    np.testing.assert_allclose(grads, [[-1.0, 0.0, -0.25], [0.0, -1.0, -0.0625]])
 
 
 def test_a_masked_item_that_changes_something_or_raises_is_refused():
