@@ -16,6 +16,7 @@ from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, ov
 
 import jax
 from jax._src import core as _jax_core
+from jax.extend import source_info_util as _source_info_util
 
 from autograph import disk_cache as _disk_cache
 from autograph.call_policy import DO_NOT_CONVERT
@@ -32,6 +33,9 @@ from autograph.runtime.tracing import has_tracer
 from autograph.transpiler import PythonTwin, Transpiler
 
 _TRANSPILER = Transpiler(disk_cache=_disk_cache.from_environment())
+
+# The convert wrapper's frame is not the user's (see runtime/tracing.py).
+_source_info_util.register_exclusion(os.path.abspath(__file__))
 # Called where no JAX trace is active, a converted function runs its Python twin
 # (``transpiler.PythonTwin``); AUTOGRAPH_PYTHON_TWINS=0 runs the converted code's
 # runtime operators instead (their Python paths: for tests of those paths).

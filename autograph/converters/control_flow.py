@@ -97,6 +97,7 @@ from autograph.analysis import (
     items_assigned,
     modified_names,
 )
+from autograph.analysis.compared_test import compared_operands
 from autograph.analysis.function_scope import FunctionScope, name_order
 from autograph.analysis.literal_steps import for_steps, while_steps
 from autograph.analysis.sharing import Sharing, end_position, may_change
@@ -252,6 +253,7 @@ class _ControlFlow(Transformer):
                             annos.get(node, annos.LIVE_OUT) | annos.get(node, annos.LIVE_AT_HEAD),
                             scanned=[node.test, *node.body])
         steps = _steps_keyword(while_steps(node, block.state))
+        compares = _compares_keyword(compared_operands(node.test))
         self.loops[-1].append(node)
         node = self.generic_visit(node)
         self.loops[-1].pop()
@@ -274,7 +276,8 @@ class _ControlFlow(Transformer):
             options += counter_bound(
                 node, lambda name: name in scope.locals and name not in scope.cells,
                 modified_names(node.body), self.ag)
-        return self._finish(new, node, options + steps + block.keywords) + node.orelse
+        return (self._finish(new, node, options + steps + compares + block.keywords)
+                + node.orelse)
 
     def visit_For(self, node):
         block = self._block(node, [node.target, *node.body],
@@ -409,6 +412,15 @@ class _ControlFlow(Transformer):
                     "ag__.local_or_undefined(locals(), var_name)", ag__=self.ag,
                     var_name=gast.Constant(value=name, kind=None)))
         return gast.Tuple(elts=elts, ctx=gast.Load())
+
+
+def _compares_keyword(operands) -> list:
+    """``compares=('n', 1)``: the operands of a ``while`` test that is one comparison
+    of names and number literals (``analysis/compared_test.py``)."""
+    if operands is None:
+        return []
+    return [gast.keyword(arg="compares", value=gast.Tuple(
+        elts=[gast.Constant(value=v, kind=None) for v in operands], ctx=gast.Load()))]
 
 
 def _steps_keyword(steps) -> list:

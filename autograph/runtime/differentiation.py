@@ -87,7 +87,9 @@ def _is_inexact(leaf) -> bool:
 
 _guard_p.def_impl(lambda x, **_: x)
 _guard_p.def_abstract_eval(lambda x, **_: x)
-mlir.register_lowering(_guard_p, lambda ctx, x, **_: [x])
+# An identity, lowered in place: a cached lowering would build (and inline) an MLIR
+# function for it, in every program (its parameter names the loop's line).
+mlir.register_lowering(_guard_p, lambda ctx, x, **_: [x], cacheable=False)
 
 
 def _guard_jvp(primals, tangents, *, loop):

@@ -108,6 +108,13 @@ def count(traced, given, items, trips) -> Counted:
     limit = min(trips, MAXIMUM_EVALUATIONS // max(program.cost, 1))
     state = [given[k] for k in counters]
     values = items if items is not None else itertools.repeat(None)
+    done = program.run_loop(state_vars, state, index_var, values, limit, outs)
+    if done is not None:   # every value within its range, all iterations at once
+        state, taken = done
+        if taken < trips:
+            return Counted()
+        return Counted(final={k: _python(given[k], v)
+                              for k, v in zip(counters, state, strict=True)})
     for iteration, value in zip(range(limit), values, strict=False):
         inputs = dict(zip(state_vars, state, strict=True))
         if index_var is not None:
@@ -321,6 +328,8 @@ class _Program:
         wrapped_any = any(type(value) is _Wrapped for value in inputs.values())
         if not wrapped_any:
             try:
+                if self._fast is None:
+                    self._fast = _compiled(plan, self._outputs)
                 return self._fast(inputs)
             except Exception:  # noqa: BLE001 - a value out of range, a rule's signal...
                 pass   # ...: the steps again, one by one, say what it was
@@ -353,7 +362,25 @@ class _Program:
                     return env[v]
         return {k: env[v] if value is _READ else value for k, v, value in self._outputs}
 
-    _plan = None
+    def run_loop(self, state_vars, state, index_var, values, limit, outs):
+        """``(state after the iterations, how many)``: the steps run for at most
+        ``limit`` iterations, the outputs at ``outs`` (positions) given back to
+        ``state_vars`` each time and ``index_var`` taking ``values``, in one generated
+        Python function (``_compiled_loop``); None where that meets anything but
+        values within their ranges (``count`` then takes one iteration at a time,
+        from the start, and says what it was)."""
+        if index_var is not None and iter(values) is values:
+            return None   # (one pass only: left for the iterations one at a time)
+        plan = self._planned() if self._plan is None else self._plan
+        loop = _compiled_loop(plan, self._outputs, state_vars, index_var, outs)
+        if loop is None:
+            return None
+        try:
+            return loop(state, iter(values), limit)
+        except Exception:  # noqa: BLE001 - a value out of range, a rule's signal...
+            return None
+
+    _plan = _fast = None
 
     def _planned(self):
         """The steps with each literal input read once (``(None, value)``; a
@@ -365,7 +392,6 @@ class _Program:
         self._plan = [(rule, [spec(v) for v in ins], outs, bounds)
                       for rule, ins, outs, bounds in self.steps]
         self._outputs = [(k, *spec(v)) for k, v in enumerate(self.outvars) if self._known(v)]
-        self._fast = _compiled(self._plan, self._outputs)
         return self._plan
 
 
@@ -392,9 +418,11 @@ def _compiled(plan, outputs):
 
     for rule, ins, outs, bounds in plan:
         args = ", ".join(name(v) if value is _READ else ref(value) for v, value in ins)
-        lines.append(f"    r = {ref(rule)}({args})")
+        call = _call(rule, args, ref)
+        lines.append(f"    r = {call}")
         if len(outs) == 1:
-            lines.append("    if type(r) is tuple: (r,) = r")
+            if call.startswith("_r["):   # (a rule may give a 1-tuple)
+                lines.append("    if type(r) is tuple: (r,) = r")
             results = ["r"]
         else:
             lines.append(f"    ({', '.join(f'r{i}' for i in range(len(outs)))},) = r")
@@ -410,6 +438,102 @@ def _compiled(plan, outputs):
     scope = {"_r": refs, "_Slow": _Slow}
     exec(_code(source), scope)  # noqa: S102 - our own steps
     return scope["fast"]
+
+
+_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.lt: "<",
+          operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
+          operator.ne: "!=", operator.and_: "&", operator.or_: "|", operator.xor: "^"}
+
+
+def _call(rule, args, ref) -> str:
+    """The expression applying ``rule`` to ``args`` (their text, comma-separated) in
+    a generated function: a binary operator written as itself, a conversion as
+    ``int``/``bool``, a two-case select as a tuple index (what the rule computes,
+    without a call); any other rule called through ``ref``."""
+    infix = _INFIX.get(rule) if type(rule) is not functools.partial else None
+    if infix is not None and args.count(", ") == 1:
+        return f"({infix.join(f'({a})' for a in args.split(', '))})"
+    if type(rule) is functools.partial and rule.func is _convert and not rule.args:
+        return f"{'bool' if rule.keywords['new_dtype'] == np.bool_ else 'int'}({args})"
+    if rule is _select_n and args.count(", ") == 2:
+        which, *cases = args.split(", ")
+        return f"({', '.join(cases)},)[{which}]"
+    return f"{ref(rule)}({args})"
+
+
+def _compiled_loop(plan, outputs, state_vars, index_var, outs):
+    """``plan`` as one Python function running whole iterations: ``loop(state,
+    items, limit)`` gives ``(state, iterations taken)``, the state (the values of
+    ``state_vars``) made anew each iteration from the outputs at positions ``outs``
+    and ``index_var`` taking the next of ``items``; it raises where ``_compiled``'s
+    function would (and where ``items`` runs out). None where the outputs at
+    ``outs`` are not all computed, or a state variable is read otherwise than as an
+    input."""
+    made = {k: (v, value) for k, v, value in outputs}
+    if any(k not in made for k in outs) or len(set(state_vars)) != len(state_vars):
+        return None
+    names, lines, refs = {}, [], []
+    fresh = itertools.count()
+
+    def ref(value):
+        refs.append(value)
+        return f"_r[{len(refs) - 1}]"
+
+    for v in state_vars:
+        names[v] = f"v{next(fresh)}"
+    starts = [names[v] for v in state_vars]
+    if index_var is not None:
+        if index_var in names:
+            return None
+        names[index_var] = f"v{next(fresh)}"
+    for rule, ins, outs_, bounds in plan:
+        args = []
+        for v, value in ins:
+            if type(value) in (int, bool):
+                args.append(repr(value))
+            elif value is not _READ:
+                args.append(ref(value))
+            elif v in names:
+                args.append(names[v])
+            else:
+                return None   # read from outside the loop's inputs
+        call = _call(rule, ', '.join(args), ref)
+        lines.append(f"        r = {call}")
+        if len(outs_) == 1:
+            if call.startswith("_r["):   # (a rule may give a 1-tuple)
+                lines.append("        if type(r) is tuple: (r,) = r")
+            results = ["r"]
+        else:
+            lines.append(f"        ({', '.join(f'r{i}' for i in range(len(outs_)))},) = r")
+            results = [f"r{i}" for i in range(len(outs_))]
+        for v, result, bound in zip(outs_, results, bounds, strict=True):
+            if bound is not None:
+                lines.append(f"        if not {bound[0]} <= {result} <= {bound[1]}: "
+                             "raise _Slow")
+            names[v] = f"v{next(fresh)}"
+            lines.append(f"        {names[v]} = {result}")
+    nexts = []
+    for k in outs:
+        v, value = made[k]
+        if value is not _READ:
+            nexts.append(ref(value))
+        elif v in names:
+            nexts.append(names[v])
+        else:
+            return None
+    take = [f"        {names[index_var]} = next(items)"] if index_var is not None else []
+    source = "\n".join([
+        "def loop(state, items, limit):",
+        f"    ({', '.join(starts)},) = state",
+        "    taken = 0",
+        "    for _ in range(limit):",
+        *take, *lines,
+        f"        ({', '.join(starts)},) = ({', '.join(nexts)},)",
+        "        taken += 1",
+        f"    return [{', '.join(starts)}], taken"])
+    scope = {"_r": refs, "_Slow": _Slow}
+    exec(_code(source), scope)  # noqa: S102 - our own steps
+    return scope["loop"]
 
 
 @functools.lru_cache(maxsize=256)

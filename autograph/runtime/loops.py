@@ -206,7 +206,7 @@ def _loop_spec(construct, loop_body, where, options: LoopOptions, *, bounded) ->
 def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoint=False,
                in_try=None, assigns_global=None, assigns_nonlocal=None, deletes=None,
                cells=None, scoped=(), mutated=(), shared=(), item_writes=(),
-               literal_steps=None):
+               literal_steps=None, compares=None):
     """``while loop_test(*state): state = loop_body(*state)``.
 
     Equivalent to that Python loop; from the first traced condition on, the rest of
@@ -231,24 +231,28 @@ def while_stmt(loop_test, loop_body, state, *, maximum_iterations=None, checkpoi
     ``item_writes`` those of them whose items the body assigns
     (``stageable.check_item_writes``); ``literal_steps``: the state variables the body only
     steps by literals (``analysis/literal_steps.py``), judged by ``int_overflow``
-    without a probe.
+    without a probe; ``compares``: the operands of a test that is one comparison of
+    names and number literals (``analysis/compared_test.py``), from whose values
+    alone the loop may be found to stage (``_compares_traced``).
     """
     hidden = stateful_cells(loop_test, loop_body, plain_objects=True)
     if (cells is None and not mutated and not hidden
             and not (_tracing() and carried.holds_containers(state))):
         return _while(loop_test, loop_body, tuple(state), maximum_iterations, checkpoint,
                       in_try, assigns_global, assigns_nonlocal, deletes, item_writes,
-                      literal_steps)
+                      literal_steps, compares)
     return carried.carry(lambda plan, state: _while(
         plan.test(loop_test), plan.body(loop_body), state, maximum_iterations, checkpoint,
-        in_try, assigns_global, assigns_nonlocal, deletes, item_writes, literal_steps),
+        in_try, assigns_global, assigns_nonlocal, deletes, item_writes, literal_steps,
+        compares),
         loop_body, state,
         construct="while loop", cells=cells, scoped=scoped, mutated=mutated, hidden=hidden,
         shared=shared)
 
 
 def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
-           assigns_global, assigns_nonlocal, deletes, item_writes=(), steps=None):
+           assigns_global, assigns_nonlocal, deletes, item_writes=(), steps=None,
+           compares=None):
     """``while_stmt`` once its cells and objects are carried (``carried_state.carry``)."""
     count = len(state)
     if not _tracing():
@@ -259,7 +263,8 @@ def _while(loop_test, loop_body, state, maximum_iterations, checkpoint, in_try,
     while True:
         if ((entry and (_closure_has_tracer(loop_test) or _holds_tracer(state))
              or not entry and _top_level_tracer(state))
-                and _test_is_traced(loop_test, state)):
+                and (_compares_traced(compares, loop_test, state)
+                     or _test_is_traced(loop_test, state))):
             break
         entry = False
         cond = loop_test(*state)
@@ -345,6 +350,49 @@ def _closed_over(fn) -> list:
 def _closure_has_tracer(fn) -> bool:
     """Whether a variable that ``fn`` reads from an enclosing function is traced."""
     return any(_holds_tracer(value) for value in _closed_over(fn))
+
+
+# What a comparison with a Python number takes without error, and gives a tracer.
+_COMPARABLE = frozenset(map(jnp.dtype, ("bool", "int32", "int64", "float16", "bfloat16",
+                                         "float32", "float64")))
+
+
+def _compares_traced(compares, loop_test, state) -> bool:
+    """Whether ``loop_test``, one comparison of ``compares`` (the converter's
+    ``compares=``: the names it reads, number literals), is traced for ``state``
+    without tracing it: one operand a scalar tracer of a dtype in ``_COMPARABLE``,
+    the others such tracers or Python numbers within int32 (a comparison that
+    cannot fail). The test is then evaluated once, by the staged loop, as
+    ``_test_is_traced`` would have found; anything else asks it."""
+    if compares is None:
+        return False
+    # A test taking carried values (carried_state.py) takes the state first.
+    fn = getattr(loop_test, "__wrapped__", loop_test)
+    params = dict(zip(param_names(loop_test), state, strict=False))
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    traced = False
+    for operand in compares:
+        if type(operand) is str:
+            if operand in params:
+                value = params[operand]
+            elif operand in cells:
+                try:
+                    value = cells[operand].cell_contents
+                except ValueError:   # unbound: Python raises NameError
+                    return False
+            else:
+                return False
+        else:
+            value = operand
+        if isinstance(value, Tracer):
+            aval = jax.typeof(value)
+            if aval.shape != () or aval.dtype not in _COMPARABLE:
+                return False
+            traced = True
+        elif not (type(value) in (bool, float)
+                  or type(value) is int and _INT32_MIN <= value <= _INT32_MAX):
+            return False
+    return traced
 
 
 def _test_is_traced(loop_test, state) -> bool:

@@ -363,6 +363,22 @@ def test_hlo_metadata_names_user_lines():
     assert f'"{__file__}":{line_of(staged, 4)}' in text
 
 
+def test_source_info_holds_no_frame_of_autograph_itself():
+    # The runtime's frames and the convert wrapper's are not the user's: JAX passes
+    # over them (runtime/tracing.py), so what the runtime binds (the staged loop, the
+    # cond) is placed at the user's statement, and lowering makes no location for them.
+    from autograph import api
+    from autograph.runtime import tracing
+
+    text = jax.jit(autograph.convert(staged)).lower(1.0).as_text(debug_info=True)
+    assert os.path.dirname(tracing.__file__) not in text
+    assert api.__file__ not in text
+    jaxpr = jax.make_jaxpr(autograph.convert(staged))(1.0)
+    named = jaxpr.pretty_print(source_info=True)
+    assert f"{__file__}:{line_of(staged, 1)}" in named            # the while
+    assert f"{__file__}:{line_of(staged, 3)}" in named            # the if
+
+
 # -- the generated code, for a debugger --------------------------------------------
 
 def debugged(x):

@@ -65,9 +65,9 @@ def collatz(n):
         n = ag__.if_stmt(n % 2 == 0, if_true, if_false, (n,))
         steps += 1
         return (n, steps)
-    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps), literal_steps={'steps': (1, 0)})
+    n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps), literal_steps={'steps': (1, 0)}, compares=('n', 1))
     return steps
-'''
+'''  # noqa: E501 - the generated line as it is
 
 ROW_SUM = '''\
 def row_sum(x):

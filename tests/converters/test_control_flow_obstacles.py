@@ -102,11 +102,13 @@ def test_keywords_only_where_they_hold():
     assert f", in_try={line_of(if_in_try, 1)})" in autograph.to_code(if_in_try)
     assert f"lambda: 2.0, in_try={line_of(value_in_try, 1)})" in autograph.to_code(
         value_in_try)
-    assert f"(x,), in_try={line_of(loop_in_try, 1)})" in autograph.to_code(loop_in_try)
+    assert (f"(x,), compares=('x', 10), in_try={line_of(loop_in_try, 1)})"
+            in autograph.to_code(loop_in_try))
     assert "(), assigns_global='total')" in autograph.to_code(for_writes_global)
-    assert "(y, i), deletes='y')" in autograph.to_code(deletes_carried)
+    assert "(y, i), compares=('i', 'n'), deletes='y')" in autograph.to_code(deletes_carried)
     code = autograph.to_code(plain)
-    assert code.endswith("x = ag__.while_stmt(loop_test, loop_body, (x,))\n    return x\n")
+    assert code.endswith("x = ag__.while_stmt(loop_test, loop_body, (x,), compares=('x', 10))"
+                         "\n    return x\n")
 
 
 @pytest.mark.parametrize("fn, args, k, words", [

@@ -424,7 +424,7 @@ def unknown_option(x):
 def test_options_reach_the_runtime_call():
     code = autograph.to_code(checkpointed_while)
     assert ("ag__.while_stmt(loop_test, loop_body, (y,), maximum_iterations=30, "
-            "checkpoint=True)") in code
+            "checkpoint=True, compares=('y', 10.0))") in code
     with pytest.raises(ConversionError) as info:
         autograph.to_code(unknown_option)
     assert "maximum_iterations, checkpoint" in str(info.value)

@@ -396,3 +396,50 @@ def test_an_int_an_outer_loop_made_traced_is_checked_in_the_inner_loop():
     assert int(run(jnp.asarray(few))) == counting_across_epochs(np.array(few))
     with pytest.raises(OverflowError, match=r"test_int_overflow.py:\d+: the Python int 'k'"):
         run(jnp.asarray([1, 1, 1, 1]))   # 8 steps: 2**31
+
+
+def counted_and_indexed(x):
+    count = 0
+    total = jnp.zeros((), x.dtype)
+    for i in range(30):
+        total = total + x[i] * count   # (the index normalised: a select on i < 0)
+        count += 1
+    return total, count
+
+
+@pytest.mark.parametrize("fn, args", [
+    (two_hashes, (jnp.int32(1),)),
+    (counted_and_indexed, (jnp.arange(30.0),)),
+    (pick_by_count, (jnp.float32(1.0), jnp.arange(6.0).reshape(3, 2))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_all_iterations_at_once_judge_as_one_at_a_time(monkeypatch, fn, args):
+    # int_overflow._compiled_loop runs every iteration in one generated function;
+    # what it finds is what the steps run one iteration at a time find.
+    from autograph.runtime import int_overflow
+
+    calls, real = [], int_overflow.count
+
+    def both(traced, given, items, trips):
+        at_once = real(traced, given, items, trips)
+        with monkeypatch.context() as m:
+            m.setattr(int_overflow._Program, "run_loop", lambda *a: None)
+            one_by_one = real(traced, given, items, trips)
+        calls.append((at_once.final, one_by_one.final, at_once.overflow, one_by_one.overflow))
+        return at_once
+
+    ran = []
+    real_loop = int_overflow._Program.run_loop
+
+    def counted_loop(*a):
+        out = real_loop(*a)
+        ran.append(out is not None)
+        return out
+
+    monkeypatch.setattr(int_overflow, "count", both)
+    monkeypatch.setattr(int_overflow._Program, "run_loop", counted_loop)
+    got = jax.jit(autograph.convert(fn))(*args)
+    assert_close(jax.jit(fn)(*args), got)
+    assert calls and ran and all(ran)
+    for final, final_one, overflow, overflow_one in calls:
+        assert final == final_one and final is not None
+        assert overflow is None and overflow_one is None
