@@ -163,7 +163,12 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                            (if_false, paths.BranchTaken(lambda: jnp.logical_not(pred),
                                                         branches, False))))
         with unrolling.held() as decisions:  # the loops in the branches
-            out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
+            # Settled between the branches too: the false branch reads the state as
+            # it was, and a change the false branch undoes (`M.n = M.n + 1` in one
+            # branch, `M.n = M.n - 1` in the other) is still seen.
+            out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false),
+                                   lambda: region.settle(False, lambda: jax.eval_shape(
+                                       true.run, operands)))
         unrolling.release(decisions)
         # Traces the branches again only to name the line of a change it refuses.
         region.settle(False, lambda: jax.eval_shape(
@@ -173,13 +178,15 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         return holes.unbound_again(out, true.unbound, names)
 
 
-def _reconciled_cond(pred, true, false, operands, state, functions):
+def _reconciled_cond(pred, true, false, operands, state, functions, between):
     """``lax.cond`` of the two branches (or a select under a ``vmap`` that batches
-    ``pred``), each traced once to a jaxpr first and the two reconciled before
-    binding (``_staged_cond``). A branch that reconciling left as it was is bound
-    as traced; one it changed (a return filled, lists made buffers, dtypes
-    promoted) is replayed from its jaxpr with the change, never traced again."""
+    ``pred``), each traced once to a jaxpr first (``between()`` called between the
+    two traces) and the two reconciled before binding (``_staged_cond``). A branch
+    that reconciling left as it was is bound as traced; one it changed (a return
+    filled, lists made buffers, dtypes promoted) is replayed from its jaxpr with the
+    change, never traced again."""
     true.trace(operands)
+    between()
     false.trace(operands)
     _fill_one_sided_returns(true, false, state)
     _raise_for_one_sided(true.unbound, false.unbound, true.names, true.where,
