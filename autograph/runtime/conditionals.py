@@ -173,6 +173,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         # Traces the branches again only to name the line of a change it refuses.
         region.settle(False, lambda: jax.eval_shape(
             lambda ops: (true.run(ops), false.run(ops)), operands))
+        python_ints.note_join(out, true.kinds, false.kinds, pred)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         out = side_effects.as_copies(out, picked, where)   # the objects the user gets
         return holes.unbound_again(out, true.unbound, names)
@@ -227,6 +228,7 @@ class _Branch:
         self.existing, self.picked = existing, picked
         self.unbound = set()
         self.python_leaves = []
+        self.kinds = []   # the Python type it gives at each position (python_ints)
         self.jaxpr = self.shapes = self.shapes_traced = None
         self.fill = {}        # position -> placeholder for a return the other branch sets
         self.buffers = None   # lists.as_buffers of the outputs
@@ -234,6 +236,7 @@ class _Branch:
 
     def run(self, ops):
         inputs = self.rebuild(ops)
+        python_ints.note_inner(self.state, inputs)
         # Taken before the branch runs: it may replace the leaves of its inputs
         # in place (objects it carries, carried_state.py).
         python_inputs = _python_inputs(self.state, inputs)
@@ -249,6 +252,9 @@ class _Branch:
                 self.picked.setdefault(i, []).append(value)
         check_carriable(out, self.names, self.where, self.construct)
         self.python_leaves[:] = _python_scalars(out, python_inputs)
+        self.kinds[:] = [python_ints.branch_kind(
+            value, python_inputs[id(value)][1] if id(value) in python_inputs
+            and python_inputs[id(value)][0] is value else None) for value in out]
         return tuple(out)
 
     def trace(self, operands):

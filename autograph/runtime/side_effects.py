@@ -166,8 +166,9 @@ def watch(fns, carried=()) -> Watch:
     return Watch(entries)
 
 
-# `type(self).calls += 1`, `self.__class__.n += 1`: a class reached through an object.
-_CLASS_NAMES = frozenset({"type", "__class__"})
+# `type(self).calls += 1`, `self.__class__.n += 1`: a class reached through an object
+# (`type` is `ag__.type_` in converted code).
+_CLASS_NAMES = frozenset({"type", "type_", "__class__"})
 
 
 def _classes(reached, entries, seen) -> list:
