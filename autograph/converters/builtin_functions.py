@@ -18,7 +18,7 @@ After:
 list grown in a staged loop is iterated). Only a name that really is Python's
 builtin here is rewritten (not a local, parameter, closure variable or module
 global of that name). Builtins that JAX's arrays already support (``abs``...)
-are left as they are; ``isinstance``, ``type``, ``str`` and ``repr`` answer for the
+are left as they are; ``isinstance``, ``type``, ``str``, ``repr`` and ``format`` answer for the
 Python numbers staging made traced (``runtime/types_of.py``). This is the one table
 of the builtins the converters replace (``print`` has a converter of its own,
 ``print_function``).
@@ -80,6 +80,7 @@ REPLACED = {
     "type": "type_",
     "str": "str_",
     "repr": "repr_",
+    "format": "format_builtin",
 }
 # builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
 REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})

@@ -15,9 +15,10 @@ After:
     ag__.format_('{} of {}', i, n)
     ag__.percent_format('%.2f%%', rate)
 
-``str(x)``, ``repr(x)`` and their concatenations with string literals and f-strings
-(``"v=" + str(s)``) become one ``format_`` too (``'v={}'``): a traced value's text is
-made when the program runs (outside ``print``, ``runtime/types_of.py`` refuses it).
+``str(x)``, ``repr(x)``, ``format(x, 'spec')`` and their concatenations with string
+literals and f-strings (``"v=" + str(s)``) become one ``format_`` too (``'v={}'``): a
+traced value's text is made when the program runs (outside ``print``,
+``runtime/types_of.py`` refuses it).
 An f-string becomes the ``str.format`` template that formats the same (each field
 ``{}`` with its conversion and spec, nested spec fields included, literal braces
 doubled) and its values in evaluation order. With Python values the runtime
@@ -45,7 +46,8 @@ def deferred(node, ctx):
         template, values = parts
         return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None), *values],
                      [], node)
-    if isinstance(node, gast.BinOp) or annos.runtime_operator(node) in _TEXT_OF:
+    if isinstance(node, gast.BinOp) or annos.runtime_operator(node) in (
+            *_TEXT_OF, "format_builtin"):
         values = []
         template = _text(node, values)
         if template is not None and values:
@@ -87,15 +89,21 @@ _TEXT_OF = {"str_": "{}", "repr_": "{!r}"}
 
 
 def _text(node, values):
-    """The ``str.format`` template of a text made of string literals, f-strings and
-    ``str(x)``/``repr(x)`` joined by ``+`` (``"v=" + str(s)``), its fields' values
-    appended to ``values``; None for anything else (``a + b`` of unknown operands:
-    Python's ``+`` may not be a concatenation)."""
+    """The ``str.format`` template of a text made of string literals, f-strings,
+    ``str(x)``/``repr(x)``/``format(x, 'spec')`` joined by ``+`` (``"v=" + str(s)``),
+    its fields' values appended to ``values``; None for anything else (``a + b`` of
+    unknown operands: Python's ``+`` may not be a concatenation)."""
     if isinstance(node, gast.Constant) and isinstance(node.value, str):
         return node.value.replace("{", "{{").replace("}", "}}")
     if isinstance(node, gast.JoinedStr):
         return _template(node, values, depth=0)
-    field = _TEXT_OF.get(annos.runtime_operator(node))
+    operator = annos.runtime_operator(node)
+    if operator == "format_builtin" and len(node.args) == 2 and not node.keywords \
+            and isinstance(node.args[1], gast.Constant) and type(node.args[1].value) is str \
+            and "{" not in node.args[1].value and "}" not in node.args[1].value:
+        values.append(node.args[0])
+        return "{:" + node.args[1].value + "}"
+    field = _TEXT_OF.get(operator)
     if field is not None:
         if len(node.args) != 1 or node.keywords or isinstance(node.args[0], gast.Starred):
             return None

@@ -50,7 +50,7 @@ from autograph.runtime.reductions import (
     sorted_,
 )
 from autograph.runtime.slices import augmented_assign, getitem, index, setitem
-from autograph.runtime.types_of import isinstance_, repr_, str_, type_
+from autograph.runtime.types_of import format_builtin, isinstance_, repr_, str_, type_
 from autograph.runtime.undefined import (
     Undefined,
     UndefinedReturn,
@@ -125,6 +125,7 @@ __all__ = [
     "not_in",
     "sort_",
     "sorted_",
+    "format_builtin",
     "isinstance_",
     "repr_",
     "str_",

@@ -68,10 +68,10 @@ def _weak_of_kind(value, kind) -> bool:
 
 # The Python type each traced scalar noted here stands for (``note_types``): a type
 # (``int``, ``float``, ``bool``, ``complex``), ``Either`` (which one a traced condition
-# decided) or ``MIXED`` (a Python number on one path, an array on another).
+# decided) or ``Mixed`` (a Python number of these types on some paths, an array on
+# others).
 _TYPES: dict = {}
 _NUMBER_TYPES = (bool, int, float, complex)
-MIXED = "mixed"
 
 
 class Either:
@@ -85,9 +85,19 @@ class Either:
         self.flag, self.if_true, self.if_false = flag, if_true, if_false
 
 
+class Mixed:
+    """The Python type of a value that is a Python number of one of ``types`` on
+    some paths, and an array on others (``array``)."""
+
+    __slots__ = ("types", "array")
+
+    def __init__(self, types, array):
+        self.types, self.array = frozenset(types), array
+
+
 def python_type(value):
     """What the traced scalar ``value`` stands for: a Python number type, an
-    ``Either``, ``MIXED``, or None (not noted: an array, or not known)."""
+    ``Either``, a ``Mixed``, or None (not noted: an array, or not known)."""
     if not is_tracer(value):
         return None
     entry = _TYPES.get(id(value))
@@ -117,8 +127,19 @@ def branch_kind(value, python_value=None):
         value = python_value
     if type(value) in _NUMBER_TYPES:
         return type(value)
-    kind = python_type(value)
-    return kind if isinstance(kind, type) else MIXED if kind is not None else None
+    return python_type(value)
+
+
+def _possible(kind) -> tuple[set, bool]:
+    """The Python number types ``kind`` (a ``branch_kind``) may be, and whether it
+    may be an array."""
+    if kind is None:
+        return set(), True
+    if isinstance(kind, Either):
+        return {kind.if_true, kind.if_false}, False
+    if isinstance(kind, Mixed):
+        return set(kind.types), kind.array
+    return {kind}, False
 
 
 def note_join(out, true_kinds, false_kinds, flag) -> None:
@@ -127,14 +148,15 @@ def note_join(out, true_kinds, false_kinds, flag) -> None:
     for value, a, b in zip(out, true_kinds, false_kinds, strict=False):
         if not is_tracer(value) or (a is None and b is None):
             continue
-        if a is b:
+        if a is b and isinstance(a, type):
             set_type(value, a)
             if a is int:
                 mark(value)
         elif isinstance(a, type) and isinstance(b, type):
             set_type(value, Either(flag, a, b))
         else:
-            set_type(value, MIXED)
+            (types_a, array_a), (types_b, array_b) = _possible(a), _possible(b)
+            set_type(value, Mixed(types_a | types_b, array_a or array_b))
 
 
 def note_inner(outer, inner) -> None:

@@ -10,7 +10,7 @@ builtins answer with it:
   answer depends on which, or where a weakly typed traced scalar that no region
   noted (``m + 1``: it may stand for a Python number, or be an array) would answer
   otherwise as a number than as an array, a ``ConversionError`` at the user's line.
-- ``str(x)`` / ``repr(x)`` of a traced value, outside ``print``: a
+- ``str(x)`` / ``repr(x)`` / ``format(x, spec)`` of a traced value, outside ``print``: a
   ``ConversionError`` at the user's line (the text would be the tracer's, made
   while tracing, ``JitTracer(~float32[])``, not the value's). Inside ``print``'s
   arguments the converter defers them as it defers f-strings
@@ -48,10 +48,17 @@ def isinstance_(obj, classinfo, /):
         if len(answers) == 1:
             return answers.pop()
         raise _decided_by_condition("isinstance")
+    if builtins.isinstance(kind, python_ints.Mixed):
+        answers = {builtins.issubclass(t, classinfo) for t in kind.types}
+        if kind.array:
+            answers.add(as_array)
+        if len(answers) == 1:
+            return answers.pop()
+        raise _maybe_a_number("isinstance", True)
     number = _number_kind(obj)
-    if number is not None and (kind is python_ints.MIXED or _weak(obj)) \
-            and builtins.issubclass(number, classinfo) and not as_array:
-        raise _maybe_a_number("isinstance", kind is python_ints.MIXED)
+    if number is not None and _weak(obj) and builtins.issubclass(number, classinfo) \
+            and not as_array:
+        raise _maybe_a_number("isinstance", False)
     return as_array
 
 
@@ -82,6 +89,14 @@ def repr_(obj, /):
     return builtins.repr(obj)
 
 
+def format_builtin(value, format_spec="", /):
+    """``format(value, format_spec)``; of a traced value, a ``ConversionError`` at
+    the user's line."""
+    if has_tracer(value):
+        raise _text_of_traced("format")
+    return builtins.format(value, format_spec)
+
+
 def _number_kind(obj):
     """The Python number type a traced scalar's dtype would be, or None."""
     if getattr(obj, "ndim", None) != 0:
@@ -108,7 +123,8 @@ def _decided_by_condition(name):
 
 
 def _maybe_a_number(name, mixed):
-    why = ("a staged `if` left a Python number on one path and an array on the other"
+    why = ("a staged `if` left a Python number on one path and an array (or a number "
+           "of another type) on the other"
            if mixed else
            "it is a weakly typed traced scalar, which may stand for a Python number "
            "(one that staged code carried, or computed from one) or be an array")
@@ -127,4 +143,4 @@ def _text_of_traced(name):
         "compiled function, from its result.")
 
 
-__all__ = ["isinstance_", "repr_", "str_", "type_"]
+__all__ = ["format_builtin", "isinstance_", "repr_", "str_", "type_"]
