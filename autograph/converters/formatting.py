@@ -46,10 +46,9 @@ def deferred(node, ctx):
         template, values = parts
         return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None), *values],
                      [], node)
-    if isinstance(node, gast.BinOp) or annos.runtime_operator(node) in (
-            *_TEXT_OF, "format_builtin"):
+    if isinstance(node, gast.BinOp) or _text_operator(node, ctx) is not None:
         values = []
-        template = _text(node, values)
+        template = _text(node, values, ctx)
         if template is not None and values:
             return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None),
                                                *values], [], node)
@@ -84,11 +83,26 @@ def _format_call(node, ctx):
     return None, None, None
 
 
-# ``str(x)``/``repr(x)`` (``builtin_functions`` made them runtime calls): their fields.
+# ``str(x)``/``repr(x)``: their fields.
 _TEXT_OF = {"str_": "{}", "repr_": "{!r}"}
+_BUILTINS = {"str": "str_", "repr": "repr_", "format": "format_builtin"}
 
 
-def _text(node, values):
+def _text_operator(node, ctx):
+    """``'str_'``, ``'repr_'`` or ``'format_builtin'`` for a call of the builtin
+    ``str``/``repr``/``format`` (a runtime call once ``builtin_functions`` has run;
+    the ``raise`` converter runs before it), else None."""
+    operator = annos.runtime_operator(node)
+    if operator in _BUILTINS.values():
+        return operator
+    func = getattr(node, "func", None)
+    if isinstance(node, gast.Call) and isinstance(func, gast.Name) and func.id in _BUILTINS \
+            and ctx.is_builtin(func.id):
+        return _BUILTINS[func.id]
+    return None
+
+
+def _text(node, values, ctx):
     """The ``str.format`` template of a text made of string literals, f-strings,
     ``str(x)``/``repr(x)``/``format(x, 'spec')`` joined by ``+`` (``"v=" + str(s)``),
     its fields' values appended to ``values``; None for anything else (``a + b`` of
@@ -97,7 +111,7 @@ def _text(node, values):
         return node.value.replace("{", "{{").replace("}", "}}")
     if isinstance(node, gast.JoinedStr):
         return _template(node, values, depth=0)
-    operator = annos.runtime_operator(node)
+    operator = _text_operator(node, ctx)
     if operator == "format_builtin" and len(node.args) == 2 and not node.keywords \
             and isinstance(node.args[1], gast.Constant) and type(node.args[1].value) is str \
             and "{" not in node.args[1].value and "}" not in node.args[1].value:
@@ -110,8 +124,8 @@ def _text(node, values):
         values.append(node.args[0])
         return field
     if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
-        left = _text(node.left, values)
-        right = None if left is None else _text(node.right, values)
+        left = _text(node.left, values, ctx)
+        right = None if left is None else _text(node.right, values, ctx)
         return None if right is None else left + right
     return None
 

@@ -149,3 +149,20 @@ def test_values_that_are_not_traced_are_the_builtins():
     assert autograph.convert(f)(3) == f(3)
     assert autograph.convert(f)("a") == f("a")
     assert bool(autograph.to_graph(lambda x: isinstance(x, jax.Array))(jnp.int32(1)))
+
+
+def raises_with_text(x):
+    s = 0.5
+    if x > 0:
+        s = s + 1.0
+    if s > 1:
+        raise ValueError("bad s=" + str(s) + " " + repr(s))
+    return s
+
+
+def test_the_text_of_a_traced_value_in_a_raise_message_is_made_when_run():
+    with pytest.raises(ValueError) as python:
+        raises_with_text(2.0)
+    with pytest.raises(ValueError) as staged:
+        jax.block_until_ready(autograph.to_graph(raises_with_text)(2.0))
+    assert str(staged.value) == str(python.value) == "bad s=1.5 1.5"
