@@ -166,3 +166,32 @@ def test_the_text_of_a_traced_value_in_a_raise_message_is_made_when_run():
     with pytest.raises(ValueError) as staged:
         jax.block_until_ready(autograph.to_graph(raises_with_text)(2.0))
     assert str(staged.value) == str(python.value) == "bad s=1.5 1.5"
+
+
+def formatted_kept(x):
+    s = 0.5
+    if x > 0:
+        s = s + 1.0
+    return s, len(format(s, ".2f"))
+
+
+def formatted_printed(x):
+    s = 0.5
+    if x > 0:
+        s = s + 1.0
+    print(format(s, ".2f") + "|" + format(s, ">6"))
+    return s
+
+
+def test_format_of_a_traced_value_is_refused_outside_print_and_printed_inside():
+    with pytest.raises(autograph.ConversionError, match="traced value") as info:
+        autograph.to_graph(formatted_kept)(2.0)
+    assert f"{__file__}:{formatted_kept.__code__.co_firstlineno + 4}:" in str(info.value)
+    expected = io.StringIO()
+    with contextlib.redirect_stdout(expected):
+        formatted_printed(2.0)
+    got = io.StringIO()
+    with contextlib.redirect_stdout(got):
+        autograph.to_graph(formatted_printed)(2.0)
+        jax.effects_barrier()
+    assert got.getvalue() == expected.getvalue()
