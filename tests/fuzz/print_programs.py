@@ -72,7 +72,7 @@ class PrintProgramGenerator:
         shown = r.choice(("m", "f'{m}'", "f'm={m:>6}'", "'m=' + str(m)", "repr(m) + '!'",
                           "str(m), m"))
         body += [f"m = {start}", f"if x > {r.randint(-2, 6)}:", [f"m = {step}"],
-                 f"print({shown})"]
+                 f"print({shown}, x)"]   # (x: traced, so vmap prints each example's line)
         body.append("return x, g, ok")
         return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 
