@@ -33,11 +33,12 @@ from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 _KINDS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
-def isinstance_(obj, classinfo, /):
+def isinstance_(*args, **kwargs):
     """``isinstance(obj, classinfo)``, answered for the Python number a traced scalar
     stands for (see the module docstring)."""
-    if not is_tracer(obj):
-        return builtins.isinstance(obj, classinfo)
+    if len(args) != 2 or kwargs or not is_tracer(args[0]):
+        return builtins.isinstance(*args, **kwargs)   # (its own errors too)
+    obj, classinfo = args
     kind = python_ints.python_type(obj)
     if builtins.isinstance(kind, type):
         return builtins.issubclass(kind, classinfo)
@@ -82,19 +83,19 @@ def str_(*args, **kwargs):
     return builtins.str(*args, **kwargs)
 
 
-def repr_(obj, /):
+def repr_(*args, **kwargs):
     """``repr(obj)``; of a traced value, a ``ConversionError`` at the user's line."""
-    if has_tracer(obj):
+    if len(args) == 1 and has_tracer(args[0]):
         raise _text_of_traced("repr")
-    return builtins.repr(obj)
+    return builtins.repr(*args, **kwargs)
 
 
-def format_builtin(value, format_spec="", /):
+def format_builtin(*args, **kwargs):
     """``format(value, format_spec)``; of a traced value, a ``ConversionError`` at
     the user's line."""
-    if has_tracer(value):
+    if args and has_tracer(args[0]):
         raise _text_of_traced("format")
-    return builtins.format(value, format_spec)
+    return builtins.format(*args, **kwargs)
 
 
 def _number_kind(obj):
