@@ -17,10 +17,11 @@ After:
 ``enumerate`` and ``zip`` are rewritten as the iterable of a ``for`` only (where a
 list grown in a staged loop is iterated). Only a name that really is Python's
 builtin here is rewritten (not a local, parameter, closure variable or module
-global of that name). Builtins that JAX's arrays already support (``abs``,
-``isinstance``...) are left as they are. This is the one table of the builtins the
-converters replace
-(``print`` has a converter of its own, ``print_function``).
+global of that name). Builtins that JAX's arrays already support (``abs``...)
+are left as they are; ``isinstance``, ``type``, ``str``, ``repr`` and ``format`` answer for the
+Python numbers staging made traced (``runtime/types_of.py``). This is the one table
+of the builtins the converters replace (``print`` has a converter of its own,
+``print_function``).
 
 A call of a function of Python's ``math`` module in ``MATH`` (however it is
 reached: ``math.sqrt``, ``m.sqrt`` after ``import math as m``, ``sqrt`` after
@@ -79,6 +80,11 @@ REPLACED = {
     "sorted": "sorted_",
     "pow": "pow_",
     "round": "round_",
+    "isinstance": "isinstance_",
+    "type": "type_",
+    "str": "str_",
+    "repr": "repr_",
+    "format": "format_builtin",
 }
 # builtins whose one generator-expression argument becomes ``ag__.generator_(...)``
 REDUCTIONS = frozenset({"sum", "max", "min", "any", "all"})

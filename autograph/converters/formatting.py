@@ -15,6 +15,10 @@ After:
     ag__.format_('{} of {}', i, n)
     ag__.percent_format('%.2f%%', rate)
 
+``str(x)``, ``repr(x)``, ``format(x, 'spec')`` and their concatenations with string
+literals and f-strings (``"v=" + str(s)``) become one ``format_`` too (``'v={}'``): a
+traced value's text is made when the program runs (outside ``print``,
+``runtime/types_of.py`` refuses it).
 An f-string becomes the ``str.format`` template that formats the same (each field
 ``{}`` with its conversion and spec, nested spec fields included, literal braces
 doubled) and its values in evaluation order. With Python values the runtime
@@ -42,6 +46,12 @@ def deferred(node, ctx):
         template, values = parts
         return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None), *values],
                      [], node)
+    if isinstance(node, gast.BinOp) or _text_operator(node, ctx) is not None:
+        values = []
+        template = _text(node, values, ctx)
+        if template is not None and values:
+            return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None),
+                                               *values], [], node)
     if isinstance(node, gast.Call):
         receiver, args, keywords = _format_call(node, ctx)
         if receiver is not None:
@@ -71,6 +81,53 @@ def _format_call(node, ctx):
             and not any(k.arg is None for k in node.keywords)):
         return func.value, list(args), list(node.keywords)
     return None, None, None
+
+
+# ``str(x)``/``repr(x)``: their fields.
+_TEXT_OF = {"str_": "{}", "repr_": "{!r}"}
+_BUILTINS = {"str": "str_", "repr": "repr_", "format": "format_builtin"}
+
+
+def _text_operator(node, ctx):
+    """``'str_'``, ``'repr_'`` or ``'format_builtin'`` for a call of the builtin
+    ``str``/``repr``/``format`` (a runtime call once ``builtin_functions`` has run;
+    the ``raise`` converter runs before it), else None."""
+    operator = annos.runtime_operator(node)
+    if operator in _BUILTINS.values():
+        return operator
+    func = getattr(node, "func", None)
+    if isinstance(node, gast.Call) and isinstance(func, gast.Name) and func.id in _BUILTINS \
+            and ctx.is_builtin(func.id):
+        return _BUILTINS[func.id]
+    return None
+
+
+def _text(node, values, ctx):
+    """The ``str.format`` template of a text made of string literals, f-strings,
+    ``str(x)``/``repr(x)``/``format(x, 'spec')`` joined by ``+`` (``"v=" + str(s)``),
+    its fields' values appended to ``values``; None for anything else (``a + b`` of
+    unknown operands: Python's ``+`` may not be a concatenation)."""
+    if isinstance(node, gast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if isinstance(node, gast.JoinedStr):
+        return _template(node, values, depth=0)
+    operator = _text_operator(node, ctx)
+    if operator == "format_builtin" and len(node.args) == 2 and not node.keywords \
+            and isinstance(node.args[1], gast.Constant) and type(node.args[1].value) is str \
+            and "{" not in node.args[1].value and "}" not in node.args[1].value:
+        values.append(node.args[0])
+        return "{:" + node.args[1].value + "}"
+    field = _TEXT_OF.get(operator)
+    if field is not None:
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], gast.Starred):
+            return None
+        values.append(node.args[0])
+        return field
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+        left = _text(node.left, values, ctx)
+        right = None if left is None else _text(node.right, values, ctx)
+        return None if right is None else left + right
+    return None
 
 
 def _fstring_parts(node):

@@ -1,5 +1,4 @@
-"""Comprehension tests and f-string fields with a format spec, checked for traced
-operands.
+"""Comprehension tests and f-string fields, checked for traced operands.
 
 Both run as Python (a comprehension is not staged; an f-string outside ``print``
 and check messages makes its text at once). Where the operand is traced, the
@@ -14,6 +13,9 @@ After:
 
     kept = [v for v in xs if ag__.comprehension_test(v > 0)]
     label = f'{ag__.formattable(loss):.3f}'
+
+Every field is checked, with a format spec or not: ``f"{s}"`` of a traced ``s`` would
+be the tracer's text (``JitTracer(~float32[])``), not the value's.
 """
 
 from __future__ import annotations
@@ -47,6 +49,5 @@ class _Unstaged(Transformer):
 
     def visit_FormattedValue(self, node):
         node = self.generic_visit(node)
-        if node.format_spec is not None:
-            node.value = self._wrap("ag__.formattable(value)", node.value)
+        node.value = self._wrap("ag__.formattable(value)", node.value)
         return node

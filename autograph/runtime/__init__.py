@@ -50,6 +50,7 @@ from autograph.runtime.reductions import (
     sorted_,
 )
 from autograph.runtime.slices import augmented_assign, getitem, index, setitem
+from autograph.runtime.types_of import format_builtin, isinstance_, repr_, str_, type_
 from autograph.runtime.undefined import (
     Undefined,
     UndefinedReturn,
@@ -124,6 +125,11 @@ __all__ = [
     "not_in",
     "sort_",
     "sorted_",
+    "format_builtin",
+    "isinstance_",
+    "repr_",
+    "str_",
+    "type_",
     *math_functions.__all__,
 ]
 globals().update(math_functions.OPERATORS)

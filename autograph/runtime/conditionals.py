@@ -163,23 +163,31 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
                            (if_false, paths.BranchTaken(lambda: jnp.logical_not(pred),
                                                         branches, False))))
         with unrolling.held() as decisions:  # the loops in the branches
-            out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false))
+            # Settled between the branches too: the false branch reads the state as
+            # it was, and a change the false branch undoes (`M.n = M.n + 1` in one
+            # branch, `M.n = M.n - 1` in the other) is still seen.
+            out = _reconciled_cond(pred, true, false, operands, state, (if_true, if_false),
+                                   lambda: region.settle(False, lambda: jax.eval_shape(
+                                       true.run, operands)))
         unrolling.release(decisions)
         # Traces the branches again only to name the line of a change it refuses.
         region.settle(False, lambda: jax.eval_shape(
             lambda ops: (true.run(ops), false.run(ops)), operands))
+        python_ints.note_join(out, true.kinds, false.kinds, pred)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         out = side_effects.as_copies(out, picked, where)   # the objects the user gets
         return holes.unbound_again(out, true.unbound, names)
 
 
-def _reconciled_cond(pred, true, false, operands, state, functions):
+def _reconciled_cond(pred, true, false, operands, state, functions, between):
     """``lax.cond`` of the two branches (or a select under a ``vmap`` that batches
-    ``pred``), each traced once to a jaxpr first and the two reconciled before
-    binding (``_staged_cond``). A branch that reconciling left as it was is bound
-    as traced; one it changed (a return filled, lists made buffers, dtypes
-    promoted) is replayed from its jaxpr with the change, never traced again."""
+    ``pred``), each traced once to a jaxpr first (``between()`` called between the
+    two traces) and the two reconciled before binding (``_staged_cond``). A branch
+    that reconciling left as it was is bound as traced; one it changed (a return
+    filled, lists made buffers, dtypes promoted) is replayed from its jaxpr with the
+    change, never traced again."""
     true.trace(operands)
+    between()
     false.trace(operands)
     _fill_one_sided_returns(true, false, state)
     _raise_for_one_sided(true.unbound, false.unbound, true.names, true.where,
@@ -220,6 +228,7 @@ class _Branch:
         self.existing, self.picked = existing, picked
         self.unbound = set()
         self.python_leaves = []
+        self.kinds = []   # the Python type it gives at each position (python_ints)
         self.jaxpr = self.shapes = self.shapes_traced = None
         self.fill = {}        # position -> placeholder for a return the other branch sets
         self.buffers = None   # lists.as_buffers of the outputs
@@ -227,6 +236,7 @@ class _Branch:
 
     def run(self, ops):
         inputs = self.rebuild(ops)
+        python_ints.note_inner(self.state, inputs)
         # Taken before the branch runs: it may replace the leaves of its inputs
         # in place (objects it carries, carried_state.py).
         python_inputs = _python_inputs(self.state, inputs)
@@ -242,6 +252,9 @@ class _Branch:
                 self.picked.setdefault(i, []).append(value)
         check_carriable(out, self.names, self.where, self.construct)
         self.python_leaves[:] = _python_scalars(out, python_inputs)
+        self.kinds[:] = [python_ints.branch_kind(
+            value, python_inputs[id(value)][1] if id(value) in python_inputs
+            and python_inputs[id(value)][0] is value else None) for value in out]
         return tuple(out)
 
     def trace(self, operands):

@@ -35,7 +35,7 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, paths, write_counts
+from autograph.runtime import effects, paths, python_ints, write_counts
 from autograph.runtime.located_output import located
 from autograph.runtime.trace_context import under_jit
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, user_frame
@@ -49,6 +49,7 @@ def print_(*args, **kwargs):
     sep, end, file, flush = _options(**kwargs)
 
     where = caller_location()
+    args = _typed(args)
     numbers = [_python_numbers(arg) for arg in args]
 
     def show(*shown):
@@ -59,6 +60,61 @@ def print_(*args, **kwargs):
         builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
     return _when_run(show, args, {}, traced, "print")
+
+
+def _typed(values) -> tuple:
+    """``values``, each traced scalar that stands for a Python number of a known type
+    (``python_ints.python_type``: ``m = 0`` that a staged ``if`` stepped), or of one
+    of two that a staged ``if``'s traced condition decided (``python_ints.Either``:
+    ``k = 3``, ``k = 4.0`` in one branch), as a ``_Typed``: shown as that number."""
+    if not any(is_tracer(v) for v in values):
+        return tuple(values)
+    out = []
+    for value in values:
+        kind = python_ints.python_type(value)
+        if isinstance(kind, python_ints.Either):
+            value = _Typed((value, kind.flag), (kind.if_true, kind.if_false))
+        elif isinstance(kind, type):
+            value = _Typed((value,), (kind,))
+        out.append(value)
+    return tuple(out)
+
+
+@tree_util.register_pytree_node_class
+class _Typed:
+    """A traced scalar, and the traced flag that says which of two Python number
+    types it stands for (or the one type): its text (``str``, ``repr``,
+    ``format``) is that Python number's."""
+
+    __slots__ = ("arrays", "types")
+
+    def __init__(self, arrays, types):
+        self.arrays, self.types = tuple(arrays), tuple(types)
+
+    def _number(self):
+        value = np.asarray(self.arrays[0])
+        kind = self.types[0] if len(self.types) == 1 or bool(np.asarray(self.arrays[1])) \
+            else self.types[1]
+        return kind(value.item()), value
+
+    def __str__(self):
+        number, value = self._number()
+        # a float32 shows its shortest digits (1.1, not the float64 1.100000023841858)
+        return str(value) if type(number) is float else str(number)
+
+    def __repr__(self):
+        number, value = self._number()
+        return str(value) if type(number) is float else repr(number)
+
+    def __format__(self, spec):
+        return format(self._number()[0], spec)
+
+    def tree_flatten(self):
+        return self.arrays, self.types
+
+    @classmethod
+    def tree_unflatten(cls, types, arrays):
+        return cls(arrays, types)
 
 
 def _python_numbers(arg):
@@ -187,7 +243,7 @@ def format_(template, *args, **kwargs):
     """
     if not isinstance(template, str) or not has_tracer((args, kwargs)):
         return template.format(*args, **kwargs)
-    return DeferredFormat(template, (args, kwargs), percent=False).checked()
+    return DeferredFormat(template, (_typed(args), kwargs), percent=False).checked()
 
 
 def percent_format(template, values):

@@ -1,4 +1,4 @@
-"""Traced int32 scalars that stand for a Python int of the user's program.
+"""Traced scalars that stand for a Python number of the user's program.
 
 A Python int a staged region carries (``k`` in ``if x > 3: k += 5``, or in a loop
 whose condition is traced) leaves it as a traced int32: it then reads traced data,
@@ -8,6 +8,12 @@ that steps one by literals checks it for a wrap in each iteration, its value bei
 unknown (``loops._StepChecks``): ``k`` carried by an outer loop into an inner one
 is such a value.
 
+A staged ``if`` also notes the Python type each scalar output stands for, from
+its branches (``note_join``): ``isinstance``/``type`` answer with it
+(``runtime/types_of.py``), and ``print`` shows a value whose type the traced
+condition decided (``k = 3``, ``k = 4.0`` in one branch) as that type
+(``printing.py``).
+
 The notes are weak: a value is forgotten with its tracer.
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import weakref
 
+import jax
 import numpy as np
 
 from autograph.runtime.tracing import is_tracer
@@ -41,7 +48,123 @@ def mark(value) -> None:
 
 def note(given, out) -> None:
     """Note the traced scalars of ``out`` (a region's outputs, by position) whose
-    ``given`` value (its input at that position) was a Python int or noted."""
+    ``given`` value (its input at that position) was a Python int or noted; and,
+    where not noted yet (``note_join``), as the Python number type ``given`` was
+    where ``out`` is weakly typed of that type's kind (a loop that keeps it one)."""
     for before, after in zip(given, out, strict=False):
         if stands_for_int(before):
             mark(after)
+        kind = type(before) if type(before) in _NUMBER_TYPES else python_type(before)
+        if isinstance(kind, type) and _TYPES.get(id(after)) is None and is_tracer(after) \
+                and getattr(after, "ndim", None) == 0 and _weak_of_kind(after, kind):
+            set_type(after, kind)
+
+
+def _weak_of_kind(value, kind) -> bool:
+    aval = jax.typeof(value)
+    return aval.weak_type and np.dtype(aval.dtype).kind == np.dtype(kind).kind or (
+        kind is bool and aval.dtype == np.bool_)
+
+
+# The Python type each traced scalar noted here stands for (``note_types``): a type
+# (``int``, ``float``, ``bool``, ``complex``), ``Either`` (which one a traced condition
+# decided) or ``Mixed`` (a Python number of these types on some paths, an array on
+# others).
+_TYPES: dict = {}
+_NUMBER_TYPES = (bool, int, float, complex)
+
+
+class Either:
+    """The Python type of a staged ``if``'s output whose branches give Python numbers
+    of two types (``k = 3``, then ``k = 4.0`` in one branch): ``if_true`` where the
+    traced ``flag`` holds, else ``if_false``."""
+
+    __slots__ = ("flag", "if_true", "if_false")
+
+    def __init__(self, flag, if_true, if_false):
+        self.flag, self.if_true, self.if_false = flag, if_true, if_false
+
+
+class Mixed:
+    """The Python type of a value that is a Python number of one of ``types`` on
+    some paths, and an array on others (``array``)."""
+
+    __slots__ = ("types", "array")
+
+    def __init__(self, types, array):
+        self.types, self.array = frozenset(types), array
+
+
+def python_type(value):
+    """What the traced scalar ``value`` stands for: a Python number type, an
+    ``Either``, a ``Mixed``, or None (not noted: an array, or not known)."""
+    if not is_tracer(value):
+        return None
+    entry = _TYPES.get(id(value))
+    if entry is not None and entry[0]() is value:
+        return entry[1]
+    return int if is_noted(value) else None
+
+
+def set_type(value, kind) -> None:
+    """Note that the traced scalar ``value`` stands for ``kind`` (see ``python_type``)."""
+    if not is_tracer(value) or getattr(value, "ndim", None) != 0:
+        return
+    key = id(value)
+
+    def forget(ref, key=key):
+        if _TYPES.get(key, (None,))[0] is ref:
+            del _TYPES[key]
+
+    _TYPES[key] = (weakref.ref(value, forget), kind)
+
+
+def branch_kind(value, python_value=None):
+    """The Python type a staged ``if``'s branch gives at one position: the type of
+    a Python number (``python_value``, where the branch passed one through
+    traced), a noted tracer's, or None (an array, or anything else)."""
+    if python_value is not None:
+        value = python_value
+    if type(value) in _NUMBER_TYPES:
+        return type(value)
+    return python_type(value)
+
+
+def _possible(kind) -> tuple[set, bool]:
+    """The Python number types ``kind`` (a ``branch_kind``) may be, and whether it
+    may be an array."""
+    if kind is None:
+        return set(), True
+    if isinstance(kind, Either):
+        return {kind.if_true, kind.if_false}, False
+    if isinstance(kind, Mixed):
+        return set(kind.types), kind.array
+    return {kind}, False
+
+
+def note_join(out, true_kinds, false_kinds, flag) -> None:
+    """Note the Python types of a staged ``if``'s scalar outputs ``out`` from its
+    branches' (``branch_kind``, by position; ``flag``: the traced condition)."""
+    for value, a, b in zip(out, true_kinds, false_kinds, strict=False):
+        if not is_tracer(value) or (a is None and b is None):
+            continue
+        if a is b and isinstance(a, type):
+            set_type(value, a)
+            if a is int:
+                mark(value)
+        elif isinstance(a, type) and isinstance(b, type):
+            set_type(value, Either(flag, a, b))
+        else:
+            (types_a, array_a), (types_b, array_b) = _possible(a), _possible(b)
+            set_type(value, Mixed(types_a | types_b, array_a or array_b))
+
+
+def note_inner(outer, inner) -> None:
+    """Note the traced leaves ``inner`` (a branch's operands) as standing for the
+    same Python types as the leaves of ``outer`` they trace (the state)."""
+    for before, after in zip(outer, inner, strict=False):
+        kind = python_type(before)
+        if isinstance(kind, type):
+            set_type(after, kind)
+            if kind is int:
+                mark(after)

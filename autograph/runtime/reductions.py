@@ -19,7 +19,9 @@ same errors). With traced values:
   its bounds and step checked arithmetically.
 - ``(a, b).count(0)``: the number of items equal to it, a traced int.
 - ``sorted(xs)`` of a traced 1-D array or a list of traced scalars: a list of the
-  ``jnp.sort``-ed items (``reverse=`` honoured; ``key=`` refused).
+  items in Python's order (``python_order``: floats compare with ``<`` only, so a
+  NaN and ``-0.0`` stay where Python's sort leaves them; ``reverse=`` honoured;
+  ``key=`` refused).
 - ``xs.sort()`` as a statement: a list of traced scalars is sorted in place; a
   traced array is refused (``.sort()`` of a JAX array returns a copy and leaves
   ``xs`` as it was, so the statement would do nothing).
@@ -276,12 +278,11 @@ def count_(container, value):
 
 def sorted_(iterable, /, *, key=None, reverse=False):
     """``sorted(iterable, key=key, reverse=reverse)``; a traced 1-D array or a list of
-    traced scalars gives the list of its ``jnp.sort``-ed items."""
+    traced scalars gives the list of its items in Python's order (``python_order``)."""
     values = _sortable(iterable, key, "sorted")
     if values is None:
         return builtins.sorted(iterable, key=key, reverse=reverse)
-    ordered = jnp.sort(values)
-    return list(ordered[::-1] if reverse else ordered)
+    return list(python_order(values, reverse))
 
 
 def sort_(target, /, *args, **kwargs):
@@ -316,6 +317,73 @@ def _sortable(iterable, key, name):
         raise _refusal(f"{name}(..., key=...) of traced values",
                        "Compute the keys as an array and use jnp.argsort(keys) to index")
     return values
+
+
+# Below this many items Python's sort is one binary insertion sort after its first
+# run (CPython's ``listobject.c``: ``count_run``, then ``binarysort``), which
+# ``python_order`` follows step by step.
+_MIN_MERGE = 64
+
+
+def python_order(values, reverse=False):
+    """The traced 1-D array ``values`` in the order Python's ``sorted`` gives its
+    items (``reverse``: reversed, sorted, reversed again, as Python keeps equal
+    items in order). Integers: ``jnp.sort`` (equal items are the same value).
+    Floats compare with ``<`` only, as Python's do: ``-0.0`` and ``0.0`` keep their
+    order, and a NaN (no comparison with it holds) stays where Python's algorithm
+    leaves it (``[3.0, nan, 1.0]`` is sorted already); below 64 items the staged
+    sort is Python's own (``_insertion_order``); from 64 items on it is a stable
+    sort, and a NaN among them raises ``ValueError`` from the compiled call."""
+    if jnp.issubdtype(values.dtype, jnp.complexfloating):
+        raise _refusal("sorted() of traced complex numbers (Python's `<` refuses them)",
+                       "Sort by jnp.real or jnp.abs with jnp.argsort")
+    if not jnp.issubdtype(values.dtype, jnp.floating):
+        ordered = jnp.sort(values)
+        return ordered[::-1] if reverse else ordered
+    if reverse:
+        values = values[::-1]
+    n = values.shape[0]
+    if n < _MIN_MERGE:
+        ordered = _insertion_order(values)
+    else:
+        check_value(~jnp.any(jnp.isnan(values)), ValueError,
+                    f"sorted() of {n} traced floats holding a NaN: from {_MIN_MERGE} "
+                    "items on, Python's order around a NaN follows its merges, which "
+                    "the staged sort does not")
+        # `<` does not tell -0.0 from 0.0: a stable sort of keys that do not either
+        order = jnp.argsort(jnp.where(values == 0, jnp.zeros_like(values), values),
+                            stable=True)
+        ordered = values[order]
+    return ordered[::-1] if reverse else ordered
+
+
+def _insertion_order(a):
+    """CPython's sort of fewer than 64 items, staged: the first run (ascending, or
+    strictly descending and then reversed), then each later item put in place by
+    a binary search with ``<``."""
+    n = a.shape[0]
+    if n < 2:
+        return a
+    index = jnp.arange(n)
+    below = a[1:] < a[:-1]      # below[i - 1]: a[i] < a[i - 1]
+    descending = below[0]
+    run = 1 + jnp.where(descending, jnp.sum(jnp.cumprod(below.astype(jnp.int32))),
+                        jnp.sum(jnp.cumprod((~below).astype(jnp.int32))))
+    flipped = a[jnp.where(index < run, run - 1 - index, index)]
+    a = jnp.where(descending, flipped, a)
+    for start in range(2, n):
+        pivot, low, high = a[start], jnp.int32(0), jnp.int32(start)
+        for _ in range(start.bit_length()):
+            searching = low < high
+            middle = low + ((high - low) >> 1)
+            left = pivot < a[middle]
+            high = jnp.where(searching & left, middle, high)
+            low = jnp.where(searching & ~left, middle + 1, low)
+        shifted_right = jnp.roll(a, 1)
+        inserted = jnp.where(index == low, pivot,
+                             jnp.where((index > low) & (index <= start), shifted_right, a))
+        a = jnp.where(start >= run, inserted, a)
+    return a
 
 
 def _refusal(what, fix):

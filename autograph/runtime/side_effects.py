@@ -115,10 +115,13 @@ def watch(fns, carried=()) -> Watch:
     seen = set(excluded)
     pending = [fn for fn in fns if fn is not None]
     held = _Held(seen)
+    reached = []          # the objects the body reaches, for their classes
     for fn in pending:   # plain objects the region carries as their attributes
         for label, obj in getattr(fn, "viewed", tuple)():
             entries.extend(held.uncarried(label, obj))
+            reached.append(obj)
     visited = set()
+    by_class = False      # whether a body names `type` or `__class__`
     while pending and len(visited) < _MAX_FUNCTIONS:
         fn = pending.pop()
         fn = getattr(fn, "__wrapped__", fn)
@@ -127,7 +130,9 @@ def watch(fns, carried=()) -> Watch:
         if type(fn) is not types.FunctionType or id(fn) in visited:
             continue
         visited.add(id(fn))
+        by_class = by_class or not _CLASS_NAMES.isdisjoint(_global_names(fn.__code__))
         for name, value in _reachable(fn):
+            reached.append(value)
             if type(value) is types.ModuleType:   # `random.random()`: the module's generator
                 value = _module_generator(value, fn)
                 if value is None:
@@ -156,7 +161,30 @@ def watch(fns, carried=()) -> Watch:
             elif type(value) not in _NOT_OBJECTS or type(value) is tuple:
                 # an object the region does not carry, or a tuple of such objects
                 entries.extend(held.held(name, value, _HELD_DEPTH))
+    if by_class:
+        entries.extend(_classes(reached, entries, seen))
     return Watch(entries)
+
+
+# `type(self).calls += 1`, `self.__class__.n += 1`: a class reached through an object
+# (`type` is `ag__.type_` in converted code).
+_CLASS_NAMES = frozenset({"type", "type_", "__class__"})
+
+
+def _classes(reached, entries, seen) -> list:
+    """Entries for the user's classes of the objects the body reaches (``reached``,
+    those it carries included) and of the objects among ``entries``, by their class
+    attributes, where a body names ``type`` or ``__class__``."""
+    found = []
+    for obj in [*reached, *(obj for _, obj, _, _ in entries)]:
+        kind = type(obj)
+        if id(kind) in seen or kind in _NOT_OBJECTS or isinstance(obj, type) \
+                or not is_users_class(kind) or not is_plain_object(obj):
+            continue
+        seen.add(id(kind))
+        found.append((kind.__qualname__, kind, _ObjectState.signature(kind),
+                      _ObjectState(kind)))
+    return found
 
 
 # How deep ``watch`` follows what watched containers and objects hold: ``ps[0]``, its

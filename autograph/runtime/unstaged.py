@@ -10,7 +10,7 @@ what to write instead.
 from __future__ import annotations
 
 from autograph.errors import ConversionError
-from autograph.runtime.tracing import caller_location, is_tracer
+from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
 
 
 def comprehension_test(condition):
@@ -31,14 +31,14 @@ def comprehension_test(condition):
 
 
 def formattable(value):
-    """A field of an f-string with a format spec (``f"{x:.3f}"``) used as a value
-    (not printed): ``value`` itself, or a ``ConversionError`` at the user's line
-    where it is traced, since the text would be made while tracing, before the
-    value exists."""
-    if is_tracer(value):
+    """A field of an f-string (``f"{x}"``, ``f"{x:.3f}"``) used as a value (not
+    printed): ``value`` itself, or a ``ConversionError`` at the user's line where
+    it holds a traced value, since the text would be made while tracing, before the
+    value exists (the tracer's text, ``JitTracer(~float32[])``, or a ``TypeError``)."""
+    if has_tracer(value):
         where = caller_location()
         raise ConversionError(
-            "this f-string formats a traced value with a format spec, and its text would "
+            "this f-string formats a traced value, and its text would "
             "be made while tracing, when the value does not exist yet (only inside "
             "print(...) and assert or raise messages does autograph format at run time). "
             "Print it (`print(f\"...\")` or jax.debug.print(\"{x:.3f}\", x=x)), or "

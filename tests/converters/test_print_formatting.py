@@ -61,7 +61,7 @@ SEEN = []
 
 
 def formatting_outside_print(x):
-    text = f"{x}"     # not an argument of print: JAX's own formatting of a tracer
+    text = f"{x}"     # not an argument of print: it would be the tracer's text
     SEEN.append(text)
     return x
 
@@ -166,12 +166,15 @@ def _frames(tb):
         tb = tb.tb_next
 
 
-def test_formatting_outside_print_stays_jaxs():
+def test_formatting_outside_print_is_refused():
     SEEN.clear()
-    jax.jit(autograph.convert(formatting_outside_print))(jnp.float32(1.0))
-    seen = []
-    jax.jit(lambda t: seen.append(f"{t}") or t)(jnp.float32(1.0))   # what JAX gives
-    assert SEEN == seen and "float32[]" in SEEN[0]
+    # jax.jit of the original gives the tracer's text (`JitTracer(float32[])`), not
+    # the value's: refused at the line (converters/unstaged_expressions.py).
+    with pytest.raises(autograph.ConversionError, match="only inside print") as info:
+        jax.jit(autograph.convert(formatting_outside_print))(jnp.float32(1.0))
+    assert f"{__file__}:{formatting_outside_print.__code__.co_firstlineno + 1}" \
+        in str(info.value)
+    assert SEEN == []
 
     def spec_outside(x):
         SEEN.append(f"{x:.3f}")

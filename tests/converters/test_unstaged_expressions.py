@@ -24,7 +24,12 @@ def labelled(x):
 def static_parts(x, names):
     keys = {n: i for i, n in enumerate(names) if n != "b"}
     assert f"{len(keys):>3}|" == "  2|"
-    return x * len(keys), f"{x}".startswith("JitTracer")
+    return x * len(keys), f"{names[0]}" == "a"
+
+
+def unlabelled(x):
+    label = f"{x}"     # the tracer's text (JitTracer(~float32[])), not the value's
+    return x + len(label)
 
 
 def printed(x):
@@ -36,6 +41,7 @@ def printed(x):
     (positives, jnp.array([1.0, -1.0]), 1, "`if` of this comprehension"),
     (kept_max, 1.5, 1, "`if` of this comprehension"),
     (labelled, 1.5, 1, "f-string formats a traced value"),
+    (unlabelled, 1.5, 1, "f-string formats a traced value"),
 ])
 def test_a_traced_operand_is_refused_at_the_users_line(fn, arg, line, match):
     # Python runs them (jax.jit of the original raises JAX's own errors).
@@ -51,7 +57,7 @@ def test_python_operands_run_as_python():
     assert autograph.convert(labelled)(1.5) == labelled(1.5)
     names = ("a", "b", "c")
     assert autograph.convert(static_parts)(2.0, names) == static_parts(2.0, names)
-    # (No spec: a tracer's text, as jax.jit of the original gives.)
+    assert autograph.convert(unlabelled)(1.5) == unlabelled(1.5)
     out = jax.jit(autograph.convert(static_parts), static_argnums=1)(2.0, names)
     assert float(out[0]) == 4.0 and bool(out[1])
 
@@ -66,5 +72,6 @@ def test_generated_code():
     assert "if ag__.comprehension_test(x > 0)]" in autograph.to_code(positives)
     assert "f'{ag__.formattable(x):.3f}'" in autograph.to_code(labelled)
     code = autograph.to_code(static_parts)
-    assert "{ag__.formattable(ag__.len_(keys)):>3}|" in code and "f'{x}'" in code
+    assert "{ag__.formattable(ag__.len_(keys)):>3}|" in code
+    assert "f'{ag__.formattable(names[0])}'" in code
     assert "formattable" not in autograph.to_code(printed)

@@ -8,7 +8,9 @@ sign, ``#``, ``0``, width, ``,``, precision, types ``d x o b e f g %``, ``!s``) 
 literal text with braces and percent signs, from straight-line code, a staged ``if``,
 a loop over ``range(n)`` and the right operand of an ``and``/``or``; and lists, tuples
 and dicts of Python ints the program makes (``c``, ``i``: a Python number shows as its
-number inside them, out13).
+number inside them, out13); and a Python number a staged ``if`` steps or gives the other
+type (``m = 3``, then ``m = m + 0.5``), printed alone, in an f-string or through
+``str``/``repr`` (silent13).
 The printed text
 of the original (Python ints and floats) must equal, exactly: the converted
 function's with the same Python values; the compiled function's
@@ -62,6 +64,15 @@ class PrintProgramGenerator:
         # A right operand of and/or that prints: only where the left does not decide.
         body += ["def shown(v):", self._prints(1, ["v"], ["g"]) + ["return v > 1"],
                  f"ok = (x > {r.randint(-2, 6)}) {r.choice(['and', 'or'])} shown(k)"]
+        # A Python number a staged `if` steps or gives the other type (`m = 3`, then
+        # `m = m + 0.5`): printed as Python's int or float, alone, in an f-string, or
+        # through str()/repr() joined to a literal (out13: `3` printed as `3.0`).
+        start = r.choice(("3", "0", "1.5"))
+        step = r.choice(("m + 0.5", "m + 2", "4.0", "m * 2", "2"))
+        shown = r.choice(("m", "f'{m}'", "f'm={m:>6}'", "'m=' + str(m)", "repr(m) + '!'",
+                          "str(m), m"))
+        body += [f"m = {start}", f"if x > {r.randint(-2, 6)}:", [f"m = {step}"],
+                 f"print({shown}, x)"]   # (x: traced, so vmap prints each example's line)
         body.append("return x, g, ok")
         return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 

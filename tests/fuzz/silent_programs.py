@@ -80,6 +80,22 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   through a module-level helper: a staged loop read the attribute once (three
   iterations counted one), a staged ``if`` kept the last branch's write (out13;
   carried now as a closure's object is, ``objects.GlobalCell``).
+- ``silent_undone_attr``: a class attribute (``SV_K.n``, the module's prelude) or
+  the attribute of an object a list holds, stepped up in one branch of an ``if`` and
+  back down in the other (the false branch read the true branch's write, and the
+  final int was the start's object: the watch saw no change, out13), or a class
+  stepped through an instance (``type(o).n += 1``, ``o.__class__.n += 1``: not
+  watched). Refused now where the condition is traced (settled between the two
+  branches' traces). No probe: checked on its own.
+- ``silent_number_types``: a Python int or float a staged ``if`` steps by literals
+  (or gives a number of the other type in one branch), then ``isinstance``/``type``
+  of it, or ``str``/``repr``/an f-string of it outside ``print`` (out13: Python's
+  ``True``/text, staged ``False``/the tracer's text; now Python's answer where the
+  branches agree on the type, else refused: ``runtime/types_of.py``).
+- ``silent_sorted_floats``: ``sorted`` (or ``.sort()``) of a list of floats a
+  conditional expression on the program's values makes NaN, ``-0.0`` or ``0.0``
+  (out13: staged ``jnp.sort`` put the NaN last, ``-0.0`` first; now Python's order:
+  ``reductions.python_order``), read by position with ``!=`` against itself.
 """
 
 from __future__ import annotations
@@ -87,12 +103,14 @@ from __future__ import annotations
 # The module-level lines ``silent_global_object`` needs (a program's prelude; also
 # bound where ``harness.is_valid`` runs a program on its own).
 GLOBAL_OBJECT_PRELUDE = ("import types\n\nSV_G = types.SimpleNamespace(a=0)\n\n\n"
-                         "def sv_gbump(d):\n    SV_G.a = (SV_G.a + d + 1) % 97\n")
+                         "def sv_gbump(d):\n    SV_G.a = (SV_G.a + d + 1) % 97\n\n\n"
+                         "class SV_K:\n    n = 0\n")
 
 KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
          "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise",
-         "with_suppress", "held_objects", "global_object")
+         "with_suppress", "held_objects", "global_object", "undone_attr", "number_types",
+         "sorted_floats")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -135,6 +153,11 @@ PROBES = {
     "silent_global_object": "def probe(n):\n    SV_G.a = 0\n    for i in range(3):\n"
                             "        SV_G.a = SV_G.a + n\n    if n > 1:\n"
                             "        sv_gbump(n)\n    return SV_G.a\n",
+    "silent_number_types": "def probe(n):\n    m = int('0')\n    if n > 1:\n"
+                            "        m = m + int('2')\n    return n + isinstance(m, int)\n",
+    "silent_sorted_floats": "def probe(n):\n    v = float('nan') if n > 1 else 1.0\n"
+                            "    s = sorted([3.0, v, 1.0])\n"
+                            "    return n + (s[0] != s[0]) * 2 + (s[1] != s[1])\n",
     "silent_first_binding": "def probe(n):\n    s = 0\n    for j in range(n):\n"
                             "        for i in range(2):\n            if i == 0:\n"
                             "                q = n\n            s = s + q\n    return s\n",
@@ -556,3 +579,56 @@ class SilentFeatures:
             region = [f"{s} = {change} if {self._cond()} else {s}"]
         return [f"{s} = jnp.int32({v} % 13)", *region,
                 f"{w} = ({w} + (1 if {s}.dtype == jnp.int32 else 2)) % 97"]
+
+    def _undone_attr(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        form = r.choice(("class", "held", "type", "dunder"))
+        if form in ("class", "held"):
+            target = "SV_K.n" if form == "class" else f"sv_ua{k}[0].n"
+            setup = [] if form == "class" else [
+                f"sv_ua{k} = [types.SimpleNamespace(n=0)]"]
+            return [*setup, f"{target} = 0", f"if {self._cond()}:",
+                    [f"{target} = {target} + 1"], "else:", [f"{target} = {target} - 1"],
+                    f"{w} = ({w} + {target} + 1) % 97"]
+        reach = f"type(sv_uo{k})" if form == "type" else f"sv_uo{k}.__class__"
+        return ["SV_K.n = 0", f"sv_uo{k} = SV_K()", f"if {self._cond()}:",
+                [f"{reach}.n += 1", f"{v} = ({v} + 1) % 97"],
+                f"{w} = ({w} + SV_K.n) % 97"]
+
+    def _number_types(self, depth, scope, loop):
+        r, k, w = self.gen.rng, self._next(), self._var()
+        m = f"sv_nt{k}"
+        # Literals as calls: the program's validation makes literals NumPy scalars
+        # (harness.is_valid), which are not Python ints to isinstance.
+        start = r.choice(("int('0')", "int('3')", "float('1.5')", "float('0.25')"))
+        step = r.choice((f"{m} + int('2')", f"{m} * int('3')", f"{m} - int('1')",
+                         f"{m} + float('0.5')", "float('4.0')", "int('2')"))
+        region = [f"if {self._cond()}:", [f"{m} = {step}"]]
+        if r.random() < 0.4:
+            region += ["else:", [f"{m} = " + r.choice((f"{m} + int('1')", f"{m} * int('2')",
+                                                        "float('1.0')"))]]
+        read = r.choice((f"isinstance({m}, int)", f"isinstance({m}, float)",
+                         f"isinstance({m}, (int, float))", f"type({m}) is int",
+                         f"type({m}) is float", f"len(str({m}))", f"len(f'{{{m}}}')",
+                         f"len(repr({m}))"))
+        return [f"{m} = {start}", *region, f"{w} = ({w} + int({read}) * 3) % 97"]
+
+    def _sorted_floats(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        odd = r.choice(("float('nan')", "-0.0", "0.0"))
+        item = f"sv_sf{k}"
+        items = [item, r.choice(("1.0", "-2.0", "0.0", "3.5")),
+                 f"float({v} % 5)", r.choice(("-0.0", "2.0", item))]
+        r.shuffle(items)
+        listed = f"sv_sl{k}"
+        sort = (r.choice(([f"{listed} = sorted([{', '.join(items)}])"],
+                          [f"{listed} = sorted([{', '.join(items)}], reverse=True)"],
+                          [f"{listed} = [{', '.join(items)}]", f"{listed}.sort()"])))
+        at = r.randint(0, len(items) - 1)
+        # a NaN is found by `!=` with itself; -0.0 by its sign (1.0 / -0.0 < 0 is not
+        # computed: copysign-free) through `str`-free arithmetic: -0.0 + 0.0 hides it,
+        # so the position of each odd item is read instead
+        return [f"{item} = {odd} if {self._cond()} else {r.choice(('1.0', '-1.5'))}",
+                *sort,
+                f"{w} = ({w} + ({listed}[{at}] != {listed}[{at}]) * 5"
+                f" + ({listed}[{at}] == 0.0) * 2 + int({listed}[{at}] > 0)) % 97"]

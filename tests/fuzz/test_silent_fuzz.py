@@ -14,7 +14,8 @@ from tests.fuzz import harness, silent_programs
 from tests.fuzz.program_generator import ProgramGenerator
 
 FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes", "closure_escape",
-              "alias_writes", "python_scalar", "decided_raise", "global_object")
+              "alias_writes", "python_scalar", "decided_raise", "global_object",
+              "number_types", "sorted_floats")
 
 
 def test_each_kind_is_generated_and_compiles():
@@ -50,6 +51,9 @@ REFUSED = [
     # Attributes of objects a list holds, set once while tracing whatever the
     # condition or trips.
     ("held_objects", 1300, 40, 10),
+    # A change the other branch undoes by identity, a class through an instance
+    # (silent13: 6 of 35 such programs among 120 from seed 2000 differed before).
+    ("undone_attr", 2000, 40, 8),
 ]
 
 

@@ -1,5 +1,6 @@
 """runtime/printing.py: Python's print for Python values, a staged print for traced ones."""
 
+import contextlib
 import io
 
 import jax
@@ -69,3 +70,25 @@ def test_python_numbers_in_a_printed_list_show_as_numbers(capsys):
     strong(jnp.float32(1.5))   # a float32 array in Python too: shown as an array
     jax.effects_barrier()
     assert capsys.readouterr().out == "[Array(1.5, dtype=float32)]\n"
+
+
+def int_or_float(x):
+    k = 3
+    if x > 1:
+        k = 4.0
+    print(k, f"{k}", f"{k:>5}")
+    return k
+
+
+def test_a_number_whose_type_a_traced_condition_decided_prints_as_that_type():
+    # Python prints `3` where the branch is not taken, `4.0` where it is; the staged
+    # value is a float32 either way, its type the branch's (python_ints.Either).
+    for x in (0.0, 2.0):
+        expected = io.StringIO()
+        with contextlib.redirect_stdout(expected):
+            int_or_float(x)
+        got = io.StringIO()
+        with contextlib.redirect_stdout(got):
+            autograph.to_graph(int_or_float)(x)
+            jax.effects_barrier()
+        assert got.getvalue() == expected.getvalue()

@@ -3,6 +3,7 @@
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -219,3 +220,29 @@ def test_generated_code():
             "masked='sum')") in code
     assert "masked" not in autograph.to_code(logged_sum)
     assert "ag__.in_(a, (0, 1))" in autograph.to_code(membership)
+
+
+def sorted_three(a, b, c):
+    return sorted([a, b, c]), sorted([a, b, c], reverse=True)
+
+
+@pytest.mark.parametrize("values", [
+    (3.0, float("nan"), 1.0),      # sorted already for Python: no `<` holds with NaN
+    (float("nan"), 2.0, 1.0),
+    (0.0, -0.0, -1.0),             # -0.0 == 0.0: kept in order
+    (1.0, 1.0, float("nan")),
+])
+def test_sorted_of_traced_floats_keeps_pythons_order_for_nan_and_signed_zeros(values):
+    expected = sorted_three(*values)
+    got = autograph.to_graph(sorted_three)(*values)
+    for want, have in zip(expected, got, strict=True):
+        assert [repr(v) for v in want] == [repr(float(v)) for v in have]
+
+
+def test_sorted_of_many_traced_floats_with_a_nan_raises_when_run():
+    def f(x):
+        return sorted([x * 0 + i for i in range(70)] + [x])
+
+    with pytest.raises(Exception, match="holding a NaN"):
+        jax.block_until_ready(autograph.to_graph(f)(float("nan")))
+    assert [float(v) for v in autograph.to_graph(f)(-0.5)][:2] == [-0.5, 0.0]

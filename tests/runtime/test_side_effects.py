@@ -780,3 +780,64 @@ def test_a_class_attribute_a_region_changes_is_watched():
                        r"the Python class 'ClassTally'"):
         autograph.to_graph(sets_a_class_attribute_in_a_staged_if)(jnp.float32(1.0))
     assert ClassTally.count == 0   # put back
+
+
+# A staged `if` whose branches leave a watched attribute as it was by identity: the
+# false branch reads the true branch's write (`M.n = M.n + 1`, then `M.n - 1`: the
+# int 0 is the same object as at the start). The watch is settled between the two
+# branches' traces, so the first branch's change is refused at its line.
+class Counted:
+    n = 0
+    calls = 0
+
+    def steps_its_class_by_type(self, x):
+        if x > 0:
+            type(self).calls += 1
+        return x
+
+    def steps_its_class_by_dunder(self, x):
+        if x > 0:
+            self.__class__.calls += 1
+        return x
+
+
+def steps_a_class_both_ways(x):
+    Counted.n = 0
+    if x > 0:
+        Counted.n = Counted.n + 1
+    else:
+        Counted.n = Counted.n - 1
+    return Counted.n
+
+
+HELD_COUNTERS = [types.SimpleNamespace(n=0)]
+
+
+def steps_a_held_object_both_ways(x):
+    HELD_COUNTERS[0].n = 0
+    if x > 0:
+        HELD_COUNTERS[0].n = HELD_COUNTERS[0].n + 1
+    else:
+        HELD_COUNTERS[0].n = HELD_COUNTERS[0].n - 1
+    return HELD_COUNTERS[0].n
+
+
+def _method(name):
+    return getattr(Counted(), name)
+
+
+@pytest.mark.parametrize("fn, line", [
+    (steps_a_class_both_ways, 3),
+    (steps_a_held_object_both_ways, 3),
+    (_method("steps_its_class_by_type"), 2),
+    (_method("steps_its_class_by_dunder"), 2),
+])
+def test_a_change_the_other_branch_undoes_is_refused_at_the_line(fn, line):
+    for x in (1.0, -1.0):
+        Counted.calls = 0
+        assert autograph.convert(fn)(x) == fn(x)
+    Counted.calls = 0
+    with pytest.raises(autograph.ConversionError, match="traces both branches") as info:
+        autograph.to_graph(fn)(-1.0)
+    assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
+    assert Counted.calls == 0 and Counted.n == 0   # put back
