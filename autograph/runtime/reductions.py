@@ -21,7 +21,7 @@ same errors). With traced values:
 - ``sorted(xs)`` of a traced 1-D array or a list of traced scalars: a list of the
   items in Python's order (``python_order``: floats compare with ``<`` only, so a
   NaN and ``-0.0`` stay where Python's sort leaves them; ``reverse=`` honoured;
-  ``key=`` refused).
+  with ``key=``, the items gathered in the order of their keys).
 - ``xs.sort()`` as a statement: a list of traced scalars is sorted in place; a
   traced array is refused (``.sort()`` of a JAX array returns a copy and leaves
   ``xs`` as it was, so the statement would do nothing).
@@ -278,11 +278,40 @@ def count_(container, value):
 
 def sorted_(iterable, /, *, key=None, reverse=False):
     """``sorted(iterable, key=key, reverse=reverse)``; a traced 1-D array or a list of
-    traced scalars gives the list of its items in Python's order (``python_order``)."""
-    values = _sortable(iterable, key, "sorted")
+    traced scalars gives the list of its items in Python's order (``python_order``).
+    With a ``key`` giving traced scalars, the items (scalars, or arrays or pytrees
+    of one shape) are gathered in the order Python's stable sort gives their keys
+    (``python_permutation``); ``key`` is called once per item, in order, as Python
+    calls it."""
+    if key is not None:
+        return _sorted_by_key(iterable, key, reverse)
+    values = _sortable(iterable, "sorted")
     if values is None:
-        return builtins.sorted(iterable, key=key, reverse=reverse)
+        return builtins.sorted(iterable, reverse=reverse)
     return list(python_order(values, reverse))
+
+
+def _sorted_by_key(iterable, key, reverse):
+    if is_tracer(iterable) and jnp.ndim(iterable) == 0:
+        raise _refusal(f"sorted() of a traced {describe(iterable)}",
+                       "Sort a 1-D array, or use jnp.sort(x, axis=...)")
+    items = list(iterable)
+    keys = [key(item) for item in items]
+    if not any(isinstance(k, Tracer) for k in keys):
+        return [items[i] for i in builtins.sorted(range(len(items)), key=keys.__getitem__,
+                                                   reverse=reverse)]
+    if any(jnp.ndim(k) != 0 for k in keys):
+        raise _refusal("sorted(..., key=...) whose key gives traced arrays, not scalars",
+                       "Make the key one number per item")
+    order = python_permutation(jnp.stack([jnp.asarray(k) for k in keys]), reverse)
+    try:
+        stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *items)
+    except (TypeError, ValueError) as error:
+        raise _refusal("sorted(..., key=...) of items of different shapes or kinds, "
+                       "with traced keys", "Sort items of one shape") from error
+    gathered = jax.tree_util.tree_map(lambda leaf: leaf[order], stacked)
+    return [jax.tree_util.tree_map(lambda leaf, k=k: leaf[k], gathered)
+            for k in range(len(items))]
 
 
 def sort_(target, /, *args, **kwargs):
@@ -293,13 +322,14 @@ def sort_(target, /, *args, **kwargs):
         raise _refusal("`.sort()` of a traced JAX array as a statement: JAX arrays "
                        "cannot change, so it returns a sorted copy and this line leaves "
                        "the array as it was", "Write `xs = jnp.sort(xs)`")
-    if isinstance(target, list) and any(isinstance(x, Tracer) for x in target):
+    if isinstance(target, list) and (kwargs.get("key") is not None or any(
+            isinstance(x, Tracer) for x in target)):
         target[:] = sorted_(target, **kwargs)
         return None
     return target.sort(*args, **kwargs)
 
 
-def _sortable(iterable, key, name):
+def _sortable(iterable, name):
     """The traced 1-D array to sort, or None when Python sorts ``iterable``."""
     if is_tracer(iterable):
         if jnp.ndim(iterable) != 1:
@@ -313,9 +343,6 @@ def _sortable(iterable, key, name):
         values = jnp.stack([jnp.asarray(x) for x in iterable])
     else:
         return None
-    if key is not None:
-        raise _refusal(f"{name}(..., key=...) of traced values",
-                       "Compute the keys as an array and use jnp.argsort(keys) to index")
     return values
 
 
@@ -334,43 +361,54 @@ def python_order(values, reverse=False):
     leaves it (``[3.0, nan, 1.0]`` is sorted already); below 64 items the staged
     sort is Python's own (``_insertion_order``); from 64 items on it is a stable
     sort, and a NaN among them raises ``ValueError`` from the compiled call."""
-    if jnp.issubdtype(values.dtype, jnp.complexfloating):
-        raise _refusal("sorted() of traced complex numbers (Python's `<` refuses them)",
-                       "Sort by jnp.real or jnp.abs with jnp.argsort")
-    if not jnp.issubdtype(values.dtype, jnp.floating):
+    if not jnp.issubdtype(values.dtype, jnp.floating) and \
+            not jnp.issubdtype(values.dtype, jnp.complexfloating):
         ordered = jnp.sort(values)
         return ordered[::-1] if reverse else ordered
+    return values[python_permutation(values, reverse)]
+
+
+def python_permutation(keys, reverse=False):
+    """The indices of the traced 1-D array ``keys`` in the order Python's ``sorted``
+    puts them (its sort is stable: equal keys keep their order), as
+    ``python_order`` orders values."""
+    if jnp.issubdtype(keys.dtype, jnp.complexfloating):
+        raise _refusal("sorted() of traced complex numbers (Python's `<` refuses them)",
+                       "Sort by jnp.real or jnp.abs with jnp.argsort")
+    n = keys.shape[0]
+    index = jnp.arange(n)
     if reverse:
-        values = values[::-1]
-    n = values.shape[0]
-    if n < _MIN_MERGE:
-        ordered = _insertion_order(values)
+        keys, index = keys[::-1], index[::-1]
+    if not jnp.issubdtype(keys.dtype, jnp.floating):
+        order = index[jnp.argsort(keys, stable=True)]
+    elif n < _MIN_MERGE:
+        order = _insertion_order(keys, index)
     else:
-        check_value(~jnp.any(jnp.isnan(values)), ValueError,
+        check_value(~jnp.any(jnp.isnan(keys)), ValueError,
                     f"sorted() of {n} traced floats holding a NaN: from {_MIN_MERGE} "
                     "items on, Python's order around a NaN follows its merges, which "
                     "the staged sort does not")
         # `<` does not tell -0.0 from 0.0: a stable sort of keys that do not either
-        order = jnp.argsort(jnp.where(values == 0, jnp.zeros_like(values), values),
-                            stable=True)
-        ordered = values[order]
-    return ordered[::-1] if reverse else ordered
+        order = index[jnp.argsort(jnp.where(keys == 0, jnp.zeros_like(keys), keys),
+                                  stable=True)]
+    return order[::-1] if reverse else order
 
 
-def _insertion_order(a):
+def _insertion_order(a, carried):
     """CPython's sort of fewer than 64 items, staged: the first run (ascending, or
     strictly descending and then reversed), then each later item put in place by
-    a binary search with ``<``."""
+    a binary search with ``<``. Returns ``carried`` (an array of ``a``'s length)
+    moved as ``a``'s items are."""
     n = a.shape[0]
     if n < 2:
-        return a
+        return carried
     index = jnp.arange(n)
     below = a[1:] < a[:-1]      # below[i - 1]: a[i] < a[i - 1]
     descending = below[0]
     run = 1 + jnp.where(descending, jnp.sum(jnp.cumprod(below.astype(jnp.int32))),
                         jnp.sum(jnp.cumprod((~below).astype(jnp.int32))))
-    flipped = a[jnp.where(index < run, run - 1 - index, index)]
-    a = jnp.where(descending, flipped, a)
+    source = jnp.where(descending, jnp.where(index < run, run - 1 - index, index), index)
+    a, carried = a[source], carried[source]
     for start in range(2, n):
         pivot, low, high = a[start], jnp.int32(0), jnp.int32(start)
         for _ in range(start.bit_length()):
@@ -379,11 +417,11 @@ def _insertion_order(a):
             left = pivot < a[middle]
             high = jnp.where(searching & left, middle, high)
             low = jnp.where(searching & ~left, middle + 1, low)
-        shifted_right = jnp.roll(a, 1)
-        inserted = jnp.where(index == low, pivot,
-                             jnp.where((index > low) & (index <= start), shifted_right, a))
-        a = jnp.where(start >= run, inserted, a)
-    return a
+        moved = (index > low) & (index <= start)
+        source = jnp.where(index == low, start, jnp.where(moved, index - 1, index))
+        source = jnp.where(start >= run, source, index)
+        a, carried = a[source], carried[source]
+    return carried
 
 
 def _refusal(what, fix):

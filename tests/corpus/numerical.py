@@ -603,7 +603,7 @@ CASES = [
     (zero_count, [(0, 1, 0), (1, 2, 3)], SAME),
     (second_largest, [([3, 1, 4, 1, 5],), ([2.0, 7.0],)], SAME),
     (median, [([3, 1, 2],), ([4.0, 1.0, 3.0, 2.0],)], SAME),
-    (smallest_magnitude, [([3, -1, 2],)], Refused("key=")),
+    (smallest_magnitude, [([3, -1, 2],), ([2.5, -0.5, 0.5],)], SAME),
     (clamp, [(5, 0, 3), (-1, 0, 3), (2, 3, 1)], SAME),
     (safe_ratio, [(3.0, 2.0), (3, 0)], SAME),
     (scaled_or_halved, [(3, 2), (-4, 2)], SAME),

@@ -95,7 +95,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
 - ``silent_sorted_floats``: ``sorted`` (or ``.sort()``) of a list of floats a
   conditional expression on the program's values makes NaN, ``-0.0`` or ``0.0``
   (out13: staged ``jnp.sort`` put the NaN last, ``-0.0`` first; now Python's order:
-  ``reductions.python_order``), read by position with ``!=`` against itself.
+  ``reductions.python_order``), read by position with ``!=`` against itself; some
+  sorted by a key (``key=abs``: refused before, now ``python_permutation``).
 """
 
 from __future__ import annotations
@@ -623,7 +624,13 @@ class SilentFeatures:
         listed = f"sv_sl{k}"
         sort = (r.choice(([f"{listed} = sorted([{', '.join(items)}])"],
                           [f"{listed} = sorted([{', '.join(items)}], reverse=True)"],
-                          [f"{listed} = [{', '.join(items)}]", f"{listed}.sort()"])))
+                          [f"{listed} = [{', '.join(items)}]", f"{listed}.sort()"],
+                          # by a key: the items gathered in their keys' order
+                          [f"{listed} = sorted([{', '.join(items)}], key=abs)"],
+                          [f"{listed} = sorted([{', '.join(items)}], key=lambda q: -q, "
+                           "reverse=True)"],
+                          [f"{listed} = [{', '.join(items)}]",
+                           f"{listed}.sort(key=lambda q: q * q)"])))
         at = r.randint(0, len(items) - 1)
         # a NaN is found by `!=` with itself; -0.0 by its sign (1.0 / -0.0 < 0 is not
         # computed: copysign-free) through `str`-free arithmetic: -0.0 + 0.0 hides it,

@@ -246,3 +246,52 @@ def test_sorted_of_many_traced_floats_with_a_nan_raises_when_run():
     with pytest.raises(Exception, match="holding a NaN"):
         jax.block_until_ready(autograph.to_graph(f)(float("nan")))
     assert [float(v) for v in autograph.to_graph(f)(-0.5)][:2] == [-0.5, 0.0]
+
+
+def by_magnitude(xs):
+    return sorted(xs, key=abs)
+
+
+def by_second(pairs):
+    return sorted(pairs, key=lambda p: p[1], reverse=True)
+
+
+def rows_by_sum(m):
+    return sorted(m, key=lambda r: r.sum())
+
+
+def sorted_in_place_by_key(a, b, c):
+    xs = [a, b, c]
+    xs.sort(key=lambda v: -v)
+    return xs
+
+
+def by_looked_up_key(a, b, c):
+    return sorted([1, 2, 3], key=lambda i: [a, b, c][i - 1])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (by_magnitude, ([3.0, -1.0, 1.0, -0.0, 0.0, 2.0],)),
+    (by_magnitude, ([3, -1, 2, 1],)),
+    (by_second, ([(1.0, 2.0), (3.0, 2.0), (0.0, 5.0)],)),
+    (rows_by_sum, (jnp.asarray([[3.0, 1.0], [0.0, 1.0], [2.0, -5.0]]),)),
+    (sorted_in_place_by_key, (1.0, 3.0, 2.0)),
+    (by_looked_up_key, (3.0, float("nan"), 1.0)),   # a NaN key stays where Python's is
+    (by_looked_up_key, (2.0, 2.0, 1.0)),            # equal keys keep their order
+])
+def test_sorted_by_a_key_of_traced_values_is_pythons_order(fn, args):
+    check(fn, *args)
+
+
+def test_a_key_is_called_once_per_item_in_order():
+    calls = []
+
+    def key(v):
+        calls.append(1)
+        return -v
+
+    def sort_them(a, b):
+        return sorted([a, b, a + b], key=key)
+
+    autograph.to_graph(sort_them)(1.0, 2.0)
+    assert len(calls) == 3
