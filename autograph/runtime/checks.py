@@ -140,7 +140,8 @@ def assert_stmt(cond, message=None):
         return
     where, mode, truth = staged
     text = message() if message is not None else "assertion failed"
-    _stage_check(truth, mode, where, text, _check_on_host)
+    # ordered with the traced raises and checks: the first that fails is Python's
+    _stage_check(truth, mode, where, text, _check_on_host, ordered=True)
 
 
 def _traced_check(cond, what, fix, mode_what):

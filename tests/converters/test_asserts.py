@@ -227,3 +227,25 @@ def test_grad_through_assert_and_print(capfd):
     g = jax.jit(jax.grad(autograph.convert(report_and_check)))(jnp.float32(2.0))
     jax.effects_barrier()
     assert float(g) == 4.0
+
+
+def raise_then_assert(x):
+    s = 0.5
+    if x > 0:
+        s = s + 1.0
+    if s > 1:
+        raise ValueError(f"bad s={s}")
+    assert s < 1.2, f"s={s:.2f}"
+    return s
+
+
+def test_a_traced_raise_before_a_failing_assert_is_the_error_raised():
+    # Both checks fail for x > 0: Python raises the first, so must the compiled call.
+    with pytest.raises(ValueError, match="bad s=1.5"):
+        raise_then_assert(2.0)
+    with pytest.raises(ValueError, match="bad s=1.5"):
+        jax.block_until_ready(autograph.to_graph(raise_then_assert)(2.0))
+    # (under the user's own jit, JAX's error shows the one raised)
+    with pytest.raises(Exception, match="ValueError: bad s=1.5"):
+        jax.block_until_ready(jax.jit(autograph.convert(raise_then_assert))(2.0))
+    assert float(autograph.to_graph(raise_then_assert)(-1.0)) == 0.5

@@ -81,7 +81,8 @@ def _k(rng, low=-4, high=6):
 
 def _raises(rng) -> list:
     """Input checks: a raising branch (``if``, ``elif``, ``else``), its message an
-    f-string of traced values, statements before the raise, a check in a loop."""
+    f-string of traced values, statements before the raise, a check in a loop, an
+    ``assert`` beside a raise (the first that fails is the one Python raises)."""
     templates = [
         lambda: [f"if a < {_k(rng)}:",
                  ["raise ValueError(f\"a must be at least {b}, got {a}\")"]],
@@ -98,6 +99,10 @@ def _raises(rng) -> list:
         lambda: [f"if a * b > {_k(rng, 0, 20)} or n > {_k(rng, 2, 5)}:",
                  ["raise ArithmeticError(f'{a} * {b} is too large')"]],
         lambda: [f"if not a < {_k(rng)}:", ["raise IndexError"]],
+        # an assert after a raise, both failing for some inputs: Python's is the first
+        lambda: [f"if a > {_k(rng)}:", ["raise ValueError(f'a = {a}')"],
+                 f"assert b < {_k(rng)}, f'b = {{b}}'"],
+        lambda: [f"assert a != {_k(rng)}", f"if b + a > {_k(rng)}:", ["raise KeyError(a)"]],
     ]
     lines = []
     for _ in range(rng.randint(1, 3)):
@@ -359,6 +364,10 @@ def _same(expected, got, exact) -> bool:
     if expected[0] != got[0]:
         return False
     if expected[0] == "raises":
+        if expected[1] is AssertionError and issubclass(got[1], AssertionError):
+            # a staged assert's error names the user's line after Python's message
+            return got[2] == expected[2] or got[2].startswith(
+                f"{expected[2] or 'assertion failed'} [")
         return expected[1:] == got[1:]
     e, g = expected[1], got[1]
     if exact:
