@@ -265,8 +265,11 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
         batched.plan(random_batch(warm_rng, batch))
 
     fold_fwd = jax.jit(lambda p, plan: batched(p, plan)[0])
-    planned = [batched.plan(b) for b in batches]
     fold_grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
+    # the layouts first, then the compiles: every plan before the timing is made here
+    settled = _settle(batched, batches + with_chain, batched.plan)
+    fast = _fast_path_share(batched, batches + with_chain)
+    planned = [batched.plan(b) for b in batches]
     padded = [padded_arrays(b) for b in batches]
     pad_fwd = jax.jit(padded_roots)
     pad_grad = jax.jit(jax.grad(lambda p, *a: _loss(padded_roots(p, *a))))
@@ -311,8 +314,11 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
             jax.block_until_ready(fn())
     if "per_node_grad" in fns:
         checks["fold_grad_rel_err"] = _rel(fold_grad(p, plan_), per_node_grad(trees))
-    fast = _fast_path_share(batched, batches + with_chain)
+    compiled = {"fold_fwd": fold_fwd._cache_size(), "fold_grad": fold_grad._cache_size()}
     timings = interleaved_medians(fns, plan)
+    # a compile in a timed call is a bug of this benchmark's warm-up, not a figure
+    checks["fold_compiles_while_timed"] = (fold_fwd._cache_size() + fold_grad._cache_size()
+                                           - sum(compiled.values()))
     med = {k: v["median_s"] for k, v in timings.items()}
     memory = {
         "fold_grad_temp_bytes": _temp_bytes(fold_grad, p, plan_),
@@ -324,6 +330,7 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
     return {"hidden": hidden, "batch": batch, "nodes": nodes, "median_s": med,
             "ratios": _ratios(med, memory), "memory": memory, "checks": checks,
             "plan": repr(plan_), "varied": varied, "warm": warm, "fast_path": fast,
+            "settled_after": settled,
             "computed_rows": _computed_rows(batched, batches)}
 
 
@@ -336,6 +343,25 @@ def _computed_rows(batched, batch_list):
     ratios = [sum(batched.plan(trees).layout.steps) / sum(inner(t) for t in trees)
               for trees in batch_list]
     return float(np.mean(ratios))
+
+
+def _settle(batched, batch_list, plan):
+    """Plans ``batch_list`` round-robin (``plan(trees)``) until ``batched``'s size
+    chooser has issued the size-classed layouts of their layout shapes (after
+    ``schedule.CLASS_AFTER`` batches of a shape: a training loop's steady state), so
+    that the timed batches get the layouts they keep and the warm-up compiles all of
+    them. Before, the classes came during the timing (at its first call when the
+    rows had planned 32 batches before it: a compile taken as the only sample).
+    Returns the plans made."""
+    from autograph.fold import schedule as planning
+
+    history, shapes, made = batched._sizes.history, set(), 0
+    while made < len(batch_list) or any(history.get(k, ()) is not None for k in shapes):
+        if made > 4 * planning.CLASS_AFTER + len(batch_list):
+            raise RuntimeError("benchmarks.fold: the size chooser made no size classes")
+        shapes.add(plan(batch_list[made % len(batch_list)]).layout.shape_key())
+        made += 1
+    return made
 
 
 def _fast_path_share(batched, batch_list):
@@ -531,8 +557,7 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
             warm_rng = random.Random(seed + 1000)
             for _ in range(warm):
                 batched.plan(random_batch(warm_rng, batch))
-            for trees in batches:
-                batched.plan(trees)
+            _settle(batched, batches, batched.plan)     # (under this row's constants)
             rows[row] = _computed_rows(batched, batches)
             fwd = jax.jit(lambda p, plan, batched=batched: batched(p, plan)[0])
             fns[row] = _rotating(
