@@ -9,6 +9,7 @@ those extra compiles meet: this counts them where the benchmark times, on its ow
 path (a rows subset, tiny sizes, a training loop's earlier batches planned first).
 """
 
+import pytest
 from jax import monitoring
 
 from benchmarks import fold as bench
@@ -43,6 +44,7 @@ def compiles_while_timed(monkeypatch, **kwargs):
     return out, len(compiles)
 
 
+@pytest.mark.slow          # about a minute: the benchmark's compiles, at H = 8
 def test_fold_rows_compile_nothing_while_timed(monkeypatch):
     # 8 batches cycled, none planned before (the benchmark's defaults): the rows' plans
     # before the timing reach CLASS_AFTER after the warm-up when fold12's benchmark
