@@ -10,9 +10,9 @@ by its table lookup and list-schedules the others):
 - ``fold``: ``jit(batched)(p, batched.plan(trees))``: each call merges the trees'
   cached recordings and schedules them (Python) and runs the compiled executor;
   ``fold_recording``: the same with every tree recorded afresh; ``fold_planned``:
-  the same plans made before the timing, no planning in the call (in three runs it
-  was ~10% slower than ``fold_fwd``, which plans in the call: the cause is not
-  known, so it is not yet a clean figure of the executor alone);
+  the same plans made before the timing, no planning in the call (it was ~10%
+  slower than ``fold_fwd`` in three runs when these plans were made before the
+  size classes, on the larger first layouts: likely the cause; not measured since);
 - ``per_node``: the plain recursion calling ``jit(leaf)`` / ``jit(cell)`` per node;
 - ``padded``: every tree padded to the largest possible tree (2 x 128 - 1 node
   slots, topological order) and run under ``vmap``, one slot per step of a
@@ -20,6 +20,11 @@ by its table lookup and list-schedules the others):
 - ``oracle``: written by hand for this batch: all leaves at once, then one
   gather / cell / scatter-add per level at its exact size, unrolled under ``jit``
   (compiled per batch, compile excluded: one program per batch of the cycle).
+
+Before the warm-up, the rows' batches are planned until the size chooser has made its
+size-classed layouts (``_settle``: a training loop's steady state), and nothing is
+planned between the warm-up and the timing, so no timed call compiles; the compiles
+while timed are counted (``fold_compiles_while_timed``, 0).
 
 Each forward and forward+backward (``grad`` of the sum of squares of the roots'
 h). Also: XLA's temp memory of the gradient (fold vs oracle), the gradient /
@@ -639,7 +644,8 @@ def table(result) -> str:
                      f"{w['warm']} others planned); planned by "
                      f"lookup: {fp['fast']} of {fp['batches']} (with the chain batches), "
                      f"plan {fp['plan_ms']:.2f} ms; computed rows / real "
-                     f"{w['computed_rows']:.3f}")
+                     f"{w['computed_rows']:.3f}; layouts settled after "
+                     f"{w['settled_after']} plans")
         for name, s in w["median_s"].items():
             lines.append(f"  {name:<22} {s * 1e3:10.2f} ms")
         for name, value in w["ratios"].items():
