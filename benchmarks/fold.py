@@ -272,7 +272,9 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
     fold_fwd = jax.jit(lambda p, plan: batched(p, plan)[0])
     fold_grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
     # the layouts first, then the compiles: every plan before the timing is made here
-    settled = _settle(batched, batches + with_chain, batched.plan)
+    # (the random batches: with the chain batches in the classes' history, half of it,
+    # every class layout had the chain's 127 steps, and a random batch ran them: 8x)
+    settled = _settle(batched, batches, batched.plan)
     fast = _fast_path_share(batched, batches + with_chain)
     planned = [batched.plan(b) for b in batches]
     padded = [padded_arrays(b) for b in batches]
