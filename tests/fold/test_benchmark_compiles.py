@@ -38,13 +38,16 @@ def compiles_while_timed(monkeypatch, **kwargs):
     monkeypatch.setattr(bench, "interleaved_medians", timed)
     monitoring.register_event_duration_secs_listener(listener)
     try:
-        out = bench.measure_width(8, 4, QUICK, **kwargs)
+        # (8 trees, the tiny profile's: with 4, at H = 8 or 32, XLA CPU fails to compile
+        # the executor of a size-classed layout, "Failed to translate module to LLVM
+        # IR", with main's planning too: an open bug)
+        out = bench.measure_width(32, 8, QUICK, **kwargs)
     finally:
         monitoring.unregister_event_duration_listener(listener)
     return out, len(compiles)
 
 
-@pytest.mark.slow          # about a minute: the benchmark's compiles, at H = 8
+@pytest.mark.slow          # about a minute: the benchmark's compiles, at H = 32
 def test_fold_rows_compile_nothing_while_timed(monkeypatch):
     # 8 batches cycled, none planned before (the benchmark's defaults): the rows' plans
     # before the timing reach CLASS_AFTER after the warm-up when fold12's benchmark
