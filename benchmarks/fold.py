@@ -9,7 +9,10 @@ by its table lookup and list-schedules the others):
 
 - ``fold``: ``jit(batched)(p, batched.plan(trees))``: each call merges the trees'
   cached recordings and schedules them (Python) and runs the compiled executor;
-  ``fold_recording``: the same with every tree recorded afresh;
+  ``fold_recording``: the same with every tree recorded afresh; ``fold_planned``:
+  the same plans made before the timing, no planning in the call (it was ~10%
+  slower than ``fold_fwd`` in three runs when these plans were made before the
+  size classes, on the larger first layouts: likely the cause; not measured since);
 - ``per_node``: the plain recursion calling ``jit(leaf)`` / ``jit(cell)`` per node;
 - ``padded``: every tree padded to the largest possible tree (2 x 128 - 1 node
   slots, topological order) and run under ``vmap``, one slot per step of a
@@ -17,6 +20,11 @@ by its table lookup and list-schedules the others):
 - ``oracle``: written by hand for this batch: all leaves at once, then one
   gather / cell / scatter-add per level at its exact size, unrolled under ``jit``
   (compiled per batch, compile excluded: one program per batch of the cycle).
+
+Before the warm-up, the rows' batches are planned until the size chooser has made its
+size-classed layouts (``_settle``: a training loop's steady state), and nothing is
+planned between the warm-up and the timing, so no timed call compiles; the compiles
+while timed are counted (``fold_compiles_while_timed``, 0).
 
 Each forward and forward+backward (``grad`` of the sum of squares of the roots'
 h). Also: XLA's temp memory of the gradient (fold vs oracle), the gradient /
@@ -263,6 +271,12 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
 
     fold_fwd = jax.jit(lambda p, plan: batched(p, plan)[0])
     fold_grad = jax.jit(jax.grad(lambda p, plan: _loss(batched(p, plan)[0])))
+    # the layouts first, then the compiles: every plan before the timing is made here
+    # (the random batches: with the chain batches in the classes' history, half of it,
+    # every class layout had the chain's 127 steps, and a random batch ran them: 8x)
+    settled = _settle(batched, batches, batched.plan)
+    fast = _fast_path_share(batched, batches + with_chain)
+    planned = [batched.plan(b) for b in batches]
     padded = [padded_arrays(b) for b in batches]
     pad_fwd = jax.jit(padded_roots)
     pad_grad = jax.jit(jax.grad(lambda p, *a: _loss(padded_roots(p, *a))))
@@ -281,6 +295,8 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
         "fold_fwd": _rotating(lambda b: fold_fwd(p, batched.plan(b)), batches),
         "fold_grad": _rotating(lambda b: fold_grad(p, batched.plan(b)), batches),
         "fold_recording_fwd": _rotating(lambda b: fold_fwd(p, fresh_plan(b)), batches),
+        # the same plans made before the timing (see the module's docstring)
+        "fold_planned_fwd": _rotating(lambda pl: fold_fwd(p, pl), planned),
         "fold_chain_grad": _rotating(lambda b: fold_grad(p, batched.plan(b)), with_chain),
         "fold_chain_fwd": _rotating(lambda b: fold_fwd(p, batched.plan(b)), with_chain),
         "oracle_fwd": _rotating(lambda o: o(p), oracle_fwds),
@@ -305,8 +321,11 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
             jax.block_until_ready(fn())
     if "per_node_grad" in fns:
         checks["fold_grad_rel_err"] = _rel(fold_grad(p, plan_), per_node_grad(trees))
-    fast = _fast_path_share(batched, batches + with_chain)
+    compiled = {"fold_fwd": fold_fwd._cache_size(), "fold_grad": fold_grad._cache_size()}
     timings = interleaved_medians(fns, plan)
+    # a compile in a timed call is a bug of this benchmark's warm-up, not a figure
+    checks["fold_compiles_while_timed"] = (fold_fwd._cache_size() + fold_grad._cache_size()
+                                           - sum(compiled.values()))
     med = {k: v["median_s"] for k, v in timings.items()}
     memory = {
         "fold_grad_temp_bytes": _temp_bytes(fold_grad, p, plan_),
@@ -318,6 +337,7 @@ def measure_width(hidden, batch, plan, seed=0, rows=None, varied=8, warm=0):
     return {"hidden": hidden, "batch": batch, "nodes": nodes, "median_s": med,
             "ratios": _ratios(med, memory), "memory": memory, "checks": checks,
             "plan": repr(plan_), "varied": varied, "warm": warm, "fast_path": fast,
+            "settled_after": settled,
             "computed_rows": _computed_rows(batched, batches)}
 
 
@@ -330,6 +350,25 @@ def _computed_rows(batched, batch_list):
     ratios = [sum(batched.plan(trees).layout.steps) / sum(inner(t) for t in trees)
               for trees in batch_list]
     return float(np.mean(ratios))
+
+
+def _settle(batched, batch_list, plan):
+    """Plans ``batch_list`` round-robin (``plan(trees)``) until ``batched``'s size
+    chooser has issued the size-classed layouts of their layout shapes (after
+    ``schedule.CLASS_AFTER`` batches of a shape: a training loop's steady state), so
+    that the timed batches get the layouts they keep and the warm-up compiles all of
+    them. Before, the classes came during the timing (at its first call when the
+    rows had planned 32 batches before it: a compile taken as the only sample).
+    Returns the plans made."""
+    from autograph.fold import schedule as planning
+
+    history, shapes, made = batched._sizes.history, set(), 0
+    while made < len(batch_list) or any(history.get(k, ()) is not None for k in shapes):
+        if made > 4 * planning.CLASS_AFTER + len(batch_list):
+            raise RuntimeError("benchmarks.fold: the size chooser made no size classes")
+        shapes.add(plan(batch_list[made % len(batch_list)]).layout.shape_key())
+        made += 1
+    return made
 
 
 def _fast_path_share(batched, batch_list):
@@ -373,6 +412,7 @@ def _ratios(med, memory):
     ratio("grad_speedup_vs_padded", "padded_grad", "fold_grad")
     ratio("fold_speed_vs_oracle_fwd", "oracle_fwd", "fold_fwd")
     ratio("fold_speed_vs_oracle_grad", "oracle_grad", "fold_grad")
+    ratio("planned_speed_vs_oracle_fwd", "oracle_fwd", "fold_planned_fwd")
     ratio("grad_over_fwd", "fold_grad", "fold_fwd")
     ratio("chain_batch_over_random_fwd", "fold_chain_fwd", "fold_fwd")
     ratio("chain_batch_over_random_grad", "fold_chain_grad", "fold_grad")
@@ -524,6 +564,7 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
             warm_rng = random.Random(seed + 1000)
             for _ in range(warm):
                 batched.plan(random_batch(warm_rng, batch))
+            # (not settled: most constants size the first layouts, not the classes)
             for trees in batches:
                 batched.plan(trees)
             rows[row] = _computed_rows(batched, batches)
@@ -607,7 +648,8 @@ def table(result) -> str:
                      f"{w['warm']} others planned); planned by "
                      f"lookup: {fp['fast']} of {fp['batches']} (with the chain batches), "
                      f"plan {fp['plan_ms']:.2f} ms; computed rows / real "
-                     f"{w['computed_rows']:.3f}")
+                     f"{w['computed_rows']:.3f}; layouts settled after "
+                     f"{w['settled_after']} plans")
         for name, s in w["median_s"].items():
             lines.append(f"  {name:<22} {s * 1e3:10.2f} ms")
         for name, value in w["ratios"].items():

@@ -426,6 +426,12 @@ class Recording:
                                              (root_treedef, self.root_classes))
 
     @functools.cached_property
+    def columns(self):
+        """``packed`` column-major, as ``schedule.merge`` concatenates it: per
+        signature ``(rows (1 + values in + values out, n), data)``."""
+        return {sig: (rows.T.copy(), data) for sig, (rows, data) in self.packed.items()}
+
+    @functools.cached_property
     def groups(self):
         """``packed`` split into heights, inputs, outputs and data (views)."""
         return {sig: (rows[:, 0], rows[:, 1:1 + len(sig.in_classes)],

@@ -9,7 +9,7 @@ tree, so each tree's nodes are exactly those of a recording of its own, and the
 tables, rows numbered across the batch, are already what ``schedule.merge`` makes
 of the trees' recordings in that order. ``split`` makes them a :class:`Batch`
 (one array per signature) and one :class:`BatchRecording` per tree: its counts and
-roots made local at once, its nodes (``packed``) only when read, a slice of the
+roots made local at once, its nodes (``columns``) only when read, a slice of the
 batch's arrays with the rows the earlier trees took subtracted per class. A plan
 of exactly the batch's trees in order (``merge`` of a fresh batch) takes the
 batch's arrays as they are (:meth:`Batch.merged`); the per-tree cache keeps the
@@ -30,7 +30,8 @@ from autograph.fold.recording import Recording, _column
 
 class Batch:
     """The nodes of a batch's trees, numbered across the batch: ``arrays[s]`` the
-    ``(rows (n, width), [data per argument])`` of signature ``sigs[s]``,
+    ``(columns (width, n), [data per argument])`` of signature ``sigs[s]`` (column-major,
+    as ``schedule.merge`` has them),
     ``bounds[t][s]`` its nodes before tree ``t``, ``offsets[t, k]`` the rows of class
     ``classes[k]`` before tree ``t``, ``roots[t]`` tree ``t``'s root rows (a list: the
     trees' results may differ in structure, which ``merge`` refuses)."""
@@ -45,30 +46,30 @@ class Batch:
         self.totals = totals
         self.roots = roots
 
-    def packed(self, t):
-        """Tree ``t``'s nodes per signature, rows local to the tree (a
-        :attr:`Recording.packed`)."""
-        packed = {}
+    def columns(self, t):
+        """Tree ``t``'s nodes per signature, rows local to the tree, column-major (a
+        :attr:`Recording.columns`)."""
+        columns = {}
         lower, upper = self.bounds[t], self.bounds[t + 1]
         for s, sig in enumerate(self.sigs):
             a, b = lower[s], upper[s]
             if b > a:
                 rows, data = self.arrays[s]
-                columns = [self.column[cls] for cls in sig.in_classes + sig.out_classes]
-                local = rows[a:b].copy()
-                local[:, 1:] -= self.offsets[t, columns].astype(np.int32)
-                packed[sig] = (local, [d[a:b] for d in data])
-        return packed
+                which = [self.column[cls] for cls in sig.in_classes + sig.out_classes]
+                local = rows[:, a:b].copy()
+                local[1:] -= self.offsets[t, which].astype(np.int32)[:, None]
+                columns[sig] = (local, [d[a:b] for d in data])
+        return columns
 
+    @functools.cached_property
     def merged(self):
         """``schedule.merge``'s nodes of all the batch's trees in order, from the
-        batch's arrays: per signature
+        batch's arrays (views, made once: a plan only reads them): per signature
         (heights, inputs (values in, n), outputs (values out, n), data); the rows
         per class; the roots numbered across the batch."""
         merged = {}
-        for sig, (rows, data) in zip(self.sigs, self.arrays, strict=True):
-            if len(rows):
-                columns = rows.T.copy()     # column-major, as merge makes them
+        for sig, (columns, data) in zip(self.sigs, self.arrays, strict=True):
+            if columns.shape[1]:
                 n_in = len(sig.in_classes)
                 merged[sig] = (columns[0], columns[1:1 + n_in], columns[1 + n_in:], data)
         roots = np.array(self.roots, np.int32).reshape(len(self.roots), -1)
@@ -85,9 +86,14 @@ class BatchRecording(Recording):
         self.index = index
 
     @functools.cached_property
+    def columns(self):
+        """Its nodes per signature, rows local to the tree, column-major."""
+        return self.batch.columns(self.index)
+
+    @functools.cached_property
     def packed(self):
         """Its nodes per signature, rows local to the tree."""
-        return self.batch.packed(self.index)
+        return {sig: (rows.T.copy(), data) for sig, (rows, data) in self.columns.items()}
 
 
 def split(recorder, starts, ends, roots) -> list[Recording]:
@@ -115,7 +121,8 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
     arrays = []
     for sig, n in zip(sigs, bounds[-1].tolist(), strict=True):
         nodes = recorder.nodes[sig]
-        rows = np.fromiter(nodes.rows, np.int32, n * sig.width).reshape(n, sig.width)
+        # column-major from here on (see schedule.merge)
+        rows = np.fromiter(nodes.rows, np.int32, n * sig.width).reshape(n, sig.width).T.copy()
         k = len(sig.data_avals)     # the data of each node, flat: k numbers per node
         data = [_column(nodes.data if k == 1 else nodes.data[j::k], aval, n)
                 for j, aval in enumerate(sig.data_avals)]

@@ -50,6 +50,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -229,42 +230,52 @@ def merge(recordings):
     (``recording_batch.Batch.merged``)."""
     first = recordings[0]
     root_treedef, root_classes = first.root_treedef, first.root_classes
-    for rec in recordings:
-        if rec.root_key is not first.root_key:
-            raise ConversionError(
-                "autograph.fold: the trees of a batch return different structures "
-                f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
+    # per-tree attributes read by map (C loops: this runs once per plan, over every tree)
+    root_keys = set(map(_root_key, recordings))
+    if len(root_keys) > 1:
+        rec = next(r for r in recordings if r.root_key is not first.root_key)
+        raise ConversionError(
+            "autograph.fold: the trees of a batch return different structures "
+            f"({first.root_treedef} and {rec.root_treedef}); their results are stacked")
     batch = first.batch
     if (batch is not None and len(recordings) == len(batch.roots)
-            and all(rec.batch is batch and rec.index == t
-                    for t, rec in enumerate(recordings))):
+            and all(map(operator.is_, map(_batch_of, recordings), itertools.repeat(batch)))
+            and list(map(_index_of, recordings)) == list(range(len(recordings)))):
         # a fresh batch's trees, in the order recorded (their structures checked
         # above): the recorder's tables are this merge already (recording_batch.Batch)
-        return (*batch.merged(), root_treedef, root_classes)
+        return (*batch.merged, root_treedef, root_classes)
     width = len(first.class_index)
-    vectors = [rec.count_vector for rec in recordings]
-    if any(len(v) != width for v in vectors):     # recorded before a class was added
+    vectors = list(map(_count_vector_of, recordings))
+    if set(map(len, vectors)) != {width}:         # recorded before a class was added
         vectors = [np.pad(v, (0, width - len(v))) for v in vectors]
-    counts = np.array(vectors)
+    counts = np.concatenate(vectors).reshape(len(vectors), width)
+    columns_of = list(map(_columns_of, recordings))
+    sigs = columns_of[0].keys()
     parts: dict = {}
-    for r, rec in enumerate(recordings):
-        for sig, part in rec.packed.items():
-            entry = parts.get(sig)
-            if entry is None:
-                parts[sig] = ([r], [part[0]], [part[1]])
-            else:
-                entry[0].append(r)
-                entry[1].append(part[0])
-                entry[2].append(part[1])
+    if all(map(sigs.__eq__, map(dict.keys, columns_of))):      # the same signatures
+        which = list(range(len(recordings)))
+        for sig in sigs:
+            got = list(map(operator.itemgetter(sig), columns_of))
+            parts[sig] = (which, [g[0] for g in got], [g[1] for g in got])
+    else:
+        for r, columns in enumerate(columns_of):
+            for sig, part in columns.items():
+                entry = parts.get(sig)
+                if entry is None:
+                    parts[sig] = ([r], [part[0]], [part[1]])
+                else:
+                    entry[0].append(r)
+                    entry[1].append(part[0])
+                    entry[2].append(part[1])
     # offsets[r, c]: the rows of class c that the trees before tree r take
     offsets = np.cumsum(counts, axis=0) - counts
     class_index = first.class_index
     merged = {}
-    for sig, (which, rows_list, data_list) in parts.items():
-        # column-major from here on: NumPy loops over an (n, a few) array along its
-        # short rows, several times slower than along contiguous columns
-        columns = np.concatenate(rows_list).T.copy()
-        lengths = [len(r) for r in rows_list]
+    for sig, (which, columns_list, data_list) in parts.items():
+        # column-major: NumPy loops over an (n, a few) array along its short rows,
+        # several times slower than along contiguous columns
+        columns = np.concatenate(columns_list, axis=1)
+        lengths = [c.shape[1] for c in columns_list]
         tree_offsets = offsets[which].astype(np.int32)
         # one block of columns per class (a TreeLSTM cell's: all of one class), each
         # added its tree's offset as one broadcast
@@ -276,9 +287,18 @@ def merge(recordings):
                         for j in range(len(sig.data_avals))])
     total = counts.sum(axis=0).tolist()
     totals = {c: total[i] for c, i in class_index.items() if i < width and total[i]}
-    root_rows = np.array([rec.root_rows for rec in recordings], np.int64)
+    root_rows = np.fromiter(itertools.chain.from_iterable(map(_root_rows_of, recordings)),
+                            np.int64).reshape(len(recordings), -1)
     roots = root_rows + offsets[:, [class_index[c] for c in root_classes]]
     return merged, totals, roots.astype(np.int32), root_treedef, root_classes
+
+
+_root_key = operator.attrgetter("root_key")
+_batch_of = operator.attrgetter("batch")
+_index_of = operator.attrgetter("index")
+_count_vector_of = operator.attrgetter("count_vector")
+_columns_of = operator.attrgetter("columns")
+_root_rows_of = operator.attrgetter("root_rows")
 
 
 def _groups(heights_by_sig):
@@ -314,10 +334,10 @@ def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
     for _, s, nodes in groups:
         _, inputs, outputs, _ = merged[inner_sigs[s]]
         in_columns, out_columns = columns[s]
-        rows = inputs[:, nodes]
+        rows = np.take(inputs, nodes, axis=1)
         ready = None
         for c, cols in in_columns:
-            latest = step_of[c][rows[cols]].max(axis=0)
+            latest = np.take(step_of[c], rows[cols]).max(axis=0)
             ready = latest if ready is None else np.maximum(ready, latest)
         ready += 1
         n = len(nodes)
@@ -344,8 +364,8 @@ def place(groups, merged, inner_sigs, totals, steps=None, capacity=None):
                     placed += take
             j += 1
         node_step[s][nodes] = assigned
-        rows = outputs[:, nodes]
-        for c, cols in out_columns:
+        rows = np.take(outputs, nodes, axis=1).astype(np.intp)   # (a scatter by intp
+        for c, cols in out_columns:                                 # is ~3x one by int32)
             step_of[c][rows[cols]] = assigned
     return tuple(caps), step_sig, node_step
 
@@ -406,35 +426,39 @@ def level_map(placement, heights_by_sig):
     return maps
 
 
-def place_by_levels(maps, heights_by_sig, caps):
+def place_by_levels(maps, heights_by_sig, caps, widths=None):
     """Every inner node's step from a :func:`level_map` of a layout's steps: a
     node's step is its (signature, height)'s, vectorised over the batch. With one
     inner signature, heights above the map's take the steps after its last (a
     taller batch uses the spare steps). None if the batch does not fit: a level
-    wider than its step, a height without a step."""
-    caps_array = np.asarray(caps)
+    wider than its step, a height without a step. ``widths``: the nodes per height
+    of each signature (``np.bincount`` of its heights), if made already: the fit is
+    then checked on the levels, not on every node."""
+    if widths is None:
+        widths = [np.bincount(h) for h in heights_by_sig]
     used = np.zeros(len(caps), np.int64)
     step_sig = np.full(len(caps), -1, np.int64)
     node_step = []
-    for s, (table, heights) in enumerate(zip(maps, heights_by_sig, strict=True)):
+    for s, (table, heights, width) in enumerate(zip(maps, heights_by_sig, widths,
+                                                    strict=True)):
         if not len(heights):
             node_step.append(np.zeros(0, np.int64))
             continue
-        top = int(heights.max())
+        top = len(width) - 1
         if top >= len(table):
             last = int(table.max())
             extra = top + 1 - len(table)
             if len(maps) > 1 or last + extra >= len(caps):
                 return None
             table = np.concatenate([table, np.arange(last + 1, last + 1 + extra)])
-        steps = table[heights]
-        if (steps < 0).any():
+        present = width > 0
+        level_steps = table[:top + 1][present]
+        if (level_steps < 0).any():
             return None
-        count = np.bincount(steps, minlength=len(caps))
-        used += count
-        step_sig[count > 0] = s
-        node_step.append(steps)
-    if (used > caps_array).any():
+        np.add.at(used, level_steps, width[present])
+        step_sig[level_steps] = s
+        node_step.append(np.take(table, heights))
+    if (used > np.asarray(caps)).any():
         return None
     return tuple(caps), step_sig.tolist(), node_step
 
@@ -481,7 +505,7 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
     def placed(steps, lookup_only=False):
         levels = chooser.levels.get((shape_key, steps))
         if levels is not None:
-            placement = place_by_levels(levels, heights, steps)
+            placement = place_by_levels(levels, heights, steps, widths)
             if placement is not None or lookup_only:
                 return placement
         placement = place(listed(), merged, inner_sigs, totals, steps)
@@ -493,8 +517,9 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
         return place(listed(), merged, inner_sigs, totals, capacity=_capacity_of(capacities))
 
     # the levels' widths, for the size classes (not with the user's capacities)
-    widths = [np.bincount(h) for h in heights] if capacities is None else None
-    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design, widths)
+    widths = [np.bincount(h) for h in heights]
+    sizes, (steps, step_sig, node_step) = chooser(shape_key, need, placed, design,
+                                                  widths if capacities is None else None)
     layout = Layout(registry, classes, leaf_sigs, inner_sigs, len(recordings),
                     root_treedef, root_classes, sizes, steps, counter)
     rows = chooser.rows.get(layout)
@@ -510,30 +535,32 @@ def schedule(recordings, registry, capacities, chooser, counter=None):
         _, _, outputs, data = merged[sig]
         n = outputs.shape[1]
         for j, c in enumerate(sig.out_classes):
-            new_rows[c][outputs[j]] = starts[j] + np.arange(n, dtype=np.int32)
+            new_rows[c][outputs[j].astype(np.intp)] = np.arange(starts[j], starts[j] + n,
+                                                                dtype=np.int32)
         leaf_arrays.append({"data": [np.concatenate([d, np.repeat(d[:1], cap - n, axis=0)])
                                      for d in data]})
     slotted = []
     for sig, steps_of_nodes in zip(inner_sigs, node_step, strict=True):
         _, _, outputs, _ = merged[sig]
-        take, real, rank = _slots(steps_of_nodes, steps)
-        first = np.take(rows.output_starts[sig], steps_of_nodes, axis=1) + rank
+        take, order, where, firsts = _slots(steps_of_nodes, steps, rows.output_starts[sig])
+        # (NumPy scatters by an intp index ~3x faster than by int32)
+        sorted_outputs = np.take(outputs, order, axis=1).astype(np.intp)
         for j, c in enumerate(sig.out_classes):
-            new_rows[c][outputs[j]] = first[j]
-        slotted.append((take, real, first))
+            new_rows[c][sorted_outputs[j]] = firsts[j]
+        slotted.append((take, where, firsts))
 
     # every step's slots laid end to end, one array each (few leaves to pass to
     # jit: each is a transfer); the executor slices the runs out (static offsets).
     # Row indices are column-major, (values, slots), like the merged nodes
     per_sig = []
-    for sig, (take, real, first) in zip(inner_sigs, slotted, strict=True):
+    for sig, (take, where, firsts) in zip(inner_sigs, slotted, strict=True):
         _, inputs, _, data = merged[sig]
         part = {"inputs": _through(new_rows, sig.in_classes, np.take(inputs, take, axis=1)),
                 "data": [np.take(d, take, axis=0) for d in data]}
         if len(inner_sigs) > 1:     # steps of several signatures scatter by index
             outs = np.empty((len(sig.out_classes), len(take)), np.int32)
             outs[:] = rows.dump(sig)[:, None]
-            outs[:, real] = first[:, take[real]]
+            outs[:, where] = firsts
             part["outputs"] = outs
         per_sig.append(part)
     step_sig = np.asarray(step_sig, np.int32)
@@ -555,28 +582,28 @@ def _through(new_rows, classes, rows):
     return out
 
 
-def _slots(node_step, capacities):
-    """The node in each slot of every step (the steps' slots end to end), and which
-    slots are real. A padded slot repeats its step's first node; a step with none
-    of its own, the signature's earliest node (its inputs are computed before every
-    step it can be computed in: real values, never nan). Also each node's place
-    within its step."""
+def _slots(node_step, capacities, output_starts):
+    """The node in each slot of every step (the steps' slots end to end). A padded
+    slot repeats its step's first node; a step with none of its own, the
+    signature's earliest node (its inputs are computed before every step it can be
+    computed in: real values, never nan). Also, for the nodes in step order (stable:
+    ``order``), each one's slot (``where``) and its output rows (``firsts``, one row
+    per output: ``output_starts`` of its step plus its place within the step)."""
     caps = np.asarray(capacities, np.int64)
+    n = len(node_step)
     order = _stable_order(node_step, len(caps))
     steps = node_step[order]
     n_in = np.bincount(steps, minlength=len(caps))
     first = np.cumsum(n_in) - n_in            # the first of each step's nodes, in order
-    offsets = np.cumsum(caps) - caps
-    head = np.where(n_in > 0, order[np.minimum(first, len(order) - 1)], order[0])
+    head = np.where(n_in > 0, order[np.minimum(first, n - 1)], order[0])
     take = np.repeat(head, caps)
-    rank_sorted = np.arange(len(order)) - first[steps]
-    where = offsets[steps] + rank_sorted
+    position = np.arange(n, dtype=np.int32)
+    # a node's place within its step is its position in order less its step's first
+    where = np.take(np.cumsum(caps) - caps - first, steps) + position
     take[where] = order
-    real = np.zeros(len(take), bool)
-    real[where] = True
-    rank = np.empty(len(order), np.int32)
-    rank[order] = rank_sorted
-    return take, real, rank
+    firsts = np.take(output_starts - first.astype(np.int32), steps, axis=1)
+    firsts += position
+    return take, order, where, firsts
 
 
 def _stable_order(keys, bound):
