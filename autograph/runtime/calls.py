@@ -42,7 +42,7 @@ from autograph.mutating_methods import CHANGING_METHODS
 from autograph.mutating_methods import changing_functions as changing_functions_by_id
 from autograph.output_calls import function_ids as output_function_ids
 from autograph.output_calls import writes_output
-from autograph.runtime import recursion, side_effects
+from autograph.runtime import deferred_writes, recursion, side_effects
 from autograph.runtime.printing import call_when_run
 
 
@@ -242,6 +242,7 @@ def _traced_operator(transpiler, decisions: _Decisions):
     replaced, changing_methods = side_effects.REPLACED, CHANGING_METHODS
     changing_functions = changing_functions_by_id()
     output_functions = output_function_ids()
+    pending_streams, stream_reads = deferred_writes.PENDING, deferred_writes.READS
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -274,6 +275,8 @@ def _traced_operator(transpiler, decisions: _Decisions):
         else:
             if replaced and t is builtin_type and f.__name__ in changing_methods:
                 side_effects.refuse_if_replaced(f.__self__)   # b.extend(...) on an old list
+            if pending_streams and t is builtin_type and f.__name__ in stream_reads:
+                deferred_writes.refuse_read(f)   # buf.getvalue() of a staged print's stream
             if known_kind(id(t)) is AS_IS:
                 return f
         return slow_path(f)

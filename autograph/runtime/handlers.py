@@ -23,7 +23,7 @@ import jax
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.regions import regions_of
-from autograph.runtime.trace_context import trace_active
+from autograph.runtime.trace_context import trace_active, under_jit
 from autograph.runtime.tracing import caller_location, has_tracer
 
 
@@ -74,10 +74,13 @@ class managed:  # noqa: N801 - used as a context manager, like contextlib's
         manager, enter = self._manager
         value = enter()
         _ACTIVE.__dict__.setdefault("managers", []).append((manager, sys._getframe(1)))
+        redirects = _ACTIVE.__dict__.setdefault("redirects", [])
+        redirects.append(isinstance(manager, contextlib.redirect_stdout) and under_jit())
         return value
 
     def __exit__(self, kind, error, traceback):
         _ACTIVE.managers.pop()
+        _ACTIVE.redirects.pop()
         suppressed = self._exit(kind, error, traceback)
         if suppressed and error is not None:
             what = _not_discarded(error)
@@ -105,6 +108,15 @@ def _special(obj, name):
 
 
 _ACTIVE = threading.local()   # .managers: (manager, frame of its `with`), innermost last
+# .redirects: per entry of .managers, whether it is a redirect_stdout entered under jit
+
+
+def redirecting_stdout() -> bool:
+    """Whether a ``with contextlib.redirect_stdout(...)`` of converted code entered
+    while tracing under ``jit`` is active: a ``print`` staged now goes to the
+    ``sys.stdout`` it set (where Python's ``print`` writes), not to the one in force
+    when the compiled program runs, after the ``with`` has ended."""
+    return any(getattr(_ACTIVE, "redirects", ()))
 
 
 def suppressing_around(frames) -> bool:

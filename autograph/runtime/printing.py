@@ -35,7 +35,7 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, paths, write_counts
+from autograph.runtime import deferred_writes, effects, handlers, paths, write_counts
 from autograph.runtime.located_output import located
 from autograph.runtime.trace_context import under_jit
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, user_frame
@@ -49,6 +49,9 @@ def print_(*args, **kwargs):
     sep, end, file, flush = _options(**kwargs)
 
     where = caller_location()
+    if file is None and handlers.redirecting_stdout():
+        file = sys.stdout   # the stream a `with redirect_stdout(...)` traced now set
+    deferred_writes.note(file, where)
     numbers = [_python_numbers(arg) for arg in args]
 
     def show(*shown):
@@ -106,6 +109,7 @@ def call_when_run(f, /, *args, **kwargs):
 
     what = getattr(f, "__qualname__", "this call")
     where = caller_location()
+    deferred_writes.note(getattr(f, "__self__", None), where)
     made_now = []   # the result of a call made while tracing (jax.export of a Python text)
     # (a warning or log record names the user's line, not this module's)
     placed = located(f, user_frame(sys._getframe(1)))
