@@ -13,6 +13,7 @@ call returns sees the text, as Python's would, and is left alone.
 from __future__ import annotations
 
 import io
+import logging
 import weakref
 
 from autograph.errors import ConversionError
@@ -25,6 +26,24 @@ READS = frozenset({"getvalue", "getbuffer", "read", "read1", "readinto", "readli
 
 # id(stream) -> (weak reference to it, the outermost jit trace, the write's Location)
 PENDING: dict = {}
+
+
+def note_call(f, where) -> None:
+    """``note`` the streams a deferred output call ``f`` (``output_calls.py``) writes
+    to: a stream's own ``write``, or the streams of the handlers a ``Logger`` call
+    (``log.info``, ``logging.info``) reaches."""
+    owner = getattr(f, "__self__", None)
+    if isinstance(owner, io.IOBase):
+        note(owner, where)
+        return
+    if isinstance(owner, logging.LoggerAdapter):
+        owner = owner.logger
+    if owner is None and getattr(f, "__module__", None) == "logging":
+        owner = logging.getLogger()
+    while isinstance(owner, logging.Logger):
+        for handler in owner.handlers:
+            note(getattr(handler, "stream", None), where)
+        owner = owner.parent if owner.propagate else None
 
 
 def note(stream, where) -> None:
@@ -70,8 +89,8 @@ def refuse_read(method) -> None:
     where = caller_location()
     raise ConversionError(
         f"{type(stream).__name__}.{method.__name__}() here reads back a stream that the "
-        f"print or write at line {written.lineno} fills only when the compiled program "
-        "runs (a print or write is staged inside jit), so while tracing the stream holds "
+        f"print, write or log call at line {written.lineno} fills only when the compiled "
+        "program runs (it is staged inside jit), so while tracing the stream holds "
         "none of that text, and this read would not see what Python's sees. Read the "
         "stream after the compiled call returns, or build the text with str.format or "
         "an f-string of static values.",

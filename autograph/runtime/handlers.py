@@ -16,6 +16,7 @@ import contextlib
 import dis
 import sys
 import threading
+import warnings
 import weakref
 
 import jax
@@ -74,13 +75,13 @@ class managed:  # noqa: N801 - used as a context manager, like contextlib's
         manager, enter = self._manager
         value = enter()
         _ACTIVE.__dict__.setdefault("managers", []).append((manager, sys._getframe(1)))
-        redirects = _ACTIVE.__dict__.setdefault("redirects", [])
-        redirects.append(isinstance(manager, contextlib.redirect_stdout) and under_jit())
+        _ACTIVE.__dict__.setdefault("traced_kinds", []).append(
+            _kind(manager) if under_jit() else None)
         return value
 
     def __exit__(self, kind, error, traceback):
         _ACTIVE.managers.pop()
-        _ACTIVE.redirects.pop()
+        _ACTIVE.traced_kinds.pop()
         suppressed = self._exit(kind, error, traceback)
         if suppressed and error is not None:
             what = _not_discarded(error)
@@ -108,7 +109,17 @@ def _special(obj, name):
 
 
 _ACTIVE = threading.local()   # .managers: (manager, frame of its `with`), innermost last
-# .redirects: per entry of .managers, whether it is a redirect_stdout entered under jit
+# .traced_kinds: per entry of .managers, what `_kind` says of it if entered under jit
+
+
+def _kind(manager):
+    """"stdout" for a ``redirect_stdout``, "warnings" for a ``catch_warnings``: the
+    managers whose effect a call made when the program runs would miss; else None."""
+    if isinstance(manager, contextlib.redirect_stdout):
+        return "stdout"
+    if isinstance(manager, warnings.catch_warnings):
+        return "warnings"
+    return None
 
 
 def redirecting_stdout() -> bool:
@@ -116,7 +127,14 @@ def redirecting_stdout() -> bool:
     while tracing under ``jit`` is active: a ``print`` staged now goes to the
     ``sys.stdout`` it set (where Python's ``print`` writes), not to the one in force
     when the compiled program runs, after the ``with`` has ended."""
-    return any(getattr(_ACTIVE, "redirects", ()))
+    return "stdout" in getattr(_ACTIVE, "traced_kinds", ())
+
+
+def catching_warnings() -> bool:
+    """Whether a ``with warnings.catch_warnings()`` of converted code entered while
+    tracing under ``jit`` is active (a warning issued when the program runs would
+    be neither recorded nor filtered by it)."""
+    return "warnings" in getattr(_ACTIVE, "traced_kinds", ())
 
 
 def suppressing_around(frames) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -35,7 +36,14 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime import deferred_writes, effects, handlers, paths, write_counts
+from autograph.runtime import (
+    deferred_writes,
+    effects,
+    handlers,
+    paths,
+    regions,
+    write_counts,
+)
 from autograph.runtime.located_output import located
 from autograph.runtime.trace_context import under_jit
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, user_frame
@@ -109,10 +117,20 @@ def call_when_run(f, /, *args, **kwargs):
 
     what = getattr(f, "__qualname__", "this call")
     where = caller_location()
-    deferred_writes.note(getattr(f, "__self__", None), where)
-    made_now = []   # the result of a call made while tracing (jax.export of a Python text)
     # (a warning or log record names the user's line, not this module's)
     placed = located(f, user_frame(sys._getframe(1)))
+    if f is warnings.warn and handlers.catching_warnings():
+        if not traced and regions.depth() == 0:
+            return placed(*args, **kwargs)   # as jax.jit of the original: while tracing
+        raise ConversionError(
+            "this warnings.warn is inside a `with warnings.catch_warnings()` the traced "
+            "function entered, and it is staged (its arguments are traced, or it is in "
+            "a staged branch or loop), so the warning would be issued when the compiled "
+            "program runs, after the `with` has ended: the `with` would neither record "
+            "nor filter it. Issue the warning outside the staged code, or return a flag "
+            "and warn after the call.", where.filename, where.lineno)
+    deferred_writes.note_call(f, where)
+    made_now = []   # the result of a call made while tracing (jax.export of a Python text)
 
     def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
         _check_open(getattr(f, "__self__", None), what, where)

@@ -3,6 +3,7 @@ not read back while tracing (a ConversionError at the user's line, not ``''``)."
 
 import contextlib
 import io
+import logging
 
 import jax
 import jax.numpy as jnp
@@ -37,8 +38,27 @@ def redirected_then_read(x):
     return x, buf.tell()
 
 
+LOGGER = logging.getLogger("tests.deferred_writes")
+LOGGER.setLevel(logging.INFO)
+LOGGER.propagate = False
+
+
+def logged_then_read(x):
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    LOGGER.addHandler(handler)
+    try:
+        for i in range(2):
+            if x > i:
+                x = x * 2
+            LOGGER.info("step %d", i)
+    finally:
+        LOGGER.removeHandler(handler)
+    return x, len(buf.getvalue())
+
+
 @pytest.mark.parametrize("fn", [printed_then_read, written_in_loop_then_read,
-                                redirected_then_read])
+                                redirected_then_read, logged_then_read])
 def test_a_read_while_tracing_is_refused_at_the_line(fn):
     assert fn(1.0)[1] > 0            # Python reads the text back
     assert autograph.convert(fn)(1.0) == fn(1.0)

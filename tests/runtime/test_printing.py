@@ -1,6 +1,7 @@
 """runtime/printing.py: Python's print for Python values, a staged print for traced ones."""
 
 import io
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -69,3 +70,29 @@ def test_python_numbers_in_a_printed_list_show_as_numbers(capsys):
     strong(jnp.float32(1.5))   # a float32 array in Python too: shown as an array
     jax.effects_barrier()
     assert capsys.readouterr().out == "[Array(1.5, dtype=float32)]\n"
+
+
+def warned_in_catch_warnings(x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("careful", stacklevel=1)
+    return x * 2, len(caught), caught[0].lineno
+
+
+def warned_in_a_staged_branch(x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if x > 0:
+            warnings.warn("careful", stacklevel=1)
+    return x * 2, len(caught)
+
+
+def test_a_warning_in_the_function_s_catch_warnings_is_caught_by_it():
+    # Made while tracing, as jax.jit of the original makes it (made when the program
+    # runs, the `with` had ended: nothing was recorded and the warning escaped).
+    expected = warned_in_catch_warnings(1.0)
+    assert jax.jit(warned_in_catch_warnings)(1.0)[1:] == expected[1:]
+    assert autograph.to_graph(warned_in_catch_warnings)(1.0)[1:] == expected[1:]
+    with pytest.raises(autograph.ConversionError, match="catch_warnings"):
+        autograph.to_graph(warned_in_a_staged_branch)(1.0)
+    assert autograph.convert(warned_in_a_staged_branch)(1.0) == (2.0, 1)
