@@ -8,7 +8,10 @@ sign, ``#``, ``0``, width, ``,``, precision, types ``d x o b e f g %``, ``!s``) 
 literal text with braces and percent signs, from straight-line code, a staged ``if``,
 a loop over ``range(n)`` and the right operand of an ``and``/``or``; and lists, tuples
 and dicts of Python ints the program makes (``c``, ``i``: a Python number shows as its
-number inside them, out13).
+number inside them, out13). About a third of the programs print the staged ``if`` or
+the loop inside ``with contextlib.redirect_stdout(CAPTURE):`` (a stream of the
+program's module): that text must land in ``CAPTURE``, not on stdout, when compiled
+too (out14: a staged print went to the stdout in force when the program ran).
 The printed text
 of the original (Python ints and floats) must equal, exactly: the converted
 function's with the same Python values; the compiled function's
@@ -47,6 +50,7 @@ class PrintProgramGenerator:
     """Random print-formatting programs from one seed."""
 
     def __init__(self, seed: int):
+        self.seed = seed
         self.rng = random.Random(seed)
 
     def function(self, name: str) -> str:
@@ -63,6 +67,13 @@ class PrintProgramGenerator:
         body += ["def shown(v):", self._prints(1, ["v"], ["g"]) + ["return v > 1"],
                  f"ok = (x > {r.randint(-2, 6)}) {r.choice(['and', 'or'])} shown(k)"]
         body.append("return x, g, ok")
+        # Its own draws, so that the rest of each seed's program stays as it was.
+        redirect = random.Random(self.seed * 31 + 7)
+        if redirect.random() < 0.35:
+            at = body.index(redirect.choice(["if x > 2:", "for i in range(n):"]))
+            step = 4 if body[at] == "if x > 2:" else 2
+            body[at:at + step] = ["with contextlib.redirect_stdout(CAPTURE):",
+                                  body[at:at + step]]
         return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 
     def _prints(self, count, ints, floats):
@@ -142,14 +153,26 @@ def inputs_for(seed):
     return scalars, batch
 
 
-def _printed(run) -> str:
+PRELUDE = "import contextlib\nimport io\n\nCAPTURE = io.StringIO()\n\n\n"
+
+
+def _printed(run, capture=None):
+    """What ``run()`` prints: on stdout, and into ``capture`` (a program's ``CAPTURE``)."""
     import jax
 
     buffer = io.StringIO()
+    if capture is not None:
+        capture.seek(0)
+        capture.truncate()
     with contextlib.redirect_stdout(buffer):
         run()
         jax.effects_barrier()
-    return buffer.getvalue()
+    return buffer.getvalue(), "" if capture is None else capture.getvalue()
+
+
+def _lines(printed):
+    """Each part of ``printed`` (``_printed``) as its sorted lines: vmap's order."""
+    return tuple(sorted(part.splitlines()) for part in printed)
 
 
 def check_program(fn, seed) -> list[str]:
@@ -161,21 +184,22 @@ def check_program(fn, seed) -> list[str]:
 
     scalars, batch = inputs_for(seed)
     problems = []
+    capture = fn.__globals__.get("CAPTURE")
     compiled = jax.jit(autograph.convert(fn))
     for args in scalars:
-        expected = _printed(lambda args=args: fn(*args))
-        if _printed(lambda args=args: autograph.convert(fn)(*args)) != expected:
+        expected = _printed(lambda args=args: fn(*args), capture)
+        if _printed(lambda args=args: autograph.convert(fn)(*args), capture) != expected:
             problems.append(f"convert {args}")
         traced = tuple(jnp.int32(v) for v in args)
-        got = _printed(lambda traced=traced: compiled(*traced))
+        got = _printed(lambda traced=traced: compiled(*traced), capture)
         if got != expected:
             problems.append(f"compiled {args}:\n{got}!=\n{expected}")
     columns = [jnp.asarray(col, jnp.int32) for col in zip(*batch, strict=True)]
-    expected = sorted("".join(_printed(lambda args=args: fn(*args)) for args in batch)
-                      .splitlines())
+    runs = [_printed(lambda args=args: fn(*args), capture) for args in batch]
+    expected = _lines(("".join(out for out, _ in runs), "".join(cap for _, cap in runs)))
     for label, batched in (("vmap", jax.vmap(autograph.convert(fn))),
                            ("vmap of jit", jax.vmap(jax.jit(autograph.convert(fn))))):
-        got = sorted(_printed(lambda batched=batched: batched(*columns)).splitlines())
+        got = _lines(_printed(lambda batched=batched: batched(*columns), capture))
         if got != expected:
             problems.append(f"{label} {batch}:\n{got}!=\n{expected}")
     return problems
@@ -190,7 +214,7 @@ def fuzz(first_seed: int, count: int, progress=None):
             name = f"p_{seed}"
             source = PrintProgramGenerator(seed).function(name)
             path = Path(tmp) / f"print_fuzz_{seed}.py"
-            path.write_text(source)
+            path.write_text(PRELUDE + source)
             spec = importlib.util.spec_from_file_location(path.stem, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
