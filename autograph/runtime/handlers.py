@@ -20,6 +20,7 @@ import warnings
 import weakref
 
 import jax
+import numpy as np
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
@@ -73,10 +74,10 @@ class managed:  # noqa: N801 - used as a context manager, like contextlib's
 
     def __enter__(self):
         manager, enter = self._manager
-        value = enter()
+        kind = _kind(manager) if under_jit() else None   # (a @contextmanager's enter
+        value = enter()                                  # drops what _kind reads)
         _ACTIVE.__dict__.setdefault("managers", []).append((manager, sys._getframe(1)))
-        _ACTIVE.__dict__.setdefault("traced_kinds", []).append(
-            _kind(manager) if under_jit() else None)
+        _ACTIVE.__dict__.setdefault("traced_kinds", []).append(kind)
         return value
 
     def __exit__(self, kind, error, traceback):
@@ -113,28 +114,30 @@ _ACTIVE = threading.local()   # .managers: (manager, frame of its `with`), inner
 
 
 def _kind(manager):
-    """"stdout" for a ``redirect_stdout``, "warnings" for a ``catch_warnings``: the
-    managers whose effect a call made when the program runs would miss; else None."""
+    """What ``manager`` changes that a call made when the program runs, after its
+    ``with`` has ended, would miss: "stdout" (``redirect_stdout``), "warnings"
+    (``catch_warnings``), "printoptions" (NumPy's, ``jnp.printoptions`` too); else None."""
     if isinstance(manager, contextlib.redirect_stdout):
         return "stdout"
     if isinstance(manager, warnings.catch_warnings):
         return "warnings"
+    if (isinstance(manager, contextlib._GeneratorContextManager)
+            and getattr(manager, "func", None) is _PRINTOPTIONS):
+        return "printoptions"
     return None
 
 
-def redirecting_stdout() -> bool:
-    """Whether a ``with contextlib.redirect_stdout(...)`` of converted code entered
-    while tracing under ``jit`` is active: a ``print`` staged now goes to the
-    ``sys.stdout`` it set (where Python's ``print`` writes), not to the one in force
-    when the compiled program runs, after the ``with`` has ended."""
-    return "stdout" in getattr(_ACTIVE, "traced_kinds", ())
+_PRINTOPTIONS = getattr(np.printoptions, "__wrapped__", None)
 
 
-def catching_warnings() -> bool:
-    """Whether a ``with warnings.catch_warnings()`` of converted code entered while
-    tracing under ``jit`` is active (a warning issued when the program runs would
-    be neither recorded nor filtered by it)."""
-    return "warnings" in getattr(_ACTIVE, "traced_kinds", ())
+def entered_while_tracing(kind: str) -> bool:
+    """Whether a ``with`` of converted code entered while tracing under ``jit``, of
+    the ``kind`` ``_kind`` names, is active now: for ``printing``, whose staged
+    ``print`` (or warning) is made when the program runs, after it has ended. A
+    ``print`` without ``file=`` goes to the ``sys.stdout`` a ``redirect_stdout``
+    set, as Python's does; one inside ``np.printoptions`` shows arrays with those
+    options; a ``warnings.warn`` inside ``catch_warnings`` is made while tracing."""
+    return kind in getattr(_ACTIVE, "traced_kinds", ())
 
 
 def suppressing_around(frames) -> bool:

@@ -57,17 +57,24 @@ def print_(*args, **kwargs):
     sep, end, file, flush = _options(**kwargs)
 
     where = caller_location()
-    if file is None and handlers.redirecting_stdout():
+    if file is None and handlers.entered_while_tracing("stdout"):
         file = sys.stdout   # the stream a `with redirect_stdout(...)` traced now set
     deferred_writes.note(file, where)
     numbers = [_python_numbers(arg) for arg in args]
+    # NumPy's print options a `with np.printoptions(...)` traced now set
+    options = np.get_printoptions() if handlers.entered_while_tracing("printoptions") \
+        else None
 
     def show(*shown):
         target = sys.stdout if file is None else file
         _check_open(target, "print", where)
         shown = [arg if marks is None else tree_util.tree_map(_as_number, arg, marks)
                  for arg, marks in zip(shown, numbers, strict=True)]
-        builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
+        if options is None:
+            builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
+            return
+        with np.printoptions(**options):
+            builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
     return _when_run(show, args, {}, traced, "print")
 
@@ -119,7 +126,7 @@ def call_when_run(f, /, *args, **kwargs):
     where = caller_location()
     # (a warning or log record names the user's line, not this module's)
     placed = located(f, user_frame(sys._getframe(1)))
-    if f is warnings.warn and handlers.catching_warnings():
+    if f is warnings.warn and handlers.entered_while_tracing("warnings"):
         if not traced and regions.depth() == 0:
             return placed(*args, **kwargs)   # as jax.jit of the original: while tracing
         raise ConversionError(

@@ -5,6 +5,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autograph
@@ -96,3 +97,33 @@ def test_a_warning_in_the_function_s_catch_warnings_is_caught_by_it():
     with pytest.raises(autograph.ConversionError, match="catch_warnings"):
         autograph.to_graph(warned_in_a_staged_branch)(1.0)
     assert autograph.convert(warned_in_a_staged_branch)(1.0) == (2.0, 1)
+
+
+def printed_in_printoptions(x):
+    with np.printoptions(precision=2):
+        if x.sum() > 0:
+            x = x * 2
+        print(x, f"{x}")
+    return x
+
+
+def test_a_staged_print_inside_np_printoptions_shows_arrays_with_them(capsys):
+    # The print is made when the program runs, after the `with` has ended: the
+    # options in force while tracing it are the ones Python's print would use.
+    x = jnp.array([1.23456, 2.0])
+    printed_in_printoptions(x)
+    expected = capsys.readouterr().out
+    assert expected == "[2.47 4.  ] [2.47 4.  ]\n"
+    autograph.to_graph(printed_in_printoptions)(x)
+    jax.effects_barrier()
+    assert capsys.readouterr().out == expected
+    autograph.to_graph(printed_to_stdout)(x)   # outside the with: NumPy's defaults
+    jax.effects_barrier()
+    assert capsys.readouterr().out == "[2.46912 4.     ]\n"
+
+
+def printed_to_stdout(x):
+    if x.sum() > 0:
+        x = x * 2
+    print(x)
+    return x
