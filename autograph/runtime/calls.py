@@ -242,7 +242,8 @@ def _traced_operator(transpiler, decisions: _Decisions):
     replaced, changing_methods = side_effects.REPLACED, CHANGING_METHODS
     changing_functions = changing_functions_by_id()
     output_functions = output_function_ids()
-    pending_streams, stream_reads = deferred_writes.PENDING, deferred_writes.READS
+    pending_writes, stream_reads = deferred_writes.PENDING, deferred_writes.READS
+    logger_changes = deferred_writes.LOGGER_CHANGES
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -269,13 +270,15 @@ def _traced_operator(transpiler, decisions: _Decisions):
                     return instantiate(program, f)
                 return f
         elif t is method_type:
+            if pending_writes and f.__name__ in logger_changes:
+                deferred_writes.refuse_logger_change(f)   # log.setLevel after log.info
             target = known_method(f)
             if target is not None:
                 return target
         else:
             if replaced and t is builtin_type and f.__name__ in changing_methods:
                 side_effects.refuse_if_replaced(f.__self__)   # b.extend(...) on an old list
-            if pending_streams and t is builtin_type and f.__name__ in stream_reads:
+            if pending_writes and t is builtin_type and f.__name__ in stream_reads:
                 deferred_writes.refuse_read(f)   # buf.getvalue() of a staged print's stream
             if known_kind(id(t)) is AS_IS:
                 return f

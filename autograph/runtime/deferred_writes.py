@@ -7,7 +7,10 @@ where Python gives the text. ``note`` records such a stream (with the ``jit``
 trace the text is deferred into); ``refuse_read`` raises a ``ConversionError``
 at the user's line where converted code reads it back (``getvalue``, ``read``,
 ``tell``...) while that trace is still being traced. A read after the compiled
-call returns sees the text, as Python's would, and is left alone.
+call returns sees the text, as Python's would, and is left alone. In the same way,
+a log call deferred so goes through its loggers when the program runs:
+``refuse_logger_change`` refuses a change of their level, handlers or filters
+(``log.setLevel``) made while that trace is traced.
 """
 
 from __future__ import annotations
@@ -23,15 +26,19 @@ from autograph.runtime.tracing import caller_location
 # The methods that read back what a stream holds (or where its end is).
 READS = frozenset({"getvalue", "getbuffer", "read", "read1", "readinto", "readline",
                    "readlines", "tell"})
+# The methods that change what a logger's call does: its level, handlers, filters.
+LOGGER_CHANGES = frozenset({"setLevel", "addHandler", "removeHandler", "addFilter",
+                            "removeFilter"})
 
-# id(stream) -> (weak reference to it, the outermost jit trace, the write's Location)
+# id(stream or logger) -> (weak reference to it, the outermost jit trace, the
+# deferred call's Location)
 PENDING: dict = {}
 
 
 def note_call(f, where) -> None:
-    """``note`` the streams a deferred output call ``f`` (``output_calls.py``) writes
-    to: a stream's own ``write``, or the streams of the handlers a ``Logger`` call
-    (``log.info``, ``logging.info``) reaches."""
+    """``note`` what a deferred output call ``f`` (``output_calls.py``) depends on: a
+    stream's own ``write``: the stream; a ``Logger`` call (``log.info``,
+    ``logging.info``): the loggers it goes through and their handlers' streams."""
     owner = getattr(f, "__self__", None)
     if isinstance(owner, io.IOBase):
         note(owner, where)
@@ -41,15 +48,17 @@ def note_call(f, where) -> None:
     if owner is None and getattr(f, "__module__", None) == "logging":
         owner = logging.getLogger()
     while isinstance(owner, logging.Logger):
+        note(owner, where)
         for handler in owner.handlers:
             note(getattr(handler, "stream", None), where)
         owner = owner.parent if owner.propagate else None
 
 
-def note(stream, where) -> None:
-    """Record that text for ``stream`` (an ``io`` stream) written at ``where`` (the
-    user's line) is deferred into the ``jit`` being traced."""
-    if not isinstance(stream, io.IOBase) or not under_jit():
+def note(target, where) -> None:
+    """Record that a call made at ``where`` (the user's line) that writes to
+    ``target`` (an ``io`` stream, or a ``Logger`` it goes through) is deferred into
+    the ``jit`` being traced."""
+    if not isinstance(target, (io.IOBase, logging.Logger)) or not under_jit():
         return
     outermost = None
     trace = current_trace()
@@ -59,14 +68,30 @@ def note(stream, where) -> None:
         trace = getattr(trace, "parent_trace", None)
     if outermost is None:
         return
-    key = id(stream)
+    key = id(target)
     try:
-        ref = weakref.ref(stream, lambda _, key=key, drop=PENDING.pop: drop(key, None))
+        ref = weakref.ref(target, lambda _, key=key, drop=PENDING.pop: drop(key, None))
     except TypeError:   # a stream class without weak references
         return
     entry = PENDING.get(key)
-    if entry is None or entry[0]() is not stream or entry[1] is not outermost:
-        PENDING[key] = (ref, outermost, where)   # the first such write of this trace
+    if entry is None or entry[0]() is not target or entry[1] is not outermost:
+        PENDING[key] = (ref, outermost, where)   # the first such call of this trace
+
+
+def _deferred_here(target):
+    """The Location of the first call deferred into the ``jit`` being traced now
+    that writes to ``target``, or None."""
+    entry = PENDING.get(id(target))
+    if entry is None or entry[0]() is not target:
+        return None
+    _, deferred_into, written = entry
+    trace = current_trace()
+    while trace is not None:
+        if trace is deferred_into:
+            return written
+        trace = getattr(trace, "parent_trace", None)
+    PENDING.pop(id(target), None)   # that program has been traced: its calls are due
+    return None
 
 
 def refuse_read(method) -> None:
@@ -74,17 +99,8 @@ def refuse_read(method) -> None:
     method, ``buf.getvalue``) reads a stream whose deferred text the ``jit`` being
     traced now has not written yet."""
     stream = getattr(method, "__self__", None)
-    entry = PENDING.get(id(stream))
-    if entry is None or entry[0]() is not stream:
-        return
-    _, deferred_into, written = entry
-    trace = current_trace()
-    while trace is not None:
-        if trace is deferred_into:
-            break
-        trace = getattr(trace, "parent_trace", None)
-    else:
-        PENDING.pop(id(stream), None)   # that program has been traced: its text is due
+    written = _deferred_here(stream)
+    if written is None:
         return
     where = caller_location()
     raise ConversionError(
@@ -94,4 +110,23 @@ def refuse_read(method) -> None:
         "none of that text, and this read would not see what Python's sees. Read the "
         "stream after the compiled call returns, or build the text with str.format or "
         "an f-string of static values.",
+        where.filename, where.lineno)
+
+
+def refuse_logger_change(method) -> None:
+    """Raise a ``ConversionError`` at the user's line where ``method`` (a bound
+    ``Logger.setLevel``, ``addHandler``...) changes a logger that a log call deferred
+    into the ``jit`` being traced now goes through: the change is made now, while
+    tracing, before that call is made, when the program runs."""
+    logger = getattr(method, "__self__", None)
+    logged = _deferred_here(logger)
+    if logged is None:
+        return
+    where = caller_location()
+    raise ConversionError(
+        f"this {method.__name__}() changes the logger {logger.name!r}, which the log "
+        f"call at line {logged.lineno} goes through; that call is staged inside jit and "
+        "made when the compiled program runs, after this change (made now, while "
+        "tracing), so it would log with the logger as changed, not as Python's call "
+        "finds it. Configure the logger outside the function, before the call.",
         where.filename, where.lineno)

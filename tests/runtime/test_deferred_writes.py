@@ -62,7 +62,9 @@ def logged_then_read(x):
 def test_a_read_while_tracing_is_refused_at_the_line(fn):
     assert fn(1.0)[1] > 0            # Python reads the text back
     assert autograph.convert(fn)(1.0) == fn(1.0)
-    with pytest.raises(autograph.ConversionError, match=r"reads back a stream .* line \d+"):
+    # (the handler the logging one removes in its `finally` is refused first)
+    with pytest.raises(autograph.ConversionError,
+                       match=r"reads back a stream .* line \d+|removeHandler\(\) changes"):
         autograph.to_graph(fn)(1.0)
 
 
@@ -136,3 +138,54 @@ def printed_to_stdout(x):
         x = x * 2
     print("x =", x)
     return x
+
+
+class _Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+LEVELLED = logging.getLogger("tests.deferred_writes.levelled")
+LEVELLED.propagate = False
+SEEN = _Lines()
+LEVELLED.addHandler(SEEN)
+
+
+def level_lowered_for_one_call(x):
+    LEVELLED.setLevel(logging.INFO)
+    if x > 0:
+        x = x * 2
+    LEVELLED.info("value %s", x)
+    LEVELLED.setLevel(logging.WARNING)
+    return x
+
+
+def test_a_logger_changed_after_a_staged_log_call_is_refused():
+    # Made when the program runs, the call found the level the function set last
+    # (WARNING) and logged nothing, where Python's logged one line.
+    SEEN.lines.clear()
+    level_lowered_for_one_call(1.0)
+    assert SEEN.lines == ["value 2.0"]
+    with pytest.raises(autograph.ConversionError, match=r"setLevel\(\) changes the logger"):
+        autograph.to_graph(level_lowered_for_one_call)(1.0)
+
+
+def test_a_logger_configured_before_its_staged_calls_is_left_alone():
+    def configured_first(x):
+        LEVELLED.setLevel(logging.INFO)
+        if x > 0:
+            x = x * 2
+        LEVELLED.info("value %s", x)
+        return x
+
+    SEEN.lines.clear()
+    autograph.to_graph(configured_first)(1.0)
+    jax.effects_barrier()
+    autograph.to_graph(configured_first)(jnp.float32(2.0))   # a later trace: the
+    # first's call has been made; its setLevel is no change to a pending call
+    jax.effects_barrier()
+    assert SEEN.lines == ["value 2.0", "value 4.0"]
