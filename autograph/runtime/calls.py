@@ -27,6 +27,7 @@ are library code the transpiler decides at conversion time, by its ``CallPolicy`
 
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import sys
@@ -43,7 +44,7 @@ from autograph.mutating_methods import changing_functions as changing_functions_
 from autograph.output_calls import function_ids as output_function_ids
 from autograph.output_calls import writes_output
 from autograph.runtime import deferred_writes, recursion, side_effects
-from autograph.runtime.printing import call_when_run
+from autograph.runtime.printing import call_when_run, print_
 
 
 @functools.cache
@@ -243,6 +244,7 @@ def _traced_operator(transpiler, decisions: _Decisions):
     changing_functions = changing_functions_by_id()
     output_functions = output_function_ids()
     pending_writes, stream_reads = deferred_writes.PENDING, deferred_writes.READS
+    builtin_print, partial_type = builtins.print, functools.partial
     logger_changes = deferred_writes.LOGGER_CHANGES
 
     def converted_call(f, /):
@@ -276,6 +278,10 @@ def _traced_operator(transpiler, decisions: _Decisions):
             if target is not None:
                 return target
         else:
+            if f is builtin_print:   # `out = print; out(x)`, `builtins.print(x)`
+                return print_
+            if t is partial_type and f.func is builtin_print:   # partial(print, sep="")
+                return functools.partial(print_, *f.args, **f.keywords)
             if replaced and t is builtin_type and f.__name__ in changing_methods:
                 side_effects.refuse_if_replaced(f.__self__)   # b.extend(...) on an old list
             if pending_writes and t is builtin_type and f.__name__ in stream_reads:
