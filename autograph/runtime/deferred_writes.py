@@ -30,8 +30,8 @@ READS = frozenset({"getvalue", "getbuffer", "read", "read1", "readinto", "readli
 LOGGER_CHANGES = frozenset({"setLevel", "addHandler", "removeHandler", "addFilter",
                             "removeFilter"})
 
-# id(stream or logger) -> (weak reference to it, the outermost jit trace, the
-# deferred call's Location)
+# id(stream or logger) -> (weak references to it and to the outermost jit trace,
+# the deferred call's Location)
 PENDING: dict = {}
 
 
@@ -74,8 +74,9 @@ def note(target, where) -> None:
     except TypeError:   # a stream class without weak references
         return
     entry = PENDING.get(key)
-    if entry is None or entry[0]() is not target or entry[1] is not outermost:
-        PENDING[key] = (ref, outermost, where)   # the first such call of this trace
+    if entry is None or entry[0]() is not target or entry[1]() is not outermost:
+        # the first such call of this trace (held weakly: a trace holds its program)
+        PENDING[key] = (ref, weakref.ref(outermost), where)
 
 
 def _deferred_here(target):
@@ -85,7 +86,8 @@ def _deferred_here(target):
     if entry is None or entry[0]() is not target:
         return None
     _, deferred_into, written = entry
-    trace = current_trace()
+    deferred_into = deferred_into()
+    trace = current_trace() if deferred_into is not None else None
     while trace is not None:
         if trace is deferred_into:
             return written
