@@ -17,6 +17,8 @@ printed line is what Python prints for the concrete values.
 
 from __future__ import annotations
 
+import builtins
+
 import gast
 
 from autograph import templates
@@ -24,7 +26,7 @@ from autograph.converters import formatting
 from autograph.converters.base import Transformer
 
 NODE_TYPES = (gast.Call,)
-NAMES = ("print",)
+NAMES = ("print", "builtins")   # builtins.print(...) too
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
@@ -39,7 +41,9 @@ class _Print(Transformer):
     def visit_Call(self, node):
         node = self.generic_visit(node)
         func = node.func
-        if isinstance(func, gast.Name) and func.id == "print" and self.ctx.is_builtin("print"):
+        if (isinstance(func, gast.Name) and func.id == "print" and self.ctx.is_builtin("print")
+                or isinstance(func, gast.Attribute) and func.attr == "print"
+                and self.ctx.value_of(func) is builtins.print):   # builtins.print(...)
             new = templates.replace_expr("ag__.print_", ag__=self.ctx.runtime_name)
             templates.set_location(new, func)
             node.func = new

@@ -27,6 +27,7 @@ are library code the transpiler decides at conversion time, by its ``CallPolicy`
 
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import sys
@@ -42,8 +43,8 @@ from autograph.mutating_methods import CHANGING_METHODS
 from autograph.mutating_methods import changing_functions as changing_functions_by_id
 from autograph.output_calls import function_ids as output_function_ids
 from autograph.output_calls import writes_output
-from autograph.runtime import recursion, side_effects
-from autograph.runtime.printing import call_when_run
+from autograph.runtime import deferred_writes, recursion, side_effects
+from autograph.runtime.printing import call_when_run, print_
 
 
 @functools.cache
@@ -242,6 +243,9 @@ def _traced_operator(transpiler, decisions: _Decisions):
     replaced, changing_methods = side_effects.REPLACED, CHANGING_METHODS
     changing_functions = changing_functions_by_id()
     output_functions = output_function_ids()
+    pending_writes, stream_reads = deferred_writes.PENDING, deferred_writes.READS
+    builtin_print, partial_type = builtins.print, functools.partial
+    logger_changes = deferred_writes.LOGGER_CHANGES
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -268,12 +272,20 @@ def _traced_operator(transpiler, decisions: _Decisions):
                     return instantiate(program, f)
                 return f
         elif t is method_type:
+            if pending_writes and f.__name__ in logger_changes:
+                deferred_writes.refuse_logger_change(f)   # log.setLevel after log.info
             target = known_method(f)
             if target is not None:
                 return target
         else:
+            if f is builtin_print:   # `out = print; out(x)`, `builtins.print(x)`
+                return print_
+            if t is partial_type and f.func is builtin_print:   # partial(print, sep="")
+                return functools.partial(print_, *f.args, **f.keywords)
             if replaced and t is builtin_type and f.__name__ in changing_methods:
                 side_effects.refuse_if_replaced(f.__self__)   # b.extend(...) on an old list
+            if pending_writes and t is builtin_type and f.__name__ in stream_reads:
+                deferred_writes.refuse_read(f)   # buf.getvalue() of a staged print's stream
             if known_kind(id(t)) is AS_IS:
                 return f
         return slow_path(f)

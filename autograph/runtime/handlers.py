@@ -16,14 +16,16 @@ import contextlib
 import dis
 import sys
 import threading
+import warnings
 import weakref
 
 import jax
+import numpy as np
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
 from autograph.runtime.regions import regions_of
-from autograph.runtime.trace_context import trace_active
+from autograph.runtime.trace_context import trace_active, under_jit
 from autograph.runtime.tracing import caller_location, has_tracer
 
 
@@ -72,12 +74,15 @@ class managed:  # noqa: N801 - used as a context manager, like contextlib's
 
     def __enter__(self):
         manager, enter = self._manager
-        value = enter()
+        kind = _kind(manager) if under_jit() else None   # (a @contextmanager's enter
+        value = enter()                                  # drops what _kind reads)
         _ACTIVE.__dict__.setdefault("managers", []).append((manager, sys._getframe(1)))
+        _ACTIVE.__dict__.setdefault("traced_kinds", []).append(kind)
         return value
 
     def __exit__(self, kind, error, traceback):
         _ACTIVE.managers.pop()
+        _ACTIVE.traced_kinds.pop()
         suppressed = self._exit(kind, error, traceback)
         if suppressed and error is not None:
             what = _not_discarded(error)
@@ -105,6 +110,34 @@ def _special(obj, name):
 
 
 _ACTIVE = threading.local()   # .managers: (manager, frame of its `with`), innermost last
+# .traced_kinds: per entry of .managers, what `_kind` says of it if entered under jit
+
+
+def _kind(manager):
+    """What ``manager`` changes that a call made when the program runs, after its
+    ``with`` has ended, would miss: "stdout" (``redirect_stdout``), "warnings"
+    (``catch_warnings``), "printoptions" (NumPy's, ``jnp.printoptions`` too); else None."""
+    if isinstance(manager, contextlib.redirect_stdout):
+        return "stdout"
+    if isinstance(manager, warnings.catch_warnings):
+        return "warnings"
+    if (isinstance(manager, contextlib._GeneratorContextManager)
+            and getattr(manager, "func", None) is _PRINTOPTIONS):
+        return "printoptions"
+    return None
+
+
+_PRINTOPTIONS = getattr(np.printoptions, "__wrapped__", None)
+
+
+def entered_while_tracing(kind: str) -> bool:
+    """Whether a ``with`` of converted code entered while tracing under ``jit``, of
+    the ``kind`` ``_kind`` names, is active now: for ``printing``, whose staged
+    ``print`` (or warning) is made when the program runs, after it has ended. A
+    ``print`` without ``file=`` goes to the ``sys.stdout`` a ``redirect_stdout``
+    set, as Python's does; one inside ``np.printoptions`` shows arrays with those
+    options; a ``warnings.warn`` inside ``catch_warnings`` is made while tracing."""
+    return kind in getattr(_ACTIVE, "traced_kinds", ())
 
 
 def suppressing_around(frames) -> bool:

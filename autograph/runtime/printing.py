@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -35,7 +36,15 @@ import numpy as np
 from jax import tree_util
 
 from autograph.errors import ConversionError
-from autograph.runtime import effects, paths, python_ints, write_counts
+from autograph.runtime import (
+    deferred_writes,
+    effects,
+    handlers,
+    paths,
+    python_ints,
+    regions,
+    write_counts,
+)
 from autograph.runtime.located_output import located
 from autograph.runtime.trace_context import under_jit
 from autograph.runtime.tracing import caller_location, has_tracer, is_tracer, user_frame
@@ -50,14 +59,24 @@ def print_(*args, **kwargs):
 
     where = caller_location()
     args = _typed(args)
+    if file is None and handlers.entered_while_tracing("stdout"):
+        file = sys.stdout   # the stream a `with redirect_stdout(...)` traced now set
+    deferred_writes.note(file, where)
     numbers = [_python_numbers(arg) for arg in args]
+    # NumPy's print options a `with np.printoptions(...)` traced now set
+    options = np.get_printoptions() if handlers.entered_while_tracing("printoptions") \
+        else None
 
     def show(*shown):
         target = sys.stdout if file is None else file
         _check_open(target, "print", where)
         shown = [arg if marks is None else tree_util.tree_map(_as_number, arg, marks)
                  for arg, marks in zip(shown, numbers, strict=True)]
-        builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
+        if options is None:
+            builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
+            return
+        with np.printoptions(**options):
+            builtins.print(*shown, sep=sep, end=end, file=target, flush=flush)
 
     return _when_run(show, args, {}, traced, "print")
 
@@ -162,9 +181,20 @@ def call_when_run(f, /, *args, **kwargs):
 
     what = getattr(f, "__qualname__", "this call")
     where = caller_location()
-    made_now = []   # the result of a call made while tracing (jax.export of a Python text)
     # (a warning or log record names the user's line, not this module's)
     placed = located(f, user_frame(sys._getframe(1)))
+    if f is warnings.warn and handlers.entered_while_tracing("warnings"):
+        if not traced and regions.depth() == 0:
+            return placed(*args, **kwargs)   # as jax.jit of the original: while tracing
+        raise ConversionError(
+            "this warnings.warn is inside a `with warnings.catch_warnings()` the traced "
+            "function entered, and it is staged (its arguments are traced, or it is in "
+            "a staged branch or loop), so the warning would be issued when the compiled "
+            "program runs, after the `with` has ended: the `with` would neither record "
+            "nor filter it. Issue the warning outside the staged code, or return a flag "
+            "and warn after the call.", where.filename, where.lineno)
+    deferred_writes.note_call(f, where)
+    made_now = []   # the result of a call made while tracing (jax.export of a Python text)
 
     def call(*shown, **shown_kwargs):   # a deferred f-string argument is its text
         _check_open(getattr(f, "__self__", None), what, where)

@@ -1,5 +1,6 @@
 """print: Python's print for Python values; the same text at run time for traced ones."""
 
+import builtins
 import io
 import sys
 
@@ -143,3 +144,15 @@ def test_generated_code():
         "def show(x, y):\n"
         "    ag__.print_('x =', x, 'y =', y)\n"
         "    return x + y\n")
+
+
+def show_through_builtins(x):
+    if x > 0:
+        x = x * 2
+    builtins.print(f"x = {x:.2f}")
+    return x
+
+
+def test_builtins_print_is_converted_as_print_is():
+    assert "ag__.print_(ag__.format_(" in autograph.to_code(show_through_builtins)
+    check(show_through_builtins, 1.5)

@@ -10,7 +10,12 @@ a loop over ``range(n)`` and the right operand of an ``and``/``or``; and lists, 
 and dicts of Python ints the program makes (``c``, ``i``: a Python number shows as its
 number inside them, out13); and a Python number a staged ``if`` steps or gives the other
 type (``m = 3``, then ``m = m + 0.5``), printed alone, in an f-string or through
-``str``/``repr`` (silent13).
+``str``/``repr`` (silent13). About a third of the programs print the staged ``if`` or
+the loop inside ``with contextlib.redirect_stdout(CAPTURE):`` (a stream of the
+program's module): that text must land in ``CAPTURE``, not on stdout, when compiled
+too (out14: a staged print went to the stdout in force when the program ran); and
+about a third make some of their prints as ``echo(...)`` (``echo = print``) or
+``builtins.print(...)`` (out14: those printed the tracer while tracing).
 The printed text
 of the original (Python ints and floats) must equal, exactly: the converted
 function's with the same Python values; the compiled function's
@@ -49,6 +54,7 @@ class PrintProgramGenerator:
     """Random print-formatting programs from one seed."""
 
     def __init__(self, seed: int):
+        self.seed = seed
         self.rng = random.Random(seed)
 
     def function(self, name: str) -> str:
@@ -74,6 +80,15 @@ class PrintProgramGenerator:
         body += [f"m = {start}", f"if x > {r.randint(-2, 6)}:", [f"m = {step}"],
                  f"print({shown}, x)"]   # (x: traced, so vmap prints each example's line)
         body.append("return x, g, ok")
+        # Its own draws, so that the rest of each seed's program stays as it was.
+        redirect = random.Random(self.seed * 31 + 7)
+        if redirect.random() < 0.35:   # print reached other than by its name (out14)
+            body = ["echo = print", *_renamed_prints(body, redirect)]
+        if redirect.random() < 0.35:
+            at = body.index(redirect.choice(["if x > 2:", "for i in range(n):"]))
+            step = 4 if body[at] == "if x > 2:" else 2
+            body[at:at + step] = ["with contextlib.redirect_stdout(CAPTURE):",
+                                  body[at:at + step]]
         return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 
     def _prints(self, count, ints, floats):
@@ -146,6 +161,23 @@ class PrintProgramGenerator:
         return f"{template!r} % ({', '.join(args)},)"
 
 
+def _renamed_prints(body, rng):
+    """``body`` with some of its ``print(`` calls made as ``builtins.print(`` or, where
+    they format nothing, ``echo(`` (``echo = print``: the converter sees no ``print``
+    there, so an f-string argument of it is formatted while tracing, and refused)."""
+    out = []
+    for line in body:
+        if isinstance(line, list):
+            out.append(_renamed_prints(line, rng))
+        elif line.startswith("print(") and rng.random() < 0.5:
+            plain = not any(mark in line for mark in ("f'", 'f"', ".format(", "%"))
+            name = rng.choice(["echo(", "builtins.print("]) if plain else "builtins.print("
+            out.append(name + line[len("print("):])
+        else:
+            out.append(line)
+    return out
+
+
 def inputs_for(seed):
     rng = random.Random(seed * 7919 + 3)
     scalars = [(rng.randint(-6, 9), rng.randint(-6, 9), rng.randint(0, 3)) for _ in range(2)]
@@ -153,14 +185,26 @@ def inputs_for(seed):
     return scalars, batch
 
 
-def _printed(run) -> str:
+PRELUDE = "import builtins\nimport contextlib\nimport io\n\nCAPTURE = io.StringIO()\n\n\n"
+
+
+def _printed(run, capture=None):
+    """What ``run()`` prints: on stdout, and into ``capture`` (a program's ``CAPTURE``)."""
     import jax
 
     buffer = io.StringIO()
+    if capture is not None:
+        capture.seek(0)
+        capture.truncate()
     with contextlib.redirect_stdout(buffer):
         run()
         jax.effects_barrier()
-    return buffer.getvalue()
+    return buffer.getvalue(), "" if capture is None else capture.getvalue()
+
+
+def _lines(printed):
+    """Each part of ``printed`` (``_printed``) as its sorted lines: vmap's order."""
+    return tuple(sorted(part.splitlines()) for part in printed)
 
 
 def check_program(fn, seed) -> list[str]:
@@ -172,21 +216,22 @@ def check_program(fn, seed) -> list[str]:
 
     scalars, batch = inputs_for(seed)
     problems = []
+    capture = fn.__globals__.get("CAPTURE")
     compiled = jax.jit(autograph.convert(fn))
     for args in scalars:
-        expected = _printed(lambda args=args: fn(*args))
-        if _printed(lambda args=args: autograph.convert(fn)(*args)) != expected:
+        expected = _printed(lambda args=args: fn(*args), capture)
+        if _printed(lambda args=args: autograph.convert(fn)(*args), capture) != expected:
             problems.append(f"convert {args}")
         traced = tuple(jnp.int32(v) for v in args)
-        got = _printed(lambda traced=traced: compiled(*traced))
+        got = _printed(lambda traced=traced: compiled(*traced), capture)
         if got != expected:
             problems.append(f"compiled {args}:\n{got}!=\n{expected}")
     columns = [jnp.asarray(col, jnp.int32) for col in zip(*batch, strict=True)]
-    expected = sorted("".join(_printed(lambda args=args: fn(*args)) for args in batch)
-                      .splitlines())
+    runs = [_printed(lambda args=args: fn(*args), capture) for args in batch]
+    expected = _lines(("".join(out for out, _ in runs), "".join(cap for _, cap in runs)))
     for label, batched in (("vmap", jax.vmap(autograph.convert(fn))),
                            ("vmap of jit", jax.vmap(jax.jit(autograph.convert(fn))))):
-        got = sorted(_printed(lambda batched=batched: batched(*columns)).splitlines())
+        got = _lines(_printed(lambda batched=batched: batched(*columns), capture))
         if got != expected:
             problems.append(f"{label} {batch}:\n{got}!=\n{expected}")
     return problems
@@ -201,7 +246,7 @@ def fuzz(first_seed: int, count: int, progress=None):
             name = f"p_{seed}"
             source = PrintProgramGenerator(seed).function(name)
             path = Path(tmp) / f"print_fuzz_{seed}.py"
-            path.write_text(source)
+            path.write_text(PRELUDE + source)
             spec = importlib.util.spec_from_file_location(path.stem, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)

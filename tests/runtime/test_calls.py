@@ -4,6 +4,7 @@ Every callee has control flow on its argument, so the compiled runs of ``check``
 only pass when the callee was converted.
 """
 
+import builtins
 import colorsys
 import functools
 import json
@@ -545,3 +546,25 @@ def test_global_self_recursion():
         assert autograph.convert(factorial)(6) == 720
     finally:
         autograph.set_debug(store_source=False)
+
+
+def _printed_through_an_alias(x):
+    out = print
+    say = functools.partial(print, "val:", sep="")
+    if x > 0:
+        x = x * 2
+    out("x", x)
+    say(x)
+    builtins.print("b", x)
+    return x
+
+
+def test_print_reached_other_than_by_its_name_is_staged_too(capsys):
+    # `out = print; out(x)`, `functools.partial(print, ...)`, `builtins.print`: the
+    # call operator gives the staged print (they printed the tracer while tracing).
+    _printed_through_an_alias(1.0)
+    expected = capsys.readouterr().out
+    assert expected == "x 2.0\nval:2.0\nb 2.0\n"
+    autograph.to_graph(_printed_through_an_alias)(1.0)
+    jax.effects_barrier()
+    assert capsys.readouterr().out == expected

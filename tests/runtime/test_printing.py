@@ -2,9 +2,11 @@
 
 import contextlib
 import io
+import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autograph
@@ -92,3 +94,59 @@ def test_a_number_whose_type_a_traced_condition_decided_prints_as_that_type():
             autograph.to_graph(int_or_float)(x)
             jax.effects_barrier()
         assert got.getvalue() == expected.getvalue()
+
+
+def warned_in_catch_warnings(x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("careful", stacklevel=1)
+    return x * 2, len(caught), caught[0].lineno
+
+
+def warned_in_a_staged_branch(x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if x > 0:
+            warnings.warn("careful", stacklevel=1)
+    return x * 2, len(caught)
+
+
+def test_a_warning_in_the_function_s_catch_warnings_is_caught_by_it():
+    # Made while tracing, as jax.jit of the original makes it (made when the program
+    # runs, the `with` had ended: nothing was recorded and the warning escaped).
+    expected = warned_in_catch_warnings(1.0)
+    assert jax.jit(warned_in_catch_warnings)(1.0)[1:] == expected[1:]
+    assert autograph.to_graph(warned_in_catch_warnings)(1.0)[1:] == expected[1:]
+    with pytest.raises(autograph.ConversionError, match="catch_warnings"):
+        autograph.to_graph(warned_in_a_staged_branch)(1.0)
+    assert autograph.convert(warned_in_a_staged_branch)(1.0) == (2.0, 1)
+
+
+def printed_in_printoptions(x):
+    with np.printoptions(precision=2):
+        if x.sum() > 0:
+            x = x * 2
+        print(x, f"{x}")
+    return x
+
+
+def test_a_staged_print_inside_np_printoptions_shows_arrays_with_them(capsys):
+    # The print is made when the program runs, after the `with` has ended: the
+    # options in force while tracing it are the ones Python's print would use.
+    x = jnp.array([1.23456, 2.0])
+    printed_in_printoptions(x)
+    expected = capsys.readouterr().out
+    assert expected == "[2.47 4.  ] [2.47 4.  ]\n"
+    autograph.to_graph(printed_in_printoptions)(x)
+    jax.effects_barrier()
+    assert capsys.readouterr().out == expected
+    autograph.to_graph(printed_to_stdout)(x)   # outside the with: NumPy's defaults
+    jax.effects_barrier()
+    assert capsys.readouterr().out == "[2.46912 4.     ]\n"
+
+
+def printed_to_stdout(x):
+    if x.sum() > 0:
+        x = x * 2
+    print(x)
+    return x
