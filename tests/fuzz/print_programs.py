@@ -164,13 +164,15 @@ class PrintProgramGenerator:
 def _renamed_prints(body, rng):
     """``body`` with some of its ``print(`` calls made as ``builtins.print(`` or, where
     they format nothing, ``echo(`` (``echo = print``: the converter sees no ``print``
-    there, so an f-string argument of it is formatted while tracing, and refused)."""
+    there, so an f-string or ``str(...)`` argument of it is made while tracing, and
+    refused)."""
     out = []
     for line in body:
         if isinstance(line, list):
             out.append(_renamed_prints(line, rng))
         elif line.startswith("print(") and rng.random() < 0.5:
-            plain = not any(mark in line for mark in ("f'", 'f"', ".format(", "%"))
+            plain = not any(mark in line for mark in ("f'", 'f"', ".format(", "%", "str(",
+                                                        "repr("))
             name = rng.choice(["echo(", "builtins.print("]) if plain else "builtins.print("
             out.append(name + line[len("print("):])
         else:
