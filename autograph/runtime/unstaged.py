@@ -31,15 +31,16 @@ def comprehension_test(condition):
 
 
 def formattable(value):
-    """A field of an f-string (``f"{x}"``, ``f"{x:.3f}"``) used as a value (not
-    printed): ``value`` itself, or a ``ConversionError`` at the user's line where
-    it holds a traced value, since the text would be made while tracing, before the
-    value exists (the tracer's text, ``JitTracer(~float32[])``, or a ``TypeError``)."""
+    """A field of an f-string (``f"{x}"``, ``f"{x:.3f}"``), or an operand of
+    ``"...".format(x)`` or ``"..." % x``, used as a value (not printed): ``value``
+    itself, or a ``ConversionError`` at the user's line where it holds a traced value,
+    since the text would be made while tracing, before the value exists (the
+    tracer's text, ``JitTracer(~float32[])``, or a ``TypeError``)."""
     if has_tracer(value):
         where = caller_location()
         raise ConversionError(
-            "this f-string formats a traced value, and its text would "
-            "be made while tracing, when the value does not exist yet (only inside "
+            "this f-string (or `.format`, or `%`) formats a traced value, and its text "
+            "would be made while tracing, when the value does not exist yet (only inside "
             "print(...) and assert or raise messages does autograph format at run time). "
             "Print it (`print(f\"...\")` or jax.debug.print(\"{x:.3f}\", x=x)), or "
             "format it outside the compiled function, from its result.",

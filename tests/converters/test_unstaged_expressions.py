@@ -37,11 +37,32 @@ def printed(x):
     return x
 
 
+def format_method(x):
+    return len("{}".format(x))  # noqa: UP032 - the form under test
+
+
+def percent_formatted(x):
+    return len("%s|%s" % (1, x))  # noqa: UP031 - the form under test
+
+
+def format_keyword(x):
+    return len("{v}".format(v=[x]))  # noqa: UP032 - the form under test
+
+
+def formats_python_values(x):
+    n = 3
+    return (x + len("v=%d" % n)  # noqa: UP031 - the forms under test
+            + len("{k}".format(k=2)) + len("{} {}".format(*[1, 2])))  # noqa: UP032
+
+
 @pytest.mark.parametrize("fn, arg, line, match", [
+    (format_method, 1.5, 1, "formats a traced value"),
+    (percent_formatted, 1.5, 1, "formats a traced value"),
+    (format_keyword, 1.5, 1, "formats a traced value"),
     (positives, jnp.array([1.0, -1.0]), 1, "`if` of this comprehension"),
     (kept_max, 1.5, 1, "`if` of this comprehension"),
-    (labelled, 1.5, 1, "f-string formats a traced value"),
-    (unlabelled, 1.5, 1, "f-string formats a traced value"),
+    (labelled, 1.5, 1, "formats a traced value"),
+    (unlabelled, 1.5, 1, "formats a traced value"),
 ])
 def test_a_traced_operand_is_refused_at_the_users_line(fn, arg, line, match):
     # Python runs them (jax.jit of the original raises JAX's own errors).
@@ -60,6 +81,12 @@ def test_python_operands_run_as_python():
     assert autograph.convert(unlabelled)(1.5) == unlabelled(1.5)
     out = jax.jit(autograph.convert(static_parts), static_argnums=1)(2.0, names)
     assert float(out[0]) == 4.0 and bool(out[1])
+
+
+def test_format_and_percent_of_python_values_run_as_python():
+    assert autograph.to_graph(formats_python_values)(1.5) == formats_python_values(1.5)
+    assert "v=%d' % n)" in autograph.to_code(formats_python_values).replace(
+        "ag__.formattable(n)", "n")
 
 
 def test_printed_fields_are_formatted_at_run_time(capsys):
