@@ -91,7 +91,9 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   (or gives a number of the other type in one branch), then ``isinstance``/``type``
   of it, or ``str``/``repr``/an f-string of it outside ``print`` (out13: Python's
   ``True``/text, staged ``False``/the tracer's text; now Python's answer where the
-  branches agree on the type, else refused: ``runtime/types_of.py``).
+  branches agree on the type, else refused: ``runtime/types_of.py``); also
+  ``'{}'.format(m)`` and ``'%s' % (m,)`` (the tracer's text until refused like
+  f-strings: seed 8300, 150 programs, 24 wrong before).
 - ``silent_sorted_floats``: ``sorted`` (or ``.sort()``) of a list of floats a
   conditional expression on the program's values makes NaN, ``-0.0`` or ``0.0``
   (out13: staged ``jnp.sort`` put the NaN last, ``-0.0`` first; now Python's order:
@@ -611,7 +613,8 @@ class SilentFeatures:
         read = r.choice((f"isinstance({m}, int)", f"isinstance({m}, float)",
                          f"isinstance({m}, (int, float))", f"type({m}) is int",
                          f"type({m}) is float", f"len(str({m}))", f"len(f'{{{m}}}')",
-                         f"len(repr({m}))"))
+                         f"len(repr({m}))", f"len('{{}}'.format({m}))",
+                         f"len('%s' % ({m},))"))
         return [f"{m} = {start}", *region, f"{w} = ({w} + int({read}) * 3) % 97"]
 
     def _sorted_floats(self, depth, scope, loop):
