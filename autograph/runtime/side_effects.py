@@ -91,10 +91,12 @@ class Watch:
                     else _signature(obj)) != sig]
 
     def holds_generator(self) -> bool:
-        """Whether a watched object is a generator: a step of it cannot be undone,
+        """Whether a watched object is a generator or another iterator (``zip``,
+        ``itertools.cycle``...): a step of it cannot be undone (nor, for some, seen:
+        a ``cycle``'s position after its first pass is not in its ``__reduce__``),
         so a body that takes one (``next(g)``) cannot be probed or traced and then
         run again."""
-        return any(isinstance(obj, _GENERATORS) for _, obj, _, _ in self.entries)
+        return any(_is_iterator(obj) for _, obj, _, _ in self.entries)
 
     def restore(self, changes) -> bool:
         """Put the ``changes``' objects back as they were; whether all could be."""
@@ -406,11 +408,22 @@ def _signature(value):
         if frame is None:
             return None
         return (frame.f_lasti, tuple(map(id, frame.f_locals.values())))
+    return _iterator_signature(value, 3)
+
+
+def _iterator_signature(value, depth):
+    """An iterator's position as its ``__reduce__`` tells it, the iterators it reads
+    from (a ``zip``'s, a ``chain``'s) signed in turn; an ``itertools.cycle``, whose
+    position after its first pass nothing tells, signs as changed every time."""
+    if isinstance(value, itertools.cycle):
+        return object()
     try:
         reduced = value.__reduce__()
     except Exception:  # noqa: BLE001 - an iterator that says nothing of its position
         return id(value)
-    return tuple(x if type(x) is int else id(x) for x in _flat(reduced[1:]))
+    return tuple(x if type(x) is int else
+                 _iterator_signature(x, depth - 1) if depth and _is_iterator(x) else id(x)
+                 for x in _flat(reduced[1:]))
 
 
 def _flat(items):

@@ -16,7 +16,8 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   called in loops (26.4).
 - ``silent_identity``: ``flag is True`` / ``is not False`` on flags that become
   traced (26.5).
-- ``silent_side_effects``: ``stack.pop()`` in an expression and ``next(it)`` in
+- ``silent_side_effects``: ``stack.pop()`` in an expression, ``next(it)`` of a ``zip``
+  (read once in a static loop: its signature held its iterators' identities only) and
   loop bodies, a helper appending Python values to a list (or counting them in a
   ``collections.Counter``) under an ``if`` or in a
   ``while`` of traced trip count (26.6, 26.9), or in the right operand of an ``and``/``or``
@@ -302,6 +303,13 @@ class SilentFeatures:
             return [f"sv_st{k} = [{r.randint(1, 5)}, {r.randint(1, 5)}, {r.randint(1, 5)}]",
                     f"for sv_is{k} in range({r.choice(('3', '2', 'n % 3'))}):",
                     [f"{v} = ({v} + {w} * sv_st{k}.pop()) % 97"]]
+        if r.random() < 0.5:   # a zip's step (its own iterators' positions, lead13)
+            head = r.choice((f"for sv_is{k} in range({r.choice(('2', '3'))}):",
+                             f"if {self._cond()}:"))
+            return [f"sv_zp{k} = zip([{r.randint(1, 9)}, {r.randint(1, 9)}, "
+                    f"{r.randint(1, 9)}], (1, 2, 3))", head,
+                    [f"sv_za{k}, sv_zb{k} = next(sv_zp{k})",
+                     f"{v} = ({v} + sv_za{k} * sv_zb{k}) % 97"]]
         return [f"sv_nx{k} = iter([{r.randint(1, 9)}, {r.randint(1, 9)}, {r.randint(1, 9)}])",
                 f"for sv_is{k} in range({r.choice(('2', '3'))}):",
                 [f"{v} = ({v} + next(sv_nx{k})) % 97"]]

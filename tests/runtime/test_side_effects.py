@@ -6,6 +6,7 @@ tracing."""
 import collections
 import dataclasses
 import inspect
+import itertools
 import logging
 import random
 import types
@@ -841,3 +842,52 @@ def test_a_change_the_other_branch_undoes_is_refused_at_the_line(fn, line):
         autograph.to_graph(fn)(-1.0)
     assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
     assert Counted.calls == 0 and Counted.n == 0   # put back
+
+
+def zip_steps(x):
+    it = zip([1.0, 2.0, 3.0], [0.5, 0.25, 0.125], strict=True)
+    for _ in range(3):
+        a, b = next(it)
+        if x > a:
+            x = x - b
+    return x
+
+
+def cycle_steps(x):
+    signs = itertools.cycle([1.0, -1.0])
+    for _ in range(4):
+        s = next(signs)
+        if x > 0:
+            x = x + s
+    return x
+
+
+def chain_steps(x):
+    it = itertools.chain([1.0], [2.0, 3.0])
+    for _ in range(3):
+        v = next(it)
+        if x > v:
+            x = x - v
+    return x
+
+
+def cycle_while(x):
+    signs = itertools.cycle([2.0, -1.0])
+    while x < 6:
+        x = x + next(signs)
+    return x
+
+
+@pytest.mark.parametrize("fn, x", [(zip_steps, 4.5), (cycle_steps, 1.5), (chain_steps, 4.5)])
+def test_an_iterator_stepped_in_a_static_loop_is_stepped_per_iteration(fn, x):
+    # Its step cannot be undone (a cycle's position is not even visible): the loop
+    # runs unrolled, as jax.jit of the original runs it.
+    assert float(autograph.to_graph(fn)(x)) == fn(x)
+    assert float(jax.jit(autograph.convert(fn))(x)) == fn(x)
+
+
+def test_an_iterator_stepped_in_a_staged_while_is_refused_at_its_line():
+    # (It took one step while tracing: the compiled loop never ended.)
+    with pytest.raises(autograph.ConversionError, match="iterator 'signs'") as info:
+        autograph.to_graph(cycle_while)(1.0)
+    assert f"{__file__}:{cycle_while.__code__.co_firstlineno + 2}" in str(info.value)
