@@ -28,7 +28,7 @@ After:
         steps += 1
         return (n, steps)
     n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps),
-                               literal_steps={'steps': (1, 0)})
+                               literal_steps={'steps': (1, 0)}, compares=('n', 1))
 
 ``for x in xs`` becomes ``ag__.for_stmt(xs, loop_body, state)`` with the item as
 the body's first parameter (the builtins converter has made ``range(...)`` there

@@ -107,7 +107,7 @@ def finally_break_discards_error(x):
     while c < 2:
         c += 1
         try:
-            x = x / 0 if isinstance(x, float) and c > 5 else fails("gone")
+            x = x / 0 if c > 5 else fails("gone")
         finally:
             break
     return c + x
