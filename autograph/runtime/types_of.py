@@ -28,7 +28,7 @@ import numpy as np
 
 from autograph.errors import ConversionError
 from autograph.runtime import python_ints
-from autograph.runtime.tracing import caller_location, has_tracer, is_tracer
+from autograph.runtime.tracing import Tracer, caller_location, has_tracer
 
 _KINDS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
@@ -36,7 +36,7 @@ _KINDS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 def isinstance_(*args, **kwargs):
     """``isinstance(obj, classinfo)``, answered for the Python number a traced scalar
     stands for (see the module docstring)."""
-    if len(args) != 2 or kwargs or not is_tracer(args[0]):
+    if len(args) != 2 or kwargs or not _traced(args[0]):
         return builtins.isinstance(*args, **kwargs)   # (its own errors too)
     obj, classinfo = args
     kind = python_ints.python_type(obj)
@@ -63,10 +63,17 @@ def isinstance_(*args, **kwargs):
     return as_array
 
 
+def _traced(obj) -> bool:
+    """Whether ``obj`` is a tracer, by its type alone: ``isinstance`` would read its
+    ``__class__``, which a user's class may define as a property calling ``type`` or
+    ``isinstance`` (converted: here again, without end)."""
+    return builtins.issubclass(builtins.type(obj), Tracer)
+
+
 def type_(*args, **kwargs):
     """``type(obj)``: the Python number type a traced scalar stands for, where a
     region noted one; the three-argument form is the builtin's."""
-    if len(args) != 1 or kwargs or not is_tracer(args[0]):
+    if len(args) != 1 or kwargs or not _traced(args[0]):
         return builtins.type(*args, **kwargs)
     kind = python_ints.python_type(args[0])
     if builtins.isinstance(kind, type):

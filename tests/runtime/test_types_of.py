@@ -195,3 +195,22 @@ def test_format_of_a_traced_value_is_refused_outside_print_and_printed_inside():
         autograph.to_graph(formatted_printed)(2.0)
         jax.effects_barrier()
     assert got.getvalue() == expected.getvalue()
+
+
+def _get_class(self):
+    return type(self)    # converted: type_ must not read __class__ again
+
+
+class ClassProperty:
+    __class__ = property(autograph.convert(_get_class))
+
+    def kind(self):
+        return isinstance(self, ClassProperty), type(self) is ClassProperty
+
+
+def test_a_class_property_calling_type_does_not_recurse():
+    # (CPython's test_descr: the converted type() read __class__ to look for a
+    # tracer, whose property called type() again: a crash of the interpreter.)
+    obj = ClassProperty()
+    assert autograph.convert(ClassProperty.kind)(obj) == ClassProperty.kind(obj)
+    assert autograph.convert(_get_class)(obj) is ClassProperty
