@@ -418,20 +418,7 @@ def _compiled(plan, outputs):
 
     for rule, ins, outs, bounds in plan:
         args = ", ".join(name(v) if value is _READ else ref(value) for v, value in ins)
-        call = _call(rule, args, ref)
-        lines.append(f"    r = {call}")
-        if len(outs) == 1:
-            if call.startswith("_r["):   # (a rule may give a 1-tuple)
-                lines.append("    if type(r) is tuple: (r,) = r")
-            results = ["r"]
-        else:
-            lines.append(f"    ({', '.join(f'r{i}' for i in range(len(outs)))},) = r")
-            results = [f"r{i}" for i in range(len(outs))]
-        for v, result, bound in zip(outs, results, bounds, strict=True):
-            if bound is not None:
-                lines.append(f"    if not {bound[0]} <= {result} <= {bound[1]}: raise _Slow")
-            names[v] = f"v{next(fresh)}"
-            lines.append(f"    {names[v]} = {result}")
+        _emit_step(lines, "    ", _call(rule, args, ref), outs, bounds, names, fresh)
     body = ", ".join(f"{k}: {name(v) if value is _READ else ref(value)}"
                      for k, v, value in outputs)
     source = "\n".join(["def fast(env):", *reads, *lines, f"    return {{{body}}}"])
@@ -444,6 +431,24 @@ _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.lt: 
           operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
           operator.ne: "!=", operator.and_: "&", operator.or_: "|", operator.xor: "^"}
 
+
+
+def _emit_step(lines, indent, call, outs, bounds, names, fresh):
+    """The generated lines of one step: ``call``, its results unpacked, each checked
+    against its bound (``raise _Slow`` outside it) and bound to a fresh name."""
+    lines.append(f"{indent}r = {call}")
+    if len(outs) == 1:
+        if call.startswith("_r["):   # (a rule may give a 1-tuple)
+            lines.append(f"{indent}if type(r) is tuple: (r,) = r")
+        results = ["r"]
+    else:
+        lines.append(f"{indent}({', '.join(f'r{i}' for i in range(len(outs)))},) = r")
+        results = [f"r{i}" for i in range(len(outs))]
+    for v, result, bound in zip(outs, results, bounds, strict=True):
+        if bound is not None:
+            lines.append(f"{indent}if not {bound[0]} <= {result} <= {bound[1]}: raise _Slow")
+        names[v] = f"v{next(fresh)}"
+        lines.append(f"{indent}{names[v]} = {result}")
 
 def _call(rule, args, ref) -> str:
     """The expression applying ``rule`` to ``args`` (their text, comma-separated) in
@@ -497,21 +502,8 @@ def _compiled_loop(plan, outputs, state_vars, index_var, outs):
                 args.append(names[v])
             else:
                 return None   # read from outside the loop's inputs
-        call = _call(rule, ', '.join(args), ref)
-        lines.append(f"        r = {call}")
-        if len(outs_) == 1:
-            if call.startswith("_r["):   # (a rule may give a 1-tuple)
-                lines.append("        if type(r) is tuple: (r,) = r")
-            results = ["r"]
-        else:
-            lines.append(f"        ({', '.join(f'r{i}' for i in range(len(outs_)))},) = r")
-            results = [f"r{i}" for i in range(len(outs_))]
-        for v, result, bound in zip(outs_, results, bounds, strict=True):
-            if bound is not None:
-                lines.append(f"        if not {bound[0]} <= {result} <= {bound[1]}: "
-                             "raise _Slow")
-            names[v] = f"v{next(fresh)}"
-            lines.append(f"        {names[v]} = {result}")
+        _emit_step(lines, "        ", _call(rule, ', '.join(args), ref), outs_, bounds,
+                   names, fresh)
     nexts = []
     for k in outs:
         v, value = made[k]
