@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 import autograph
+from autograph.examples import collatz
 from autograph.runtime import loops
 
 
@@ -25,17 +26,6 @@ def probes(monkeypatch):
 
     monkeypatch.setattr(loops, "_test_is_traced", counted)
     return calls
-
-
-def collatz(n):
-    steps = 0
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-    return steps
 
 
 def count_below(x, n):
