@@ -7,7 +7,9 @@ argument each *is* the ``math`` function: the same exact result (a Python
 ``ValueError``). With a traced argument it is the ``jnp`` function of the same
 meaning, with ``math``'s result kind: an ``int`` for ``floor``/``ceil``/``trunc``/
 ``isqrt``/``gcd``/``lcm`` (the default integer dtype), a ``bool`` for
-``isnan``/``isinf``/``isfinite``/``isclose``, else the default float dtype.
+``isnan``/``isinf``/``isfinite``/``isclose``, else the default float dtype; a
+scalar result weakly typed, as a Python number meets arrays
+(``python_ints.as_python_number``: ``math.sqrt(n) * h`` keeps a float16 ``h``'s dtype).
 Where ``math`` refuses an argument (``ValueError: math domain error`` for the
 square root or logarithm of a negative number, an inverse sine outside [-1, 1]...),
 the traced call is checked when the program runs and raises the same error from
@@ -37,6 +39,7 @@ from jax.scipy import special
 
 from autograph.errors import StagingTypeError
 from autograph.runtime.checks import check_value
+from autograph.runtime.python_ints import as_python_number
 from autograph.runtime.tracing import caller_location, has_tracer
 
 _DOMAIN = "math domain error"
@@ -233,7 +236,7 @@ def _operator(name):
     def call(*args, **kwargs):
         if not has_tracer((args, kwargs)):
             return python(*args, **kwargs)
-        return traced(*args, **kwargs)
+        return as_python_number(traced(*args, **kwargs))
 
     call.__name__ = call.__qualname__ = f"math_{name}"
     call.__doc__ = f"``math.{name}(...)``; traced arguments give its ``jnp`` counterpart."

@@ -24,6 +24,7 @@ import weakref
 import jax
 import numpy as np
 
+from autograph.runtime.trace_context import weak_cast
 from autograph.runtime.tracing import is_tracer
 
 _NOTED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -46,6 +47,26 @@ def mark(value) -> None:
         _NOTED[id(value)] = value
 
 
+def as_python_number(value):
+    """The traced scalar ``value`` made what a Python number of its kind is when it
+    meets arrays (weakly typed, of the default dtype of its kind) and noted as that
+    Python type: what a traced ``float(x)``, ``int(x)`` or ``math.sqrt(x)`` gives,
+    since Python's call gives a Python number (``float(i) * h`` of a float16 ``h`` is
+    float16, where a float32 cast would give float32). Anything else is returned as is."""
+    if not is_tracer(value) or getattr(value, "ndim", None) != 0:
+        return value
+    dtype = np.dtype(value.dtype)
+    kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}.get(dtype.kind)
+    if kind is None:
+        return value
+    if kind is not bool:
+        value = weak_cast(value, jax.dtypes.canonicalize_dtype(kind))
+    set_type(value, kind)
+    if kind is int:
+        mark(value)
+    return value
+
+
 def note(given, out) -> None:
     """Note the traced scalars of ``out`` (a region's outputs, by position) whose
     ``given`` value (its input at that position) was a Python int or noted; and,
@@ -56,11 +77,13 @@ def note(given, out) -> None:
             mark(after)
         kind = type(before) if type(before) in _NUMBER_TYPES else python_type(before)
         if isinstance(kind, type) and _TYPES.get(id(after)) is None and is_tracer(after) \
-                and getattr(after, "ndim", None) == 0 and _weak_of_kind(after, kind):
+                and getattr(after, "ndim", None) == 0 and weak_of_kind(after, kind):
             set_type(after, kind)
 
 
-def _weak_of_kind(value, kind) -> bool:
+def weak_of_kind(value, kind) -> bool:
+    """Whether the traced ``value`` is weakly typed of the Python number type ``kind``'s
+    kind (a float for ``float``, an int for ``int``), or a bool for ``bool``."""
     aval = jax.typeof(value)
     return aval.weak_type and np.dtype(aval.dtype).kind == np.dtype(kind).kind or (
         kind is bool and aval.dtype == np.bool_)

@@ -156,3 +156,34 @@ def test_a_nan_or_infinity_made_an_int_raises_maths_error(name, value):
     with pytest.raises(type(python.value)) as raised:
         autograph.to_graph(lambda a: operator(a))(jnp.float32(value))
     assert str(raised.value) == str(python.value)
+
+
+def scaled_by_python_numbers(x, half, small):
+    # Python's float(), int(), round() and math give Python numbers, which take an
+    # array's dtype: float16 and int8 stay so
+    return (float(x) * half, math.sqrt(x) * half, sqrt(x) * half, int(x) * small,
+            round(x) * small, floor(x) * small, math.isqrt(int(x)) * small)
+
+
+@pytest.mark.parametrize("x", [2, 7.5])
+def test_results_meet_arrays_as_python_numbers(x):
+    half, small = jnp.ones(3, jnp.float16), jnp.ones(3, jnp.int8)
+    expected = scaled_by_python_numbers(x, half, small)
+    for run in (autograph.to_graph(scaled_by_python_numbers),
+                jax.jit(autograph.convert(scaled_by_python_numbers))):
+        got = run(x, half, small)
+        assert [a.dtype for a in got] == [a.dtype for a in expected]
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-3)
+
+
+def rounded(x):
+    return round(x), round(x, 1)
+
+
+def test_round_of_an_array_gives_an_array_of_a_python_number_a_python_number():
+    got = autograph.to_graph(rounded)(jnp.float32(2.75))
+    assert [(a.dtype, a.weak_type) for a in got] == [(jnp.int32, False), (jnp.float32, False)]
+    got = autograph.to_graph(rounded)(2.75)
+    assert [(a.dtype, a.weak_type) for a in got] == [(jnp.int32, True), (jnp.float32, True)]
+    np.testing.assert_allclose([float(a) for a in got], rounded(2.75), rtol=1e-6)
