@@ -21,8 +21,10 @@ would not: a NaN that comes second is never taken (over a 1-D array: NaN only wh
 the first item is), a tie keeps the first value. ``int`` of a NaN or an infinity
 raises Python's ``ValueError``/``OverflowError`` from the compiled call (a run-time
 check), where the cast alone gives 0 or the integer's limit.
-Where a builtin cannot give a traced result
-(``int`` of a vector, ``min`` with ``key=``), the error names the user's line.
+``min``/``max`` with a ``key=`` giving traced values pick their item by
+Python's rule too (``_pick_by_key``). Where a builtin cannot give a traced result
+(``int`` of a vector, ``min`` with ``key=`` over a traced range), the error names the
+user's line.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ from __future__ import annotations
 import functools
 import types
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 from autograph.errors import StagingTypeError
-from autograph.runtime import lists
+from autograph.runtime import lists, python_ints
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.math_functions import integral
@@ -57,6 +60,8 @@ def len_(value):
 def min_(*args, **kwargs):
     """``min(*args, **kwargs)``; traced values give their elementwise minimum."""
     args = _listed(args)
+    if kwargs.get("key") is not None and not _staged_one(args):
+        return _pick_by_key("min", args, kwargs)
     if not has_tracer((args, kwargs)) and not _staged_one(args):
         return min(*args, **kwargs)
     return _extremum("min", _python_min, _first_then_nanmin, args, kwargs)
@@ -65,6 +70,8 @@ def min_(*args, **kwargs):
 def max_(*args, **kwargs):
     """``max(*args, **kwargs)``; traced values give their elementwise maximum."""
     args = _listed(args)
+    if kwargs.get("key") is not None and not _staged_one(args):
+        return _pick_by_key("max", args, kwargs)
     if not has_tracer((args, kwargs)) and not _staged_one(args):
         return max(*args, **kwargs)
     return _extremum("max", _python_max, _first_then_nanmax, args, kwargs)
@@ -161,13 +168,17 @@ def pow_(base, exp, mod=None):
 def round_(number, ndigits=None):
     """``round(number, ndigits)``; a traced number without ``ndigits`` rounds half to
     even into an int, a NaN or an infinity raising Python's error (``integral``)
-    where JAX's own ``round`` gives 0 or the integer's limit."""
+    where JAX's own ``round`` gives 0 or the integer's limit. A weakly typed scalar
+    (a Python number of the program) rounds into a Python number, an array into an
+    array (JAX's ``round`` of an array gives an array)."""
     if not has_tracer((number, ndigits)):
         return round(number, ndigits)
     value = jnp.asarray(number)
     if ndigits is not None or not jnp.issubdtype(value.dtype, jnp.inexact):
-        return round(number, ndigits)
-    return integral(jnp.round(value))
+        out = round(number, ndigits)
+    else:
+        out = integral(jnp.round(value))
+    return python_ints.as_python_number(out) if jax.typeof(value).weak_type else out
 
 
 def reversed_(sequence):
@@ -193,6 +204,78 @@ def _listed(args):
 
 def _staged_one(args) -> bool:
     return len(args) == 1 and is_staged_iterable(args[0])
+
+
+def _pick_by_key(name, args, kwargs):
+    """``min``/``max`` with ``key=``. The key is called once per item, in order, as
+    Python calls it. Keys that are all Python values pick as Python does; traced keys
+    pick by Python's rule (a later item only if its key compares smaller, larger),
+    one select per item, so a NaN key and ties behave as in Python:
+
+        max(range(len(xs)), key=lambda i: xs[i])   # the first index of the largest xs[i]
+
+    The items picked among by traced keys must be numbers of one Python type, or
+    arrays (pytrees) of one shape and dtype."""
+    builtin = min if name == "min" else max
+    items = list(args[0]) if len(args) == 1 else list(args)
+    if not items or (len(args) > 1 and "default" in kwargs):
+        return builtin(*args, **kwargs)
+    keys = [kwargs["key"](item) for item in items]
+    if not has_tracer(keys):
+        return items[builtin(range(len(items)), key=keys.__getitem__)]
+    if any(jnp.ndim(k) != 0 for k in keys):
+        _fail(name, f"{name}(..., key=...) whose key gives traced arrays, not scalars: "
+              "which item it picks is ambiguous. Make the key one number per item.",
+              depth=4)
+    kinds = _leaf_kinds(items)
+    if kinds is None:
+        _fail(name, f"{name}(..., key=...) with traced keys picks its item when the "
+              "program runs, so the items must be alike: numbers of one type, arrays of "
+              "one shape and dtype, or pytrees of such leaves; these differ. Pick an index "
+              f"instead ({name}(range(len(items)), key=...)) and use it where it is needed.",
+              depth=4)
+    picked, best = items[0], keys[0]
+    for item, k in zip(items[1:], keys[1:], strict=True):
+        later = k < best if name == "min" else k > best
+        best = jnp.where(later, k, best)
+        picked = jax.tree_util.tree_map(functools.partial(jnp.where, later), item, picked)
+    leaves, tree = jax.tree_util.tree_flatten(picked)
+    for leaf, kind in zip(leaves, kinds, strict=True):
+        if kind is not None:
+            python_ints.set_type(leaf, kind)
+            if kind is int:
+                python_ints.mark(leaf)
+    return picked
+
+
+_NUMBERS = (bool, int, float, complex)
+
+
+def _leaf_kinds(items):
+    """Per leaf of the items' one pytree structure, the Python number type the items
+    all stand for there (None where they are arrays of one shape and dtype, or where
+    weakly typed scalars of the kind do not say); None where the items are not alike."""
+    flat = [jax.tree_util.tree_flatten(item) for item in items]
+    first_tree = flat[0][1]
+    if any(tree != first_tree for _, tree in flat):
+        return None
+    kinds = []
+    for column in zip(*(leaves for leaves, _ in flat), strict=True):
+        numbers = {type(leaf) for leaf in column if type(leaf) in _NUMBERS}
+        if len(numbers) == 1:
+            kind = next(iter(numbers))
+            traced = [leaf for leaf in column if type(leaf) is not kind]
+            if not all(is_tracer(leaf) and jnp.ndim(leaf) == 0
+                       and python_ints.weak_of_kind(leaf, kind) for leaf in traced):
+                return None
+            known = all(python_ints.python_type(leaf) is kind for leaf in traced)
+            kinds.append(kind if known else None)
+        elif not numbers and all(hasattr(leaf, "dtype") for leaf in column) and len(
+                {(jnp.shape(leaf), leaf.dtype) for leaf in column}) == 1:
+            kinds.append(None)
+        else:
+            return None
+    return kinds
 
 
 def _extremum(name, pairwise, reduce, args, kwargs):
@@ -231,10 +314,10 @@ def _cast(name, python_type, args, kwargs):
               f"only a scalar converts to one {name}. Index or reduce it first, or use "
               f"x.astype(...) for an elementwise cast.", depth=4)
     if python_type is bool:
-        return jnp.asarray(value) != 0
+        return python_ints.as_python_number(jnp.asarray(value) != 0)
     if python_type is int:
-        return integral(value)
-    return jnp.asarray(value).astype(python_type)
+        return python_ints.as_python_number(integral(value))
+    return python_ints.as_python_number(jnp.asarray(value).astype(python_type))
 
 
 

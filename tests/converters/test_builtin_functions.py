@@ -61,6 +61,31 @@ def min_with_key(x, y):
     return min(x, y, key=abs)
 
 
+def argmax_by_key(xs):
+    return max(range(len(xs)), key=lambda i: xs[i])
+
+
+def argmin_by_key(xs):
+    best = min(range(len(xs)), key=lambda i: xs[i])
+    return best, isinstance(best, int)
+
+
+def largest_magnitude(xs):
+    return max(xs, key=abs)
+
+
+def best_pair(xs, ys):
+    return max([(xs, 1.0), (ys, 2.0)], key=lambda pair: pair[0].sum())
+
+
+def mixed_picks(x):
+    return max(1, 2.5, key=lambda v: v * x)
+
+
+def named_picks(x, y):
+    return max(["left", "right"], key=lambda side: x if side == "left" else y)
+
+
 def shadowed(x):
     len = 5   # noqa: F841  a local named len is not the builtin
     return len
@@ -124,10 +149,28 @@ def test_impossible_casts_name_the_line(fn, words):
 
 
 def test_min_with_key_on_traced_values():
-    assert autograph.convert(min_with_key)(-3, 2) == 2
-    with pytest.raises(ConversionError, match="jnp.argmin") as info:
-        autograph.to_graph(min_with_key)(jnp.float32(-3.0), jnp.float32(2.0))
-    assert line_of(min_with_key, 1) in str(info.value)
+    check(min_with_key, -3.0, 2.0)
+    check(min_with_key, 2.0, -2.0)           # a tie keeps the first, as Python's min
+    check(largest_magnitude, jnp.array([0.5, -2.0, 1.0]))
+    check(best_pair, jnp.array([0.5, -2.0]), jnp.array([1.5, 2.0]))
+
+
+@pytest.mark.parametrize("xs", [[0.5, 2.0, 2.0, 1.0], [np.nan, 2.0, 1.0], [0.5, np.nan, 3.0],
+                                [-1.0, -1.0]])
+def test_argmax_by_key_picks_as_python(xs):
+    # Python's pick, not jnp.argmax's: the first of equal keys, and a NaN key is never
+    # larger (jnp.argmax would give the NaN's index)
+    check(argmax_by_key, np.array(xs))
+    check(argmin_by_key, np.array(xs))
+    assert "ag__.max_(" in autograph.to_code(argmax_by_key)
+
+
+@pytest.mark.parametrize("fn, args", [(mixed_picks, (2.0,)), (named_picks, (1.0, 2.0))])
+def test_pick_by_traced_key_among_unlike_items_names_the_line(fn, args):
+    assert autograph.convert(fn)(*args) == fn(*args)
+    with pytest.raises(ConversionError, match="items must be alike") as info:
+        autograph.to_graph(fn)(*map(jnp.float32, args))
+    assert line_of(fn, 1) in str(info.value)
 
 
 def test_python_values_are_the_builtins():
