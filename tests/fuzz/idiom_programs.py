@@ -174,6 +174,10 @@ def _reductions(rng) -> list:
         lambda: f"x = x + int(any(v % 2 == 0 for v in (a, b, n) if v > {_k(rng)}))",
         lambda: f"x = x + int(all(v < {_k(rng)} for v in (a, n, {_k(rng)}) if v != b))",
         lambda: f"x = x + sum(i * a for i in range(4) if a + i > {_k(rng)})",
+        # a list comprehension so, summed, counted or tested
+        lambda: f"x = x + len([v for v in (a, b, n) if v > {_k(rng)}])",
+        lambda: f"x = x + sum([v * 2 for v in [a, b, {_k(rng)}] if v != n])",
+        lambda: f"x = x + int(any([v < 0 for v in (a, b, n) if v != {_k(rng)}]))",
         # ... whose dropped items would fail math's domain check
         lambda: f"x = x + int(sum(math.sqrt(v) for v in (a, b, n) if v >= {_k(rng, 0, 3)}))",
     ]

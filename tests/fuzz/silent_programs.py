@@ -94,12 +94,15 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   ``True``/text, staged ``False``/the tracer's text; now Python's answer where the
   branches agree on the type, else refused: ``runtime/types_of.py``); also
   ``'{}'.format(m)`` and ``'%s' % (m,)`` (the tracer's text until refused like
-  f-strings: seed 8300, 150 programs, 24 wrong before).
+  f-strings: seed 8300, 150 programs, 24 wrong before); ``float(m)`` meeting a
+  float16 array (a strong float32 before: the product float32, not float16).
 - ``silent_sorted_floats``: ``sorted`` (or ``.sort()``) of a list of floats a
   conditional expression on the program's values makes NaN, ``-0.0`` or ``0.0``
   (out13: staged ``jnp.sort`` put the NaN last, ``-0.0`` first; now Python's order:
   ``reductions.python_order``), read by position with ``!=`` against itself; some
-  sorted by a key (``key=abs``: refused before, now ``python_permutation``).
+  sorted by a key (``key=abs``: refused before, now ``python_permutation``); or one
+  item picked by ``min``/``max`` with ``key=`` (refused, or a bare
+  ``TracerBoolConversionError``, before: ``builtins._pick_by_key``).
 """
 
 from __future__ import annotations
@@ -622,7 +625,9 @@ class SilentFeatures:
                          f"isinstance({m}, (int, float))", f"type({m}) is int",
                          f"type({m}) is float", f"len(str({m}))", f"len(f'{{{m}}}')",
                          f"len(repr({m}))", f"len('{{}}'.format({m}))",
-                         f"len('%s' % ({m},))"))
+                         f"len('%s' % ({m},))",
+                         # a Python float meets a float16 array and keeps its dtype
+                         f"(float({m}) * np.ones(1, np.float16)).dtype == np.float16"))
         return [f"{m} = {start}", *region, f"{w} = ({w} + int({read}) * 3) % 97"]
 
     def _sorted_floats(self, depth, scope, loop):
@@ -641,7 +646,14 @@ class SilentFeatures:
                           [f"{listed} = sorted([{', '.join(items)}], key=lambda q: -q, "
                            "reverse=True)"],
                           [f"{listed} = [{', '.join(items)}]",
-                           f"{listed}.sort(key=lambda q: q * q)"])))
+                           f"{listed}.sort(key=lambda q: q * q)"],
+                          # one item picked by a key: Python's pick (the first of
+                          # equal keys, a NaN key never larger), four times
+                          [f"{listed} = [{', '.join(items)}]",
+                           f"{listed} = [min({listed}, key=abs)] * {len(items)}"],
+                          [f"{listed} = [{', '.join(items)}]",
+                           f"{listed} = [{listed}[max(range({len(items)}), "
+                           f"key={listed}.__getitem__)]] * {len(items)}"])))
         at = r.randint(0, len(items) - 1)
         # a NaN is found by `!=` with itself; -0.0 by its sign (1.0 / -0.0 < 0 is not
         # computed: copysign-free) through `str`-free arithmetic: -0.0 + 0.0 hides it,
