@@ -34,7 +34,9 @@ with one ``for`` over a name, the first argument of ``sum``/``max``/``min``/
 condition)`` (a range with a traced bound is then reduced by a staged loop; for
 ``sum``/``any``/``all`` with an ``if`` and an item that changes nothing, calling only
 ``PURE_BUILTINS``, ``math``, NumPy or ``jax`` functions, with ``masked='sum'``:
-an item whose condition is traced is then computed and masked);
+an item whose condition is traced is then computed and masked; a list comprehension
+so, summed, tested by ``any``/``all`` or counted by ``len``, is that masked
+generator too: ``len([x for x in xs if x > 0])`` counts by a masked ``sum`` of ones);
 ``a in b`` and ``a not in b`` become ``ag__.in_(a, b)`` and ``ag__.not_in(a, b)``;
 ``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; a
 statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``; and ``table[i]`` where
@@ -236,31 +238,45 @@ class _BuiltinFunctions(Transformer):
 
     def _replace_generator(self, call):
         """``sum(f(i) for i in xs if c(i))`` -> ``sum(ag__.generator_(lambda i: f(i),
-        xs, lambda i: c(i)))``."""
+        xs, lambda i: c(i)))``. A list comprehension with an ``if`` and an item free of
+        changes, summed or tested by ``any``/``all`` or counted by ``len``, is that
+        generator too (masked): ``len([x for x in xs if x > 0])`` ->
+        ``ag__.sum_(ag__.generator_(lambda x: 1, xs, lambda x: x > 0, masked='sum'))``."""
         func = call.func
-        if not (isinstance(func, gast.Name) and func.id in REDUCTIONS
-                and self.ctx.is_builtin(func.id) and call.args
-                and isinstance(call.args[0], gast.GeneratorExp)):
+        if not (isinstance(func, gast.Name) and self.ctx.is_builtin(func.id) and call.args):
             return
         generator = call.args[0]
+        listed = isinstance(generator, gast.ListComp)
+        if not ((func.id in REDUCTIONS and isinstance(generator, gast.GeneratorExp))
+                or (listed and (func.id in MASKABLE or func.id == "len"
+                                and len(call.args) == 1 and not call.keywords))):
+            return
         if len(generator.generators) != 1:
             return
         clause = generator.generators[0]
         if clause.is_async or not isinstance(clause.target, gast.Name):
             return
+        masked = bool(clause.ifs) and func.id in MASKABLE | {"len"} and self._is_pure(
+            generator.elt)
+        if listed and not masked:
+            return
         name = clause.target.id
-        pieces = [_lambda(name, generator.elt), clause.iter]
+        item = gast.Constant(value=1, kind=None) if func.id == "len" else generator.elt
+        pieces = [_lambda(name, item), clause.iter]
         if clause.ifs:
             test = clause.ifs[0] if len(clause.ifs) == 1 else gast.BoolOp(
                 op=gast.And(), values=list(clause.ifs))
             pieces.append(_lambda(name, test))
         new = templates.replace_expr("ag__.generator_(pieces)", ag__=self.ctx.runtime_name,
                                      pieces=pieces)
-        if clause.ifs and func.id in MASKABLE and self._is_pure(generator.elt):
+        if masked:
             new.keywords.append(gast.keyword(arg="masked", value=gast.Constant(
-                value=func.id, kind=None)))
+                value="sum" if func.id == "len" else func.id, kind=None)))
         templates.set_location(new, generator)
         call.args[0] = new
+        if func.id == "len":
+            call.func = templates.replace_expr("ag__.sum_", ag__=self.ctx.runtime_name)
+            templates.set_location(call.func, func)
 
     def _is_pure(self, expr) -> bool:
         """Whether ``expr`` can be computed for an item its ``if`` drops without a

@@ -167,6 +167,19 @@ def logged_sum(xs, t):
     return sum(log.append(x) or x for x in xs if x > t), log
 
 
+def listed_counts(xs, t):
+    # a list comprehension summed, counted by len, or tested by any/all: the masked
+    # generator's forms
+    kept = len([x for x in xs if x > t])
+    return (kept, sum([x * x for x in xs if x > t]), sum([abs(x) for x in xs if x != t], 1.0),
+            any([x > 2 for x in xs if x > t]), all([x < 3 for x in xs if x > t]))
+
+
+def listed_with_effects(xs, t):
+    log = []
+    return len([log.append(x) for x in xs if x > t]), log
+
+
 def reciprocal_sum(t):
     return sum(1 / v for v in [1.0, 0.0, 2.0] if v > t)
 
@@ -177,6 +190,22 @@ def test_a_generator_whose_if_is_traced_is_masked_for_sum_any_all(xs, t):
     check(outliers, xs, 2.0, 1.0)
     check(masked_any_all, xs, t)
     check(kept_squares, jnp.asarray(xs), t, vmap=[xs, [2 * x for x in xs]])
+
+
+@pytest.mark.parametrize("xs, t", [([1.0, 1.0, 1.0, 10.0], 0.5), ([2.0, 2.0], 3.0),
+                                   ([1.0, 3.0, 4.0], 2.0), ([], 0.0)])
+def test_a_list_comprehension_whose_if_is_traced_is_masked_for_sum_len_any_all(xs, t):
+    check(listed_counts, xs, t)
+    if xs:
+        check(listed_counts, jnp.asarray(xs), t)
+
+
+def test_a_list_comprehension_with_effects_is_refused_not_masked():
+    assert autograph.convert(listed_with_effects)([1.0, 3.0], 2.0) == (1, [3.0])
+    assert "masked" not in autograph.to_code(listed_with_effects)
+    with pytest.raises(ConversionError, match="`if` of this comprehension") as info:
+        autograph.to_graph(listed_with_effects)(jnp.asarray([1.0, 3.0]), 2.0)
+    assert f"{__file__}:{listed_with_effects.__code__.co_firstlineno + 2}" in str(info.value)
 
 
 def test_a_masked_items_checks_act_only_where_it_is_kept():
@@ -219,6 +248,8 @@ def test_generated_code():
     assert ("ag__.generator_(lambda i: i, ag__.range_(1, n), lambda i: n % i == 0, "
             "masked='sum')") in code
     assert "masked" not in autograph.to_code(logged_sum)
+    assert ("ag__.sum_(ag__.generator_(lambda x: 1, xs, lambda x: x > t, masked='sum'))"
+            in autograph.to_code(listed_counts))
     assert "ag__.in_(a, (0, 1))" in autograph.to_code(membership)
 
 
