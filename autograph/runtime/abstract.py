@@ -194,6 +194,27 @@ def _is_weak(value) -> bool:
         return False
 
 
+def structure_hint(first, second):
+    """What to change where a variable's pytree structure differs between the
+    branches of a staged ``if`` in one of two common ways, or None: ``None`` in one
+    branch (``best_i = None`` before the loop that sets it), or a list whose length
+    differs (an ``append`` in one branch only)."""
+    none = tree_util.tree_structure(None)
+    trees = [tree_util.tree_structure(first), tree_util.tree_structure(second)]
+    if none in trees:
+        return ("It is None in one branch: give it a value of the other branch's type "
+                "before the `if` (e.g. -1, 0.0 or jnp.zeros(...)), and test that value "
+                "where the program tests `is None`.")
+    if all(type(x) is list for x in (first, second)) and len(first) != len(second):
+        return ("It is a list whose length differs between the branches (an append or "
+                "pop in one), and a staged `if` cannot give a variable two lengths. In a "
+                "loop, a list the function itself makes and grows under a traced "
+                "condition is staged as a buffer (read it with len() and autograph.stack); "
+                "elsewhere append in both branches, or keep an array of fixed size and a "
+                "mask (jnp.where).")
+    return None
+
+
 def mismatch_error(construct_phrase, name, first, second, where, fix, labels=None):
     """A ``StagingTypeError`` naming the variable, both types and the user's line;
     ``labels`` say where each type comes from (``("in the `if` branch", ...)``)."""

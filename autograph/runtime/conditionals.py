@@ -50,6 +50,7 @@ from autograph.runtime.abstract import (
     mismatch_error,
     mismatches,
     placeholder,
+    structure_hint,
 )
 from autograph.runtime.objects import stateful_cells
 from autograph.runtime.stageable import StagingObstacles, check_carriable
@@ -401,10 +402,12 @@ def _joined_output_dtypes(true_out, false_out, names, where, construct, branch_f
         if not joinable and returns.is_return_value(name, where):
             raise returns.mismatch_error(name, first, second, *branch_functions, where)
         if not joinable:
+            i = names.index(name)
             raise mismatch_error(
                 f"has a different type in the two branches of this staged {construct}",
                 name, first, second, where,
-                "Both branches of an `if` on a traced condition must give each variable "
+                structure_hint(true_out[i], false_out[i])
+                or "Both branches of an `if` on a traced condition must give each variable "
                 "the same shape, dtype and pytree structure; convert one side (e.g. with "
                 ".astype) or compute it outside the `if`.",
                 ("when the condition is true", "when it is false"))

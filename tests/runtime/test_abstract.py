@@ -87,3 +87,36 @@ def test_a_python_int_in_the_arrays_range_joins():
     assert got.dtype == jnp.int8 and int(got) == -1
     got = autograph.to_graph(big_or_array)(jnp.int16(5), jnp.int32(0))
     assert got.dtype == jnp.int16 and int(got) == 5
+
+
+def first_above(xs, t):
+    where = None
+    for i in range(len(xs)):
+        if xs[i] > t:
+            where = i
+    return where
+
+
+def keep_above(x, kept):
+    if x > 0:
+        kept.append(x)
+    return kept
+
+
+def helper_appends(xs):
+    kept = []
+    for x in xs:
+        keep_above(x, kept)
+    return len(kept)
+
+
+@pytest.mark.parametrize("fn, args, at, words", [
+    (first_above, ([1.0, 3.0], 2.0), (first_above, 3), "It is None in one"),
+    (keep_above, (1.0, [2.0]), (keep_above, 1), "a list whose length differs"),
+    (helper_appends, ([1.0, -1.0],), (keep_above, 1), "a list whose length"),
+])
+def test_a_structure_two_branches_give_differently_says_what_to_change(fn, args, at, words):
+    assert autograph.convert(fn)(*args) == fn(*args)
+    with pytest.raises(StagingTypeError, match=words) as info:
+        autograph.to_graph(fn)(*args)
+    assert f"{__file__}:{at[0].__code__.co_firstlineno + at[1]}" in str(info.value)
