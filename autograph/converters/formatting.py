@@ -15,6 +15,9 @@ After:
     ag__.format_('{} of {}', i, n)
     ag__.percent_format('%.2f%%', rate)
 
+A field that is a conditional expression between two string literals (``{'+' if
+x > 0 else '-'}``) becomes ``ag__.chosen_text(x > 0, '+', '-')``, chosen when the
+program runs (so does such a ``print`` argument itself).
 ``str(x)``, ``repr(x)``, ``format(x, 'spec')`` and their concatenations with string
 literals and f-strings (``"v=" + str(s)``) become one ``format_`` too (``'v={}'``): a
 traced value's text is made when the program runs (outside ``print``,
@@ -44,23 +47,39 @@ def deferred(node, ctx):
         if parts is None:
             return node
         template, values = parts
-        return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None), *values],
-                     [], node)
+        return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None),
+                                           *(chosen(v, ctx) for v in values)], [], node)
     if isinstance(node, gast.BinOp) or _text_operator(node, ctx) is not None:
         values = []
         template = _text(node, values, ctx)
         if template is not None and values:
             return _call(ctx, "ag__.format_", [gast.Constant(value=template, kind=None),
-                                               *values], [], node)
+                                               *(chosen(v, ctx) for v in values)], [], node)
     if isinstance(node, gast.Call):
         receiver, args, keywords = _format_call(node, ctx)
         if receiver is not None:
-            return _call(ctx, "ag__.format_", [receiver, *args], keywords, node)
-        return node
+            return _call(ctx, "ag__.format_", [receiver, *(chosen(a, ctx) for a in args)],
+                         keywords, node)
+        return chosen(node, ctx)
     if (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mod)
             and isinstance(node.left, gast.Constant) and isinstance(node.left.value, str)):
         return _call(ctx, "ag__.percent_format", [node.left, node.right], [], node)
     return node
+
+
+def chosen(node, ctx):
+    """A conditional expression between two string literals that ``print`` shows
+    (``'+' if x > 0 else '-'``, an ``ag__.if_exp`` call by now) as
+    ``ag__.chosen_text(x > 0, '+', '-')``, which a traced condition chooses when the
+    program runs (``runtime/chosen_text.py``); any other ``node`` as it is."""
+    if annos.runtime_operator(node) != "if_exp" or len(node.args) != 3:
+        return node
+    texts = [getattr(branch, "body", None) for branch in node.args[1:]]
+    if not all(isinstance(branch, gast.Lambda) and isinstance(text, gast.Constant)
+               and type(text.value) is str for branch, text in zip(node.args[1:], texts,
+                                                                  strict=True)):
+        return node
+    return _call(ctx, "ag__.chosen_text", [node.args[0], *texts], [], node)
 
 
 def _call(ctx, runtime_attribute, args, keywords, origin):

@@ -25,6 +25,7 @@ from autograph.runtime.checks import (
     raise_if,
     raise_unless,
 )
+from autograph.runtime.chosen_text import chosen_text
 from autograph.runtime.conditionals import if_exp, if_stmt
 from autograph.runtime.handlers import (
     check_caught,
@@ -99,6 +100,7 @@ __all__ = [
     "enumerate_",
     "for_stmt",
     "if_exp",
+    "chosen_text",
     "if_stmt",
     "index",
     "ld",

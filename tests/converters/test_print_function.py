@@ -6,8 +6,10 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 import autograph
+from autograph.errors import ConversionError
 from tests.differential import check
 
 
@@ -156,3 +158,40 @@ def show_through_builtins(x):
 def test_builtins_print_is_converted_as_print_is():
     assert "ag__.print_(ag__.format_(" in autograph.to_code(show_through_builtins)
     check(show_through_builtins, 1.5)
+
+
+def show_signs(xs):
+    for i, x in enumerate(xs):
+        print(f"{i:>2d} | {x:6.2f} | {'+' if x > 0 else '-':>3}")
+        print("above" if x > 1 else "below", "{}".format("big" if x > 2 else "small"))
+    assert xs[0] < 10, f"{'positive' if xs[0] > 0 else 'negative'} and too large"
+    return xs.sum()
+
+
+def test_text_a_traced_condition_chooses_is_printed_when_the_program_runs(capfd):
+    xs = [1.5, -2.25, 3.0]
+    show_signs(jnp.asarray(xs))
+    expected = capfd.readouterr().out
+    assert expected.splitlines()[:2] == [" 0 |   1.50 |   +", "above small"]
+    autograph.convert(show_signs)(jnp.asarray(xs))     # Python values (concrete arrays)
+    assert capfd.readouterr().out == expected
+    run_compiled(show_signs, jnp.asarray(xs))
+    assert capfd.readouterr().out == expected
+    jax.jit(autograph.convert(show_signs))(jnp.asarray(xs))
+    jax.effects_barrier()
+    assert capfd.readouterr().out == expected
+    assert "ag__.chosen_text(x > 0, '+', '-')" in autograph.to_code(show_signs)
+    with pytest.raises(AssertionError, match="^positive and too large"):
+        run_compiled(show_signs, jnp.asarray([11.0, 0.0]))
+
+
+def chosen_outside_print(x):
+    label = "+" if x > 0 else "-"
+    return label
+
+
+def test_text_a_traced_condition_chooses_outside_print_is_refused():
+    assert autograph.convert(chosen_outside_print)(1.0) == "+"
+    with pytest.raises(ConversionError, match="holds a str") as info:
+        autograph.to_graph(chosen_outside_print)(jnp.float32(1.0))
+    assert f"{__file__}:{chosen_outside_print.__code__.co_firstlineno + 1}" in str(info.value)

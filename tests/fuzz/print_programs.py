@@ -10,7 +10,9 @@ a loop over ``range(n)`` and the right operand of an ``and``/``or``; and lists, 
 and dicts of Python ints the program makes (``c``, ``i``: a Python number shows as its
 number inside them, out13); and a Python number a staged ``if`` steps or gives the other
 type (``m = 3``, then ``m = m + 0.5``), printed alone, in an f-string or through
-``str``/``repr`` (silent13). About a third of the programs print the staged ``if`` or
+``str``/``repr`` (silent13); and fields that are a conditional expression between two
+texts (``{('+' if i > 2 else '-'):>3}``: refused before, lead14: chosen when the
+program runs). About a third of the programs print the staged ``if`` or
 the loop inside ``with contextlib.redirect_stdout(CAPTURE):`` (a stream of the
 program's module): that text must land in ``CAPTURE``, not on stdout, when compiled
 too (out14: a staged print went to the stdout in force when the program ran); and
@@ -48,6 +50,7 @@ FLOAT_SPECS = ("", ".2f", ".3f", "8.3f", "+.1f", "e", ".2e", "g", ".1%", "<9.2f"
 PERCENT_INT = ("%d", "%5d", "%-4d|", "%+d", "%x", "%o", "%s", "%03d")
 PERCENT_FLOAT = ("%.2f", "%8.3f", "%e", "%g", "%s", "%+.1f", "%-7.2f|")
 LITERALS = ("step ", ": ", " | ", "{braces} ", "100% ", "", "loss=", " -> ")
+TEXTS = ("+", "-", "up", "down", "", "ok")
 
 
 class PrintProgramGenerator:
@@ -118,6 +121,10 @@ class PrintProgramGenerator:
 
     def _field(self, ints, floats):
         r = self.rng
+        if r.random() < 0.12:   # text a traced condition chooses (lead14)
+            test = f"{r.choice(ints + floats)} > {r.randint(-2, 3)}"
+            return (f"({r.choice(TEXTS)!r} if {test} else {r.choice(TEXTS)!r})",
+                    r.choice(("", ">3", "<4", "^5", "*>6")))
         if r.random() < 0.6:
             return r.choice(ints), r.choice(INT_SPECS)
         return r.choice(floats), r.choice(FLOAT_SPECS)
