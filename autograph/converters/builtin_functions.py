@@ -241,7 +241,8 @@ class _BuiltinFunctions(Transformer):
         xs, lambda i: c(i)))``. A list comprehension with an ``if`` and an item free of
         changes, summed or tested by ``any``/``all`` or counted by ``len``, is that
         generator too (masked): ``len([x for x in xs if x > 0])`` ->
-        ``ag__.sum_(ag__.generator_(lambda x: 1, xs, lambda x: x > 0, masked='sum'))``."""
+        ``ag__.sum_(ag__.generator_(lambda x: 1, xs, lambda x: x > 0, masked='sum'))``.
+        A ``for a, b in ...`` takes two-parameter lambdas and ``unpack=2``."""
         func = call.func
         if not (isinstance(func, gast.Name) and self.ctx.is_builtin(func.id) and call.args):
             return
@@ -254,21 +255,24 @@ class _BuiltinFunctions(Transformer):
         if len(generator.generators) != 1:
             return
         clause = generator.generators[0]
-        if clause.is_async or not isinstance(clause.target, gast.Name):
+        names = _target_names(clause.target)
+        if clause.is_async or names is None:
             return
         masked = bool(clause.ifs) and func.id in MASKABLE | {"len"} and self._is_pure(
             generator.elt)
         if listed and not masked:
             return
-        name = clause.target.id
         item = gast.Constant(value=1, kind=None) if func.id == "len" else generator.elt
-        pieces = [_lambda(name, item), clause.iter]
+        pieces = [_lambda(names, item), clause.iter]
         if clause.ifs:
             test = clause.ifs[0] if len(clause.ifs) == 1 else gast.BoolOp(
                 op=gast.And(), values=list(clause.ifs))
-            pieces.append(_lambda(name, test))
+            pieces.append(_lambda(names, test))
         new = templates.replace_expr("ag__.generator_(pieces)", ag__=self.ctx.runtime_name,
                                      pieces=pieces)
+        if isinstance(clause.target, gast.Tuple):
+            new.keywords.append(gast.keyword(arg="unpack", value=gast.Constant(
+                value=len(names), kind=None)))
         if masked:
             new.keywords.append(gast.keyword(arg="masked", value=gast.Constant(
                 value="sum" if func.id == "len" else func.id, kind=None)))
@@ -358,10 +362,21 @@ def _makes_list(expr) -> bool:
     return False
 
 
-def _lambda(name, body):
+def _target_names(target):
+    """The names a comprehension's ``for`` binds: ``[x]`` for ``x``, ``[a, b]`` for
+    ``a, b``; None for any other target (a starred, nested or attribute target)."""
+    if isinstance(target, gast.Name):
+        return [target.id]
+    if isinstance(target, gast.Tuple) and len(target.elts) > 1 and all(
+            isinstance(e, gast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    return None
+
+
+def _lambda(names, body):
     return gast.Lambda(
         args=gast.arguments(args=[gast.Name(id=name, ctx=gast.Param(), annotation=None,
-                                            type_comment=None)],
+                                            type_comment=None) for name in names],
                             posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                             kwarg=None, defaults=[]),
         body=body)

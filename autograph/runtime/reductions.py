@@ -36,6 +36,7 @@ over anything else ``generator_`` is the generator Python would make.
 from __future__ import annotations
 
 import builtins
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -62,21 +63,48 @@ class StagedGenerator:
                        "loop), or write a for loop")
 
 
-def generator_(item, iterable, condition=None, masked=None):
+def generator_(item, iterable, condition=None, masked=None, unpack=None):
     """``(item(x) for x in iterable if condition(x))``: that generator, except over a
     range with a traced bound (a ``StagedGenerator``). ``masked``: the reduction
     (``"sum"``, ``"any"``, ``"all"``) that consumes it, where the converter found
     ``item`` free of changes: an item whose condition is traced is then kept as
     what it adds to that reduction, nothing where the condition is false
-    (``_masked_items``)."""
+    (``_masked_items``). ``unpack``: the number of names of a ``for a, b in ...``
+    target; each element is unpacked once, as Python's ``for`` unpacks it, and
+    ``item`` and ``condition`` take the names."""
     if isinstance(iterable, TracedRange):
+        if unpack is not None:
+            raise _refusal("a generator that unpacks (`for a, b in ...`) the ints of a "
+                           "range with a traced bound", "Iterate over the range itself")
         return StagedGenerator(item, iterable, condition)
     iterator = iter(iterable)   # (a generator expression takes it at once, as here)
+    if unpack is not None:
+        iterator = (_unpacked(x, unpack) for x in iterator)
+        item = _spread(item)
+        condition = None if condition is None else _spread(condition)
     if condition is None:
         return (item(x) for x in iterator)
     if masked is not None:
         return _masked_items(item, iterator, condition, masked)
     return (item(x) for x in iterator if comprehension_test(condition(x)))
+
+
+def _unpacked(value, count):
+    """``value`` unpacked into ``count`` names, with Python's errors."""
+    try:
+        iterator = iter(value)
+    except TypeError:
+        raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None
+    values = tuple(itertools.islice(iterator, count + 1))
+    if len(values) > count:
+        raise ValueError(f"too many values to unpack (expected {count})")
+    if len(values) < count:
+        raise ValueError(f"not enough values to unpack (expected {count}, got {len(values)})")
+    return values
+
+
+def _spread(fn):
+    return lambda values: fn(*values)
 
 
 def _masked_items(item, iterator, condition, reduction):

@@ -178,6 +178,8 @@ def _reductions(rng) -> list:
         lambda: f"x = x + len([v for v in (a, b, n) if v > {_k(rng)}])",
         lambda: f"x = x + sum([v * 2 for v in [a, b, {_k(rng)}] if v != n])",
         lambda: f"x = x + int(any([v < 0 for v in (a, b, n) if v != {_k(rng)}]))",
+        lambda: f"x = x + sum(u * v for u, v in zip((a, b, n), (b, n, a)) if u < v + {_k(rng)})",
+        lambda: f"x = x + len([j for j, v in enumerate((a, b, n)) if v > j + {_k(rng)}])",
         # ... whose dropped items would fail math's domain check
         lambda: f"x = x + int(sum(math.sqrt(v) for v in (a, b, n) if v >= {_k(rng, 0, 3)}))",
     ]

@@ -175,6 +175,22 @@ def listed_counts(xs, t):
             any([x > 2 for x in xs if x > t]), all([x < 3 for x in xs if x > t]))
 
 
+def paired(xs, ws):
+    # a `for a, b in ...` target: zip and enumerate, summed, counted, tested
+    return (sum(w * x for w, x in zip(ws, xs, strict=True) if x > 0),
+            sum(i * x for i, x in enumerate(xs) if x < w_min(ws)),
+            len([1 for a, b in zip(xs, xs[1:], strict=False) if a < b]),
+            any(x > w for x, w in zip(xs, ws, strict=True) if w > 0))
+
+
+def w_min(ws):
+    return min(ws)
+
+
+def unpacks_wrongly(rows):
+    return sum(a for a, b in rows if a > 0)
+
+
 def listed_with_effects(xs, t):
     log = []
     return len([log.append(x) for x in xs if x > t]), log
@@ -198,6 +214,25 @@ def test_a_list_comprehension_whose_if_is_traced_is_masked_for_sum_len_any_all(x
     check(listed_counts, xs, t)
     if xs:
         check(listed_counts, jnp.asarray(xs), t)
+
+
+@pytest.mark.parametrize("xs, ws", [([1.0, -2.0, 3.0], [0.5, 2.0, -1.0]),
+                                    ([-1.0, -2.0, -3.0], [1.0, 1.0, 1.0])])
+def test_a_generator_that_unpacks_its_items_is_masked_too(xs, ws):
+    check(paired, xs, ws)
+    check(paired, jnp.asarray(xs), jnp.asarray(ws))
+    assert ("ag__.generator_(lambda w, x: w * x, zip(ws, xs, strict=True), lambda w, x: x > 0, "
+            "unpack=2, "
+            "masked='sum')") in autograph.to_code(paired)
+
+
+@pytest.mark.parametrize("rows", [[(1.0, 2.0, 3.0)], [(1.0,)], [1.0]])
+def test_unpacking_errors_are_pythons(rows):
+    with pytest.raises((ValueError, TypeError)) as original:
+        unpacks_wrongly(rows)
+    with pytest.raises(original.type) as converted:
+        autograph.convert(unpacks_wrongly)(rows)
+    assert str(converted.value) == str(original.value)
 
 
 def test_a_list_comprehension_with_effects_is_refused_not_masked():
