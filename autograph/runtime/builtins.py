@@ -207,47 +207,53 @@ def _staged_one(args) -> bool:
 
 
 def _pick_by_key(name, args, kwargs):
-    """``min``/``max`` with ``key=``. The key is called once per item, in order, as
-    Python calls it. Keys that are all Python values pick as Python does; traced keys
-    pick by Python's rule (a later item only if its key compares smaller, larger),
-    one select per item, so a NaN key and ties behave as in Python:
+    """``min``/``max`` with ``key=``, Python's algorithm step by step: the key called
+    once per item as the items are taken, a later item picked only if its key
+    compares smaller (larger), so ties keep the first and a NaN key is never picked
+    after the first. Where a comparison is traced the pick is a select, and the
+    items picked among must be alike (numbers of one Python type, arrays of one
+    shape and dtype, or pytrees of such leaves):
 
         max(range(len(xs)), key=lambda i: xs[i])   # the first index of the largest xs[i]
-
-    The items picked among by traced keys must be numbers of one Python type, or
-    arrays (pytrees) of one shape and dtype."""
+    """
     builtin = min if name == "min" else max
-    items = list(args[0]) if len(args) == 1 else list(args)
-    if not items or (len(args) > 1 and "default" in kwargs):
-        return builtin(*args, **kwargs)
-    keys = [kwargs["key"](item) for item in items]
-    if not has_tracer(keys):
-        return items[builtin(range(len(items)), key=keys.__getitem__)]
-    if any(jnp.ndim(k) != 0 for k in keys):
-        _fail(name, f"{name}(..., key=...) whose key gives traced arrays, not scalars: "
-              "which item it picks is ambiguous. Make the key one number per item.",
-              depth=4)
-    kinds = _leaf_kinds(items)
-    if kinds is None:
-        _fail(name, f"{name}(..., key=...) with traced keys picks its item when the "
-              "program runs, so the items must be alike: numbers of one type, arrays of "
-              "one shape and dtype, or pytrees of such leaves; these differ. Pick an index "
-              f"instead ({name}(range(len(items)), key=...)) and use it where it is needed.",
-              depth=4)
-    picked, best = items[0], keys[0]
-    for item, k in zip(items[1:], keys[1:], strict=True):
+    if not args or (len(args) > 1 and "default" in kwargs):
+        return builtin(*args, **kwargs)   # Python's TypeError
+    key = kwargs["key"]
+    iterator = iter(args[0] if len(args) == 1 else args)
+    picked = next(iterator, _EMPTY)
+    if picked is _EMPTY:
+        return builtin((), **kwargs)      # the default, or Python's ValueError
+    best = key(picked)
+    for item in iterator:
+        k = key(item)
         later = k < best if name == "min" else k > best
+        if not is_tracer(later):
+            if later:
+                picked, best = item, k
+            continue
+        if jnp.ndim(later) != 0:
+            _fail(name, f"{name}(..., key=...) whose key gives traced arrays, not "
+                  "scalars: which item it picks is ambiguous. Make the key one number "
+                  "per item.", depth=4)
+        kinds = _leaf_kinds([picked, item])
+        if kinds is None:
+            _fail(name, f"{name}(..., key=...) with traced keys picks its item when the "
+                  "program runs, so the items must be alike: numbers of one type, arrays "
+                  "of one shape and dtype, or pytrees of such leaves; these differ. Pick "
+                  f"an index instead ({name}(range(len(items)), key=...)) and use it "
+                  "where it is needed.", depth=4)
         best = jnp.where(later, k, best)
         picked = jax.tree_util.tree_map(functools.partial(jnp.where, later), item, picked)
-    leaves, tree = jax.tree_util.tree_flatten(picked)
-    for leaf, kind in zip(leaves, kinds, strict=True):
-        if kind is not None:
-            python_ints.set_type(leaf, kind)
-            if kind is int:
-                python_ints.mark(leaf)
+        for leaf, kind in zip(jax.tree_util.tree_leaves(picked), kinds, strict=True):
+            if kind is not None:
+                python_ints.set_type(leaf, kind)
+                if kind is int:
+                    python_ints.mark(leaf)
     return picked
 
 
+_EMPTY = object()
 _NUMBERS = (bool, int, float, complex)
 
 

@@ -190,3 +190,21 @@ def test_generated_code():
         "def casts(x):\n"
         "    return (ag__.int_(x), ag__.float_(x), ag__.bool_(x))\n")
     np.testing.assert_equal(autograph.convert(casts)(1.5), (1, 1.5, True))
+
+
+def noisy_pick(items):
+    def shown(v):
+        print("key", v)
+        return v
+    return max(items, key=shown)
+
+
+def test_a_pick_by_key_calls_and_compares_in_pythons_order(capsys):
+    # key(1), key('a'), then the comparison raises: key(2) is never called
+    with pytest.raises(TypeError) as original:
+        noisy_pick([1, "a", 2])
+    printed = capsys.readouterr().out
+    with pytest.raises(TypeError) as converted:
+        autograph.convert(noisy_pick)([1, "a", 2])
+    assert str(converted.value) == str(original.value)
+    assert capsys.readouterr().out == printed == "key 1\nkey a\n"
