@@ -23,8 +23,10 @@ def comprehension_test(condition):
             "the `if` of this comprehension tests a traced value, and a comprehension "
             "runs as Python: which items it keeps would be decided while tracing, before "
             "the value exists, and a traced value cannot decide how many items there "
-            "are. For a sum, count or any of the kept items write a `for` loop with an "
-            "`if` (autograph stages it); to keep items, keep them all and select with "
+            "are. sum(), len(), any() and all() of a comprehension whose item only "
+            "computes (builtins, math, NumPy or jax functions) are staged; otherwise, for "
+            "a sum, count or any of the kept items write a `for` loop with an `if` "
+            "(autograph stages it); to keep items, keep them all and select with "
             "jnp.where or a mask (`jnp.where(xs > 0, xs, 0)`).",
             where.filename, where.lineno)
     return condition
