@@ -137,7 +137,8 @@ class _PhaseClock:
             out = run_root(recorder, *args)
             middle = time.process_time()
             recorder.memo.clear()       # what record_trees does next, timed here
-            recorder.cse.clear()
+            for cse in recorder.cses.values():
+                cse.clear()
             spent["run"] += middle - start
             spent["clear"] += time.process_time() - middle
             return out

@@ -25,7 +25,9 @@ import functools
 
 import numpy as np
 
-from autograph.fold.recording import Recording, _column
+from autograph.fold.recording import Recording, _column, numbers
+
+_INT32 = np.dtype(np.int32)
 
 
 class Batch:
@@ -122,7 +124,7 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
     for sig, n in zip(sigs, bounds[-1].tolist(), strict=True):
         nodes = recorder.nodes[sig]
         # column-major from here on (see schedule.merge)
-        rows = np.fromiter(nodes.rows, np.int32, n * sig.width).reshape(n, sig.width).T.copy()
+        rows = numbers(nodes.rows, _INT32, n * sig.width).reshape(n, sig.width).T.copy()
         k = len(sig.data_avals)     # the data of each node, flat: k numbers per node
         data = [_column(nodes.data if k == 1 else nodes.data[j::k], aval, n)
                 for j, aval in enumerate(sig.data_avals)]

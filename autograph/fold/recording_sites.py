@@ -72,8 +72,15 @@ class Spec:
             return self.binder(recorder.fn, copy, recorder.memo, fallback, recorder.params)
         sig = self.sig
         nodes = recorder.nodes_of(sig)
-        counters = [recorder.counter(kind[1]) for kind in sig.out_kinds]
-        return self.binder(recorder.cse, nodes.rows, nodes.data, fallback, *counters)
+        counters = [recorder.counter(cls) for cls in out_groups(sig)]
+        return self.binder(recorder.cse_of(sig), nodes.rows, nodes.data, fallback, *counters)
+
+
+def out_groups(sig):
+    """The classes of ``sig``'s outputs, each once, in the order of first use: a node
+    takes its outputs' rows of one class in one write of its counter (a list of
+    one int: ``[next row]``), its first output of the class the first row."""
+    return list(dict.fromkeys(sig.out_classes))
 
 
 def fill_sites(sites, recorder, code, arities, fallback):
@@ -208,9 +215,11 @@ def _node_binder(f, sig, pattern):
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
         consts[f"OUT{j}"] = value_class(kind)
-    counters = "".join(f", c{j}" for j in range(n_out))
+    groups = out_groups(sig)
+    counters = "".join(f", c{m}" for m in range(len(groups)))
     idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
-    key = "(SIG" + "".join(f", {i}" for i in idx) + "".join(f", {d}" for d in data) + ")"
+    floats = {a for a, (tag, what) in zip(args, pattern, strict=True)
+              if tag == "d" and what is float}
     lines = [f"def bind(cse, rows, datas, fallback{counters}):",
              "    cse_get, extend = cse.get, rows.extend",
              "    append, extend_data = datas.append, datas.extend",
@@ -221,9 +230,9 @@ def _node_binder(f, sig, pattern):
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [
         *[f"{i} = {v}.idx" for i, v in zip(idx, values, strict=True)],
-        *_cse_lookup(key, values),
+        *_cse_lookup(_cse_key(data, floats), values),
         *_height(values),
-        *[f"o{j} = next(c{j})" for j in range(n_out)],
+        *_take_rows(sig.out_classes, groups),
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
         *_data(data),
@@ -232,6 +241,30 @@ def _node_binder(f, sig, pattern):
         *_cse_store(_build(sig, n_out), values)]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
+
+
+def _take_rows(out_classes, groups):
+    """``o{j}``, the row of output ``j``: per class one read and one write of its
+    counter ``c{m}``, the class's outputs its next rows in order."""
+    lines, first = [], {}
+    for j, cls in enumerate(out_classes):
+        if cls not in first:
+            first[cls] = j
+            m = groups.index(cls)
+            lines += [f"o{j} = c{m}[0]", f"c{m}[0] = o{j} + {out_classes.count(cls)}"]
+        else:
+            lines.append(f"o{j} = o{first[cls]} + {out_classes[:j].count(cls)}")
+    return lines
+
+
+def _cse_key(data, floats):
+    """The key of a node without placeholder inputs in its signature's subexpression
+    table (``FastRecorder.cse_of``): its data, as ``recording.data_key`` has it (one
+    number bare, several a tuple; a float zero by its text: ``0.0 == -0.0``)."""
+    parts = [f"({d} if {d} else str({d}))" if d in floats else d for d in data]
+    if len(parts) == 1:
+        return parts[0]
+    return "(" + "".join(f"{d}, " for d in parts) + ")"
 
 
 def _cse_lookup(key, values):
