@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import gc
 
+from jax import tree_util
+
 from autograph.fold.recording import (
     _BUILTINS,
     _RUNNING,
@@ -70,6 +72,10 @@ VALUE_BRANCH = "a branch on a computed value"
 # until Python's limit; the general recorder then names the call at the user's
 # line (or, on a tree that is simply too deep, raises the same RecursionError).
 TOO_DEEP = "a recursion too deep for the fast path"
+
+
+# The structures of a bare result (-1) and of a tuple of n results (n).
+_FLAT_TREEDEFS: dict = {}
 
 
 class _Declined(BaseException):
@@ -144,6 +150,20 @@ class FastRecorder(Recorder):
         if stepper is not None and self.stepper_arity == 2:
             return self.roots(stepper(self.fn, params, tree))
         return super().run_root(params, tree)
+
+    def roots(self, out):
+        """:meth:`Recorder.roots`, a placeholder or a tuple of placeholders (most
+        results) without ``jax.tree_util``'s flattening: their structure made once."""
+        flat = (out,) if type(out).__base__ is Value else out if type(out) is tuple else ()
+        roots = [(x.kind[1], x.idx) for x in flat if type(x).__base__ is Value]
+        if not roots or len(roots) != len(flat):
+            return super().roots(out)
+        shape = -1 if flat is not out else len(flat)
+        treedef = _FLAT_TREEDEFS.get(shape)
+        if treedef is None:
+            treedef = _FLAT_TREEDEFS[shape] = tree_util.tree_structure(
+                0 if shape < 0 else (0,) * shape)
+        return roots, treedef
 
     def decide(self, pred, frame):
         """``bool`` of a placeholder: the general recorder forks here; not this one."""
