@@ -57,17 +57,17 @@ def _stacked(p, trees, recursion=_per_node):
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *outs)
 
 
-def _signed_embed(p, word, zero):
-    """An embedding scaled by the sign of a float zero (arctan2(+0.0, -1) is pi,
-    arctan2(-0.0, -1) is -pi): leaves whose data differ only in that sign differ."""
-    return T.embed(p, word) * jnp.arctan2(zero, -1.0)
+def _signed_row(p, zero):
+    """A row scaled by the sign of a float zero (arctan2(+0.0, -1) is pi, arctan2(-0.0,
+    -1) is -pi): calls whose data differ only in that sign differ."""
+    return p["e"][0] * jnp.arctan2(zero, -1.0)
 
 
 def signed_zeros(p, node):
     """Float data whose zeros carry a sign (``0.0 == -0.0`` in Python): a
-    subexpression table keyed by the data must keep the leaves apart."""
+    subexpression table keyed by the data must keep the calls apart."""
     if node.is_leaf:
-        return _signed_embed(p, node.word, (node.word % 3 - 1) * 0.0)
+        return T.mix(p, T.embed(p, node.word), _signed_row(p, (node.word % 2 * 2 - 1) * 0.0))
     return T.mix(p, signed_zeros(p, node.left), signed_zeros(p, node.right))
 
 
