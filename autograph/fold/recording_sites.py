@@ -15,11 +15,18 @@ first call it sees, a site of a function is learned once per registry:
   placeholder's kind, each tuple's length) and then writes the node inline, the
   same row the general writer writes:
 
-      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and type(a0) is Param and ...:
+      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and a0 is PARAMS and ...:
                                            x0, x1 = a1; x2, x3 = a2
                                            if type(x0) is K0 and ...:  (K0: its kind's class)
-                                               key = (SIG, x0.idx, x1.idx, x2.idx, x3.idx)
+                                               h = 1 + the inputs' largest height
+                                               o0 = c0[0]; c0[0] = o0 + 2; o1 = o0 + 1
                                                ... one rows.extend, two Values
+      leaf(p, word)                ->  ... the node's result looked up by its data,
+                                       cse[word], before it is written
+
+  (``PARAMS``: the recorder's own placeholder of the whole parameters; a part of
+  them is tested by its type and its interned kind; ``c0``: the counter of the
+  outputs' class, a list of one int.)
 
 - anything else (a builtin, a call without placeholders, a helper taking tree
   nodes): the general hook, for good.
@@ -73,7 +80,8 @@ class Spec:
         sig = self.sig
         nodes = recorder.nodes_of(sig)
         counters = [recorder.counter(cls) for cls in out_groups(sig)]
-        return self.binder(recorder.cse_of(sig), nodes.rows, nodes.data, fallback, *counters)
+        return self.binder(recorder.cse_of(sig), nodes.rows, nodes.data, fallback,
+                           recorder.params, *counters)
 
 
 def out_groups(sig):
@@ -199,6 +207,8 @@ def _node_binder(f, sig, pattern):
             consts[k] = value_class(what) if tag == "v" else what
             test = "type({a}) is {k}" if tag == "v" else (     # a value's kind: its class
                 "type({a}) is Param and {a}.kind is {k}")     # parameters' kinds interned
+            if tag == "p" and what == ("p", ()):    # the whole parameters: the recorder's
+                test = "{a} is PARAMS"              # own placeholder (another: the fallback)
             outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
@@ -220,7 +230,7 @@ def _node_binder(f, sig, pattern):
     idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
     floats = {a for a, (tag, what) in zip(args, pattern, strict=True)
               if tag == "d" and what is float}
-    lines = [f"def bind(cse, rows, datas, fallback{counters}):",
+    lines = [f"def bind(cse, rows, datas, fallback, PARAMS{counters}):",
              "    cse_get, extend = cse.get, rows.extend",
              "    append, extend_data = datas.append, datas.extend",
              f"    def site(f, {', '.join(args)}):",
