@@ -58,19 +58,14 @@ _local = threading.local()
 class Value:
     """A placeholder for one array a recorded node computes: (class, row, height).
 
-    ``Value(kind, idx, height)`` makes an object of the subclass of its kind
+    ``new_value(kind, idx, height)`` makes an object of the subclass of its kind
     (:func:`value_class`): the kind is a class attribute, so a placeholder has two
     slots to write and a specialised call site tests its type and kind with one
-    ``type(x) is K``. Test for a placeholder with ``type(x).__base__ is Value``."""
+    ``type(x) is K``. Test for a placeholder with ``type(x).__base__ is Value``.
+    No ``__new__`` or ``__init__``: ``K()`` is CPython's plain allocation, which the
+    generated writers call and fill (faster than ``object.__new__(K)``)."""
 
-    __slots__ = ("idx", "height")
-
-    def __new__(cls, kind, idx, height):
-        # recording_sites' generated writers set the two slots without this frame
-        self = object.__new__(value_class(kind))
-        self.idx = idx          # its row there, in its tree's recording
-        self.height = height    # 1 + the largest height of the values it was made from
-        return self
+    __slots__ = ("idx", "height")     # its row in its recording; 1 + its inputs' largest
 
     # (shape, dtype name): the buffer it lives in; read off its kind, not stored
     cls = property(lambda self: self.kind[1])
@@ -114,6 +109,14 @@ class Value:
 
 
 _VALUE_CLASSES: dict = {}
+
+
+def new_value(kind, idx, height):
+    """A placeholder of ``kind`` (see :class:`Value`)."""
+    value = value_class(kind)()
+    value.idx = idx
+    value.height = height
+    return value
 
 
 def value_class(kind):
@@ -570,7 +573,7 @@ class Recorder:
             cls = kind[1]
             idx = counts.get(cls, 0)
             counts[cls] = idx + 1
-            outs.append(Value(kind, idx, height))
+            outs.append(new_value(kind, idx, height))
             row.append(idx)
         nodes = self.nodes.get(sig)
         if nodes is None:

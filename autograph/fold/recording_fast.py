@@ -223,7 +223,6 @@ class FastRecorder(Recorder):
         lookup and entry per inner node cost more than the few repeats it finds."""
         nodes = self.nodes_of(sig)
         rows, datas, cse, build = nodes.rows, nodes.data, self.cse_of(sig), sig.build
-        new = object.__new__
         outputs = [(value_class(kind), self.counter(kind[1])) for kind in sig.out_kinds]
         has_data = bool(sig.data_avals)
 
@@ -242,7 +241,7 @@ class FastRecorder(Recorder):
                 rows.append(v.idx)
             outs = []
             for cls, counter in outputs:
-                out = new(cls)
+                out = cls()
                 out.idx = idx = counter[0]
                 counter[0] = idx + 1
                 out.height = height

@@ -190,7 +190,7 @@ def _node_binder(f, sig, pattern):
     """The binder of the hook that writes ``sig``'s nodes for calls of ``f`` with
     arguments of ``pattern``: ("v"|"p", kind), (tuple|list, kinds) or ("d", type)."""
     consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
-              "new": object.__new__, "MISS": MISS}
+              "MISS": MISS}
     args = [f"a{j}" for j in range(len(pattern))]
     callee = "f is F"
     if type(f) is types.MethodType:     # self.cell: a new bound method per attribute read
@@ -246,8 +246,8 @@ def _node_binder(f, sig, pattern):
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
         *_data(data),
-        *[f"r{j} = new(OUT{j}); r{j}.idx = o{j}; r{j}.height = h"
-          for j in range(n_out)],     # Value(...) without its __new__ frame
+        *[f"r{j} = OUT{j}(); r{j}.idx = o{j}; r{j}.height = h"
+          for j in range(n_out)],     # recording.new_value without its frame
         *_cse_store(_build(sig, n_out), values)]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
