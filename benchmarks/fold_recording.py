@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import json
 import random
 import statistics
@@ -37,38 +36,40 @@ _MISS = object()
 def handwritten(trees):
     """A recorder of ``encode`` written by hand, as the fast path's generated code
     would be at best: the same per-tree memo (by the arguments' ids, the arguments
-    kept alive), subexpression table for leaf calls, row lists, row counters and
-    two-slot placeholders (the kind their class), with the checks of each call's arguments,
+    kept alive), subexpression table for leaf calls (keyed by the word), row lists,
+    a row counter taken once per node (a list of one int) and two-slot placeholders
+    (the kind their class, made by calling it), with the checks of each call's
+    arguments (the parameters by identity),
     and nothing else (no split into recordings). Its time per node is the floor of
     recording with these objects; the difference to ``run + clear`` is what the
     generic machinery costs."""
     from autograph.fold.recording import Param, value_class
 
-    new, kind = object.__new__, value_class(("v", ((8,), "float32")))
-    params = new(Param)
-    params.kind = param_kind = ("p", ())
-    leaf_sig = object()
+    kind = value_class(("v", ((8,), "float32")))
+    params = object.__new__(Param)
+    params.kind = ("p", ())
     memo, cse, leaf_rows, cell_rows, words = {}, {}, [], [], []
-    rows = itertools.count()
+    rows = [0]
     memo_get, cse_get = memo.get, cse.get
 
     def leaf_site(a0, a1):
-        if type(a0) is Param and a0.kind is param_kind and type(a1) is int:
-            key = (leaf_sig, a1)
-            hit = cse_get(key, _MISS)
+        if a0 is params and type(a1) is int:
+            hit = cse_get(a1, _MISS)
             if hit is not _MISS:
                 return hit
-            o0, o1 = next(rows), next(rows)
+            o0 = rows[0]
+            rows[0] = o0 + 2
+            o1 = o0 + 1
             leaf_rows.extend((0, o0, o1))
             words.append(a1)
-            r0 = new(kind); r0.idx = o0; r0.height = 0    # noqa: E702
-            r1 = new(kind); r1.idx = o1; r1.height = 0    # noqa: E702
-            result = cse[key] = (r0, r1)
+            r0 = kind(); r0.idx = o0; r0.height = 0    # noqa: E702
+            r1 = kind(); r1.idx = o1; r1.height = 0    # noqa: E702
+            result = cse[a1] = (r0, r1)
             return result
         raise NotImplementedError
 
     def cell_site(a0, a1, a2):
-        if (type(a0) is Param and a0.kind is param_kind and type(a1) is tuple
+        if (a0 is params and type(a1) is tuple
                 and len(a1) == 2 and type(a2) is tuple and len(a2) == 2):
             x0, x1 = a1
             x2, x3 = a2
@@ -76,10 +77,12 @@ def handwritten(trees):
                     and type(x3) is kind):
                 i0, i1, i2, i3 = x0.idx, x1.idx, x2.idx, x3.idx
                 h = max(x0.height, x1.height, x2.height, x3.height) + 1
-                o0, o1 = next(rows), next(rows)
+                o0 = rows[0]
+                rows[0] = o0 + 2
+                o1 = o0 + 1
                 cell_rows.extend((h, i0, i1, i2, i3, o0, o1))
-                r0 = new(kind); r0.idx = o0; r0.height = h    # noqa: E702
-                r1 = new(kind); r1.idx = o1; r1.height = h    # noqa: E702
+                r0 = kind(); r0.idx = o0; r0.height = h    # noqa: E702
+                r1 = kind(); r1.idx = o1; r1.height = h    # noqa: E702
                 return (r0, r1)
         raise NotImplementedError
 
@@ -137,7 +140,8 @@ class _PhaseClock:
             out = run_root(recorder, *args)
             middle = time.process_time()
             recorder.memo.clear()       # what record_trees does next, timed here
-            recorder.cse.clear()
+            for cse in recorder.cses.values():
+                cse.clear()
             spent["run"] += middle - start
             spent["clear"] += time.process_time() - middle
             return out

@@ -34,6 +34,7 @@ from __future__ import annotations
 import builtins
 import functools
 import operator
+import struct
 import sys
 import threading
 from functools import partial
@@ -57,19 +58,14 @@ _local = threading.local()
 class Value:
     """A placeholder for one array a recorded node computes: (class, row, height).
 
-    ``Value(kind, idx, height)`` makes an object of the subclass of its kind
+    ``new_value(kind, idx, height)`` makes an object of the subclass of its kind
     (:func:`value_class`): the kind is a class attribute, so a placeholder has two
     slots to write and a specialised call site tests its type and kind with one
-    ``type(x) is K``. Test for a placeholder with ``type(x).__base__ is Value``."""
+    ``type(x) is K``. Test for a placeholder with ``type(x).__base__ is Value``.
+    No ``__new__`` or ``__init__``: ``K()`` is CPython's plain allocation, which the
+    generated writers call and fill (faster than ``object.__new__(K)``)."""
 
-    __slots__ = ("idx", "height")
-
-    def __new__(cls, kind, idx, height):
-        # recording_sites' generated writers set the two slots without this frame
-        self = object.__new__(value_class(kind))
-        self.idx = idx          # its row there, in its tree's recording
-        self.height = height    # 1 + the largest height of the values it was made from
-        return self
+    __slots__ = ("idx", "height")     # its row in its recording; 1 + its inputs' largest
 
     # (shape, dtype name): the buffer it lives in; read off its kind, not stored
     cls = property(lambda self: self.kind[1])
@@ -113,6 +109,14 @@ class Value:
 
 
 _VALUE_CLASSES: dict = {}
+
+
+def new_value(kind, idx, height):
+    """A placeholder of ``kind`` (see :class:`Value`)."""
+    value = value_class(kind)()
+    value.idx = idx
+    value.height = height
+    return value
 
 
 def value_class(kind):
@@ -517,7 +521,7 @@ class Recorder:
                 a = np.asarray(x)
                 kinds.append(("d", a.shape, a.dtype.name))
                 data.append(a)
-                data_keys.append(id(a))
+                data_keys.append((id(a),))      # never equal to a number's key
             elif t is slice:
                 kinds.append(("slice", (x.start, x.stop, x.step)))
             elif isinstance(x, _STATIC_TYPES) or callable(x):
@@ -551,7 +555,7 @@ class Recorder:
     def _node(self, sig, values, data, data_keys):
         # rows, not the placeholders: comparing placeholders records a comparison (the
         # signature fixes each input's class, and a row its value in this recording)
-        cse_key = (sig, *map(_IDX, values), *data_keys)
+        cse_key = (sig, *map(_IDX, values), data_key(data_keys))
         cse = self.cse
         hit = cse.get(cse_key)
         if hit is not None:
@@ -569,7 +573,7 @@ class Recorder:
             cls = kind[1]
             idx = counts.get(cls, 0)
             counts[cls] = idx + 1
-            outs.append(Value(kind, idx, height))
+            outs.append(new_value(kind, idx, height))
             row.append(idx)
         nodes = self.nodes.get(sig)
         if nodes is None:
@@ -736,12 +740,41 @@ class Recorder:
 
 def _column(values, aval, n):
     """The values of one data argument of ``n`` nodes as an array of ``aval``."""
-    if not aval.shape:     # Python numbers: fromiter skips asarray's type discovery
-        return np.fromiter(values, aval.dtype, n)
+    if not aval.shape:     # Python numbers: no asarray's type discovery
+        return numbers(values, aval.dtype, n)
     return np.asarray(values, aval.dtype).reshape(n, *aval.shape)
 
 
+_STRUCT_CODES = {np.dtype(np.int32): "i", np.dtype(np.int64): "q"}
+
+
+def numbers(values, dtype, n):
+    """``n`` Python numbers (a sequence) as a 1-d array of ``dtype``. Integers are
+    packed by ``struct`` (about a third of ``np.fromiter``'s time per number, which
+    converts each through a generic path); others, and integers out of the type's
+    range (for NumPy's own OverflowError), by ``np.fromiter``."""
+    code = _STRUCT_CODES.get(dtype)
+    if code is not None:
+        out = np.empty(n, dtype)
+        try:
+            struct.pack_into(f"={n}{code}", out, 0, *values)
+            return out
+        except struct.error:
+            pass
+    return np.fromiter(values, dtype, n)
+
+
 _RUNNING = object()        # the memo's entry for a call still running
+
+
+def data_key(data_keys):
+    """The subexpression tables' key of a node's data (the numbers themselves, an
+    array by its id): one bare, several a tuple; a float zero by its text, since
+    ``0.0 == -0.0`` (and ``1 / x`` tells them apart)."""
+    if len(data_keys) == 1:
+        x = data_keys[0]
+        return str(x) if type(x) is float and not x else x
+    return tuple(str(x) if type(x) is float and not x else x for x in data_keys)
 
 
 def memo_key(f, fn, args, kwargs, params):

@@ -25,24 +25,33 @@ import functools
 
 import numpy as np
 
-from autograph.fold.recording import Recording, _column
+from autograph.fold.recording import Recording, _column, numbers
+
+_INT32 = np.dtype(np.int32)
 
 
 class Batch:
     """The nodes of a batch's trees, numbered across the batch: ``arrays[s]`` the
     ``(columns (width, n), [data per argument])`` of signature ``sigs[s]`` (column-major,
     as ``schedule.merge`` has them),
-    ``bounds[t][s]`` its nodes before tree ``t``, ``offsets[t, k]`` the rows of class
-    ``classes[k]`` before tree ``t``, ``roots[t]`` tree ``t``'s root rows (a list: the
-    trees' results may differ in structure, which ``merge`` refuses)."""
+    ``bounds[t][s]`` its nodes before tree ``t``, ``class_counts[t, k]`` the rows of
+    class ``classes[k]`` in tree ``t`` and ``offsets[t, k]`` before it, ``vectors[t]``
+    tree ``t``'s rows per class by ``class_index`` (the registry's numbers),
+    ``roots[t]`` tree ``t``'s root rows (a list: the trees' results may differ in
+    structure, which ``merge`` refuses)."""
 
-    def __init__(self, sigs, arrays, bounds, classes, offsets, totals, roots):
+    def __init__(self, sigs, arrays, bounds, classes, class_counts, class_index, totals,
+                 roots):
         self.sigs = sigs
         self.arrays = arrays
         self.bounds = bounds
         self.classes = classes
         self.column = {cls: k for k, cls in enumerate(classes)}
-        self.offsets = offsets
+        self.class_counts = class_counts
+        self.offsets = np.cumsum(class_counts, axis=0) - class_counts
+        self.class_index = class_index
+        self.vectors = np.zeros((len(class_counts), len(class_index)), np.int64)
+        self.vectors[:, [class_index[cls] for cls in classes]] = class_counts
         self.totals = totals
         self.roots = roots
 
@@ -77,13 +86,16 @@ class Batch:
 
 
 class BatchRecording(Recording):
-    """Tree ``index`` of ``batch``: a :class:`Recording` whose nodes are cut from
-    the batch's arrays when first read."""
+    """Tree ``index`` of ``batch``: a :class:`Recording` whose nodes, counts and
+    roots are cut from the batch's arrays when first read (a fresh batch's plan
+    reads none of them: ``schedule.merge`` takes the batch's arrays whole)."""
 
-    def __init__(self, batch, index, *args):
-        super().__init__(None, *args)
+    def __init__(self, batch, index, root_key):
         self.batch = batch
         self.index = index
+        self.class_index = batch.class_index
+        self.root_key = root_key        # interned (root_treedef, root_classes)
+        self.root_treedef, self.root_classes = root_key
 
     @functools.cached_property
     def columns(self):
@@ -94,6 +106,30 @@ class BatchRecording(Recording):
     def packed(self):
         """Its nodes per signature, rows local to the tree."""
         return {sig: (rows.T.copy(), data) for sig, (rows, data) in self.columns.items()}
+
+    @functools.cached_property
+    def counts(self):
+        """Its rows per buffer class."""
+        batch = self.batch
+        return {cls: n for cls, n in zip(batch.classes, batch.class_counts[self.index].tolist(),
+                                         strict=True) if n}
+
+    @functools.cached_property
+    def count_vector(self):
+        """Its rows per class, by the registry's class numbers."""
+        return self.batch.vectors[self.index]
+
+    @functools.cached_property
+    def roots(self):
+        """The (class, row) of each leaf of its result, rows local to the tree."""
+        batch, t = self.batch, self.index
+        offsets = batch.offsets[t].tolist()
+        return [(cls, idx - offsets[batch.column[cls]])
+                for cls, idx in zip(self.root_classes, batch.roots[t], strict=True)]
+
+    @functools.cached_property
+    def root_rows(self):
+        return tuple(idx for _, idx in self.roots)
 
 
 def split(recorder, starts, ends, roots) -> list[Recording]:
@@ -117,32 +153,27 @@ def split(recorder, starts, ends, roots) -> list[Recording]:
         for cls in sig.out_classes:
             outputs[s, column[cls]] += 1
     class_counts = per_tree @ outputs                       # (trees, classes) rows
-    offsets = np.cumsum(class_counts, axis=0) - class_counts
     arrays = []
     for sig, n in zip(sigs, bounds[-1].tolist(), strict=True):
         nodes = recorder.nodes[sig]
         # column-major from here on (see schedule.merge)
-        rows = np.fromiter(nodes.rows, np.int32, n * sig.width).reshape(n, sig.width).T.copy()
+        rows = numbers(nodes.rows, _INT32, n * sig.width).reshape(n, sig.width).T.copy()
         k = len(sig.data_avals)     # the data of each node, flat: k numbers per node
         data = [_column(nodes.data if k == 1 else nodes.data[j::k], aval, n)
                 for j, aval in enumerate(sig.data_avals)]
         arrays.append((rows, data))
-    class_index = registry.class_index      # the trees' count vectors, made at once
+    class_index = registry.class_index
     for cls in classes:
         class_index.setdefault(cls, len(class_index))
     total = class_counts.sum(axis=0).tolist()
     totals = {cls: n for cls, n in sorted(zip(classes, total, strict=True),
                                           key=lambda item: class_index[item[0]]) if n}
     root_rows = [[idx for _, idx in tree_roots] for tree_roots, _ in roots]
-    batch = Batch(sigs, arrays, bounds.tolist(), classes, offsets, totals, root_rows)
-    vectors = np.zeros((n_trees, len(class_index)), np.int64)
-    vectors[:, [class_index[cls] for cls in classes]] = class_counts
+    batch = Batch(sigs, arrays, bounds.tolist(), classes, class_counts, class_index, totals,
+                  root_rows)
+    root_keys = registry.root_keys      # interned: merge tests them with `is`
     recordings = []
-    count_lists, offset_lists = class_counts.tolist(), offsets.tolist()
-    for t in range(n_trees):
-        counts = {cls: n for cls, n in zip(classes, count_lists[t], strict=True) if n}
-        tree_roots, treedef = roots[t]
-        local = [(cls, idx - offset_lists[t][column[cls]]) for cls, idx in tree_roots]
-        recordings.append(BatchRecording(batch, t, counts, local, treedef, class_index,
-                                         registry.root_keys, vectors[t]))
+    for t, (tree_roots, treedef) in enumerate(roots):
+        key = (treedef, tuple(cls for cls, _ in tree_roots))
+        recordings.append(BatchRecording(batch, t, root_keys.setdefault(key, key)))
     return recordings

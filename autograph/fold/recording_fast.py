@@ -40,7 +40,8 @@ and ``recording_batch.split`` cuts them into per-tree recordings with numpy.
 from __future__ import annotations
 
 import gc
-import itertools
+
+from jax import tree_util
 
 from autograph.fold.recording import (
     _BUILTINS,
@@ -51,6 +52,7 @@ from autograph.fold.recording import (
     Recording,
     Value,
     _local,
+    data_key,
     fold_call,
     value_class,
 )
@@ -72,6 +74,10 @@ VALUE_BRANCH = "a branch on a computed value"
 TOO_DEEP = "a recursion too deep for the fast path"
 
 
+# The structures of a bare result (-1) and of a tuple of n results (n).
+_FLAT_TREEDEFS: dict = {}
+
+
 class _Declined(BaseException):
     """Raised through the user's code when the fast path cannot record a tree."""
 
@@ -89,7 +95,8 @@ class FastRecorder(Recorder):
         super().__init__(registry, fn)
         self.specialise = specialise
         self.writers: dict = {}         # signature -> its writer
-        self.counters: dict = {}        # buffer class -> itertools.count of its rows
+        self.counters: dict = {}        # buffer class -> [its next row] (a list of one int)
+        self.cses: dict = {}            # signature -> its subexpression table (cse_of)
         self.site_lists: list = []      # the hooks of each copy's call sites
         self.stepper = self.stepper_arity = None    # rewrite.stepping_copy of fn
         self.positional_hook = self._make_hook()
@@ -111,11 +118,12 @@ class FastRecorder(Recorder):
         previous = getattr(_local, "recorder", None)
         _local.recorder = self
         starts, roots, reason = [], [], None
-        memo, cse, nodes = self.memo, self.cse, self.nodes
+        memo, cses, nodes = self.memo, self.cses, self.nodes
         try:
             for tree in trees:
                 memo.clear()        # the sites hold these dicts: cleared, not replaced
-                cse.clear()
+                for cse in cses.values():
+                    cse.clear()
                 start = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
                 try:
                     roots.append(self.run_root(params, tree))
@@ -130,7 +138,8 @@ class FastRecorder(Recorder):
         finally:
             _local.recorder = previous
             memo.clear()
-            cse.clear()
+            for cse in cses.values():
+                cse.clear()
         ends = {sig: len(table.rows) // sig.width for sig, table in nodes.items()}
         return split(self, starts, ends, roots), reason
 
@@ -141,6 +150,20 @@ class FastRecorder(Recorder):
         if stepper is not None and self.stepper_arity == 2:
             return self.roots(stepper(self.fn, params, tree))
         return super().run_root(params, tree)
+
+    def roots(self, out):
+        """:meth:`Recorder.roots`, a placeholder or a tuple of placeholders (most
+        results) without ``jax.tree_util``'s flattening: their structure made once."""
+        flat = (out,) if type(out).__base__ is Value else out if type(out) is tuple else ()
+        roots = [(x.kind[1], x.idx) for x in flat if type(x).__base__ is Value]
+        if not roots or len(roots) != len(flat):
+            return super().roots(out)
+        shape = -1 if flat is not out else len(flat)
+        treedef = _FLAT_TREEDEFS.get(shape)
+        if treedef is None:
+            treedef = _FLAT_TREEDEFS[shape] = tree_util.tree_structure(
+                0 if shape < 0 else (0,) * shape)
+        return roots, treedef
 
     def decide(self, pred, frame):
         """``bool`` of a placeholder: the general recorder forks here; not this one."""
@@ -154,11 +177,20 @@ class FastRecorder(Recorder):
         return nodes
 
     def counter(self, cls):
-        """The ``itertools.count`` of the rows of buffer class ``cls``."""
+        """The counter of the rows of buffer class ``cls``: ``[its next row]``, so a
+        node takes several rows of one class in one write."""
         counter = self.counters.get(cls)
         if counter is None:
-            counter = self.counters[cls] = itertools.count()
+            counter = self.counters[cls] = [0]
         return counter
+
+    def cse_of(self, sig):
+        """The subexpression table of ``sig``'s nodes without placeholder inputs in
+        the tree being recorded: their data (``recording.data_key``) -> result."""
+        cse = self.cses.get(sig)
+        if cse is None:
+            cse = self.cses[sig] = {}
+        return cse
 
     def _copy(self, f):
         """The recording copy of ``f`` whose sites are this recorder's learned hooks
@@ -190,14 +222,13 @@ class FastRecorder(Recorder):
         subtree is the memo's job (one step per tree node), and the table's key,
         lookup and entry per inner node cost more than the few repeats it finds."""
         nodes = self.nodes_of(sig)
-        rows, datas, cse, build = nodes.rows, nodes.data, self.cse, sig.build
-        new = object.__new__
+        rows, datas, cse, build = nodes.rows, nodes.data, self.cse_of(sig), sig.build
         outputs = [(value_class(kind), self.counter(kind[1])) for kind in sig.out_kinds]
         has_data = bool(sig.data_avals)
 
         def write(values, data, data_keys):
-            if not values:      # a leaf: looked up (as Recorder._node's key), see above
-                key = (sig, *data_keys)
+            if not values:      # a leaf: looked up (as the generated sites key it)
+                key = data_key(data_keys)
                 hit = cse.get(key, MISS)
                 if hit is not MISS:
                     return hit
@@ -210,8 +241,9 @@ class FastRecorder(Recorder):
                 rows.append(v.idx)
             outs = []
             for cls, counter in outputs:
-                out = new(cls)
-                out.idx = idx = next(counter)
+                out = cls()
+                out.idx = idx = counter[0]
+                counter[0] = idx + 1
                 out.height = height
                 outs.append(out)
                 rows.append(idx)

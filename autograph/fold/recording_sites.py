@@ -15,11 +15,18 @@ first call it sees, a site of a function is learned once per registry:
   placeholder's kind, each tuple's length) and then writes the node inline, the
   same row the general writer writes:
 
-      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and type(a0) is Param and ...:
+      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and a0 is PARAMS and ...:
                                            x0, x1 = a1; x2, x3 = a2
                                            if type(x0) is K0 and ...:  (K0: its kind's class)
-                                               key = (SIG, x0.idx, x1.idx, x2.idx, x3.idx)
+                                               h = 1 + the inputs' largest height
+                                               o0 = c0[0]; c0[0] = o0 + 2; o1 = o0 + 1
                                                ... one rows.extend, two Values
+      leaf(p, word)                ->  ... the node's result looked up by its data,
+                                       cse[word], before it is written
+
+  (``PARAMS``: the recorder's own placeholder of the whole parameters; a part of
+  them is tested by its type and its interned kind; ``c0``: the counter of the
+  outputs' class, a list of one int.)
 
 - anything else (a builtin, a call without placeholders, a helper taking tree
   nodes): the general hook, for good.
@@ -72,8 +79,16 @@ class Spec:
             return self.binder(recorder.fn, copy, recorder.memo, fallback, recorder.params)
         sig = self.sig
         nodes = recorder.nodes_of(sig)
-        counters = [recorder.counter(kind[1]) for kind in sig.out_kinds]
-        return self.binder(recorder.cse, nodes.rows, nodes.data, fallback, *counters)
+        counters = [recorder.counter(cls) for cls in out_groups(sig)]
+        return self.binder(recorder.cse_of(sig), nodes.rows, nodes.data, fallback,
+                           recorder.params, *counters)
+
+
+def out_groups(sig):
+    """The classes of ``sig``'s outputs, each once, in the order of first use: a node
+    takes its outputs' rows of one class in one write of its counter (a list of
+    one int: ``[next row]``), its first output of the class the first row."""
+    return list(dict.fromkeys(sig.out_classes))
 
 
 def fill_sites(sites, recorder, code, arities, fallback):
@@ -175,7 +190,7 @@ def _node_binder(f, sig, pattern):
     """The binder of the hook that writes ``sig``'s nodes for calls of ``f`` with
     arguments of ``pattern``: ("v"|"p", kind), (tuple|list, kinds) or ("d", type)."""
     consts = {"F": f, "SIG": sig, "Value": Value, "Param": Param, "BUILD": sig.build,
-              "new": object.__new__, "MISS": MISS}
+              "MISS": MISS}
     args = [f"a{j}" for j in range(len(pattern))]
     callee = "f is F"
     if type(f) is types.MethodType:     # self.cell: a new bound method per attribute read
@@ -192,6 +207,8 @@ def _node_binder(f, sig, pattern):
             consts[k] = value_class(what) if tag == "v" else what
             test = "type({a}) is {k}" if tag == "v" else (     # a value's kind: its class
                 "type({a}) is Param and {a}.kind is {k}")     # parameters' kinds interned
+            if tag == "p" and what == ("p", ()):    # the whole parameters: the recorder's
+                test = "{a} is PARAMS"              # own placeholder (another: the fallback)
             outer.append(test.format(a=a, k=k))
             if tag == "v":
                 values.append(a)
@@ -208,10 +225,12 @@ def _node_binder(f, sig, pattern):
     n_out = len(sig.out_kinds)
     for j, kind in enumerate(sig.out_kinds):
         consts[f"OUT{j}"] = value_class(kind)
-    counters = "".join(f", c{j}" for j in range(n_out))
+    groups = out_groups(sig)
+    counters = "".join(f", c{m}" for m in range(len(groups)))
     idx = [f"i{j}" for j in range(len(values))]     # each input's row, read once
-    key = "(SIG" + "".join(f", {i}" for i in idx) + "".join(f", {d}" for d in data) + ")"
-    lines = [f"def bind(cse, rows, datas, fallback{counters}):",
+    floats = {a for a, (tag, what) in zip(args, pattern, strict=True)
+              if tag == "d" and what is float}
+    lines = [f"def bind(cse, rows, datas, fallback, PARAMS{counters}):",
              "    cse_get, extend = cse.get, rows.extend",
              "    append, extend_data = datas.append, datas.extend",
              f"    def site(f, {', '.join(args)}):",
@@ -221,17 +240,41 @@ def _node_binder(f, sig, pattern):
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [
         *[f"{i} = {v}.idx" for i, v in zip(idx, values, strict=True)],
-        *_cse_lookup(key, values),
+        *_cse_lookup(_cse_key(data, floats), values),
         *_height(values),
-        *[f"o{j} = next(c{j})" for j in range(n_out)],
+        *_take_rows(sig.out_classes, groups),
         "extend((" + "".join(f"{x}, " for x in ["h", *idx,
                                                    *[f"o{j}" for j in range(n_out)]]) + "))",
         *_data(data),
-        *[f"r{j} = new(OUT{j}); r{j}.idx = o{j}; r{j}.height = h"
-          for j in range(n_out)],     # Value(...) without its __new__ frame
+        *[f"r{j} = OUT{j}(); r{j}.idx = o{j}; r{j}.height = h"
+          for j in range(n_out)],     # recording.new_value without its frame
         *_cse_store(_build(sig, n_out), values)]]
     lines += [f"        return fallback(f, {', '.join(args)})", "    return site"]
     return _compile("\n".join(lines) + "\n", consts)
+
+
+def _take_rows(out_classes, groups):
+    """``o{j}``, the row of output ``j``: per class one read and one write of its
+    counter ``c{m}``, the class's outputs its next rows in order."""
+    lines, first = [], {}
+    for j, cls in enumerate(out_classes):
+        if cls not in first:
+            first[cls] = j
+            m = groups.index(cls)
+            lines += [f"o{j} = c{m}[0]", f"c{m}[0] = o{j} + {out_classes.count(cls)}"]
+        else:
+            lines.append(f"o{j} = o{first[cls]} + {out_classes[:j].count(cls)}")
+    return lines
+
+
+def _cse_key(data, floats):
+    """The key of a node without placeholder inputs in its signature's subexpression
+    table (``FastRecorder.cse_of``): its data, as ``recording.data_key`` has it (one
+    number bare, several a tuple; a float zero by its text: ``0.0 == -0.0``)."""
+    parts = [f"({d} if {d} else str({d}))" if d in floats else d for d in data]
+    if len(parts) == 1:
+        return parts[0]
+    return "(" + "".join(f"{d}, " for d in parts) + ")"
 
 
 def _cse_lookup(key, values):

@@ -11,7 +11,7 @@ import pytest
 
 import autograph
 from autograph.fold import recording_fast, rewrite
-from autograph.fold.recording import Recorder, Recording, Registry
+from autograph.fold.recording import Recorder, Recording, Registry, numbers
 from autograph.fold.schedule import merge
 from tests.fold import trees as T
 from tests.fold.test_recording_fast import (
@@ -200,3 +200,19 @@ def test_a_fresh_batch_merges_as_its_trees_recordings_merge(params, model):
     again = recording_fast.record_batch(registry, fn, trees[:3])
     mixed = [again[0], batch[1], again[2]]
     assert _same_merge(merge(mixed), merge([_plain(r, registry) for r in mixed]))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.bool_])
+def test_numbers_are_the_arrays_fromiter_makes(dtype):
+    values = [0, 1, -7, 2**31 - 1, -2**31, 5] if dtype != np.bool_ else [True, False]
+    got = numbers(values, np.dtype(dtype), len(values))
+    expected = np.fromiter(values, dtype, len(values))
+    assert got.dtype == expected.dtype and got.flags.writeable
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_numbers_out_of_range_raise_numpys_overflow_error():
+    with pytest.raises(OverflowError):
+        np.fromiter([1, 2**40], np.int32, 2)
+    with pytest.raises(OverflowError):
+        numbers([1, 2**40], np.dtype(np.int32), 2)

@@ -212,6 +212,44 @@ def test_a_handover_after_fast_trees_keeps_the_batch_correct(rnn):
     assert batched._last_registry.recorded == {"fast": 3, "general": 4}
 
 
+def _reciprocal(p, x):
+    return p["w"] / x
+
+
+def signed(p, node):
+    """Leaves' data are floats: 0.0 and -0.0 are equal (and hash alike) in Python
+    but not here (1 / x), so a subexpression table keyed by the data must not merge
+    them."""
+    if node.is_leaf:
+        return _reciprocal(p, node.word)
+    return signed(p, node.left) + 2 * signed(p, node.right)
+
+
+def signed_branchy(p, node):
+    """``signed`` with a branch on a computed value: recorded by the general path."""
+    if node.is_leaf:
+        return _reciprocal(p, node.word)
+    h = signed_branchy(p, node.left) + 2 * signed_branchy(p, node.right)
+    if h.sum() > 0:
+        return h
+    return h * 3
+
+
+@pytest.mark.parametrize("fn, path", [(signed, "fast"), (signed_branchy, "general")])
+def test_signed_zeros_in_data_stay_apart(fn, path):
+    p = {"w": jnp.arange(1.0, 4.0)}
+    trees = [T.Node(left=T.Node(word=0.0), right=T.Node(word=-0.0)),
+             T.Node(left=T.Node(word=-0.0), right=T.Node(word=0.0)),
+             T.Node(left=T.Node(word=0.0), right=T.Node(word=0.0))]
+    expected = np.stack([fn(p, t) for t in trees])
+    assert np.isnan(expected[0]).all() and np.isposinf(expected[2]).all()
+    batched = autograph.fold(fn)
+    np.testing.assert_array_equal(batched(p, trees), expected)
+    assert batched._last_registry.recorded[path] == len(trees)
+    plan = batched.plan(trees, params=p)
+    np.testing.assert_array_equal(jax.jit(batched)(p, plan), expected)
+
+
 @pytest.mark.parametrize("model, text", [(T.looping, "while h.sum() > 0"),
                                          (T.deepening, "if h.sum() > 0")])
 def test_depth_on_computed_values_is_still_refused_at_the_users_line(rnn, model, text):
