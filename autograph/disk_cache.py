@@ -65,7 +65,6 @@ from pathlib import Path
 
 import gast
 
-from autograph import headroom
 from autograph.directives import directive_name
 
 FORMAT = 2                      # bump when the entry layout changes
@@ -245,7 +244,6 @@ class _Writer:
             self._write_all()
 
     def _drain(self) -> None:
-        headroom.stays_shallow(_WRITER_FRAMES)
         while True:
             with self._changed:
                 self._changed.wait_for(lambda: self._queue)
@@ -278,9 +276,6 @@ class _Writer:
                                                 else path in self._pending))
 
 
-# The most frames the writer thread holds (it holds 9 while it writes): a
-# recursion limit the user lowers comes down past it (``headroom.stays_shallow``).
-_WRITER_FRAMES = 40
 _WRITER = _Writer()
 
 

@@ -28,7 +28,6 @@ that went deep in the room raised for another), so until then the limit waits
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 
@@ -41,9 +40,6 @@ _set_limit: int | None = None     # the limit autograph last set
 _conversions: list = []           # the limit each running conversion needs
 _lent: dict = {}                  # thread id -> frames lent to that thread
 _pending = False                  # the limit is above what is needed (waits to come down)
-_shallow: dict = {}               # thread id -> the most frames it ever holds (``stays_shallow``)
-if hasattr(os, "register_at_fork"):      # (a child's threads are new: none declared)
-    os.register_at_fork(after_in_child=_shallow.clear)
 
 
 def stack_depth() -> int:
@@ -134,31 +130,16 @@ def _apply() -> None:
     _set_limit = now
 
 
-def stays_shallow(frames: int) -> None:
-    """Declare the calling thread one that never holds more than ``frames`` frames
-    (autograph's own disk-cache writer): the limit comes down past it whenever
-    ``frames`` is below the new limit, whatever its stack holds now. Without it, an
-    idle helper thread would hold a low limit up (a user's ``setrecursionlimit(70)``
-    stays at the conversion's 1,000 until ``settle()``)."""
-    _shallow[threading.get_ident()] = frames
-
-
 def _other_threads_below(limit: int) -> bool:
     """Whether every other thread's stack holds fewer than ``limit - _SHALLOW``
     frames: far enough below ``limit`` (C calls count against it too) to keep
-    running when the limit comes down to it (a thread declared ``stays_shallow``:
-    whether its bound is below ``limit``)."""
+    running when the limit comes down to it."""
     frames = sys._current_frames()
     # This thread's frame dropped first: held by a local, it would be a reference
     # cycle (the frame holds its locals) left for the garbage collector.
     del frames[threading.get_ident()]
     room = limit - _SHALLOW
-    for ident, frame in frames.items():
-        bound = _shallow.get(ident)
-        if bound is not None:
-            if bound >= limit:
-                return False
-            continue
+    for frame in frames.values():
         depth = 0
         while frame is not None:
             depth += 1

@@ -169,35 +169,3 @@ def test_deep_chain_never_crashes_the_interpreter(tmp_path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("refused") + done.stdout.count("cpython refuses") >= 2
-
-
-@pytest.mark.parametrize("declared", [True, False])
-def test_a_thread_declared_shallow_lets_a_low_limit_come_back(flat, declared):
-    """An idle thread holds a lowered limit up (it might be deep when the limit
-    comes down), unless it declared the most frames it holds (the disk cache's
-    writer does): then the limit comes back as soon as the conversion ends."""
-    from autograph import headroom as ledger
-
-    waiting, done = threading.Event(), threading.Event()
-
-    def idle():
-        if declared:
-            ledger.stays_shallow(30)
-        waiting.set()
-        done.wait()
-
-    thread = threading.Thread(target=idle)
-    thread.start()
-    waiting.wait()
-    limit = sys.getrecursionlimit()
-    lowered = stack_depth() + 60
-    sys.setrecursionlimit(lowered)
-    try:
-        Transpiler().convert(flat)
-        assert (sys.getrecursionlimit() == lowered) is declared
-    finally:
-        sys.setrecursionlimit(limit)
-        done.set()
-        thread.join()
-        ledger._shallow.pop(thread.ident, None)
-        ledger.settle()
