@@ -257,8 +257,6 @@ class _Writer:
                 path, write = self._queue.pop(0)
             try:
                 write()
-            except Exception:  # noqa: BLE001 - an entry not written is a miss, no more
-                pass
             finally:
                 with self._changed:
                     left = self._pending[path] - 1
