@@ -31,10 +31,6 @@ to show its source. Errors are never cached.
 
 Entries are written atomically (a temporary file in the same folder, then
 ``os.replace``), so processes sharing the folder never read half an entry. A
-conversion hands its entry to a writer thread (``store_soon``) and goes on: the
-user's first call does not wait for the disk (a write costs 0.05 ms on a quiet
-disk, milliseconds on a busy one). A read of a key still being written, and the
-``writes`` count, wait for it; the interpreter waits for the writer at exit. A
 folder that cannot be written, or an entry that cannot be read, is a miss and
 nothing more. The folder is created private to the user (mode 0o700): like
 ``__pycache__``, what is in it is run.
@@ -51,10 +47,8 @@ Environment variables (read when autograph is imported):
 
 from __future__ import annotations
 
-import atexit
 import builtins
 import hashlib
-import itertools
 import marshal
 import os
 import sys
@@ -69,8 +63,6 @@ from autograph.directives import directive_name
 
 FORMAT = 2                      # bump when the entry layout changes
 _SUFFIX = ".agc"
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-_SERIAL = itertools.count()
 _OFF_WORDS = frozenset({"0", "off", "false", "no"})
 
 
@@ -91,15 +83,13 @@ class DiskCache:
 
     ``key(fn, lines, options, policy)`` is the entry's key; ``load(key)`` gives
     ``(code, runtime_name, guarded)`` or None; ``store(key, code, runtime_name,
-    guarded)`` writes it (``guarded``: ``guarded_lines``' facts), ``store_soon``
-    on the writer thread. ``hits``, ``misses`` and ``writes`` count what happened
-    (tests, benchmarks).
+    guarded)`` writes it (``guarded``: ``guarded_lines``' facts).
+    ``hits``, ``misses`` and ``writes`` count what happened (tests, benchmarks).
     """
 
     def __init__(self, directory):
         self.directory = Path(directory)
-        self.hits = self.misses = 0
-        self._writes = 0
+        self.hits = self.misses = self.writes = 0
         self._made = False
         self._file_digests: dict = {}     # filename -> (lines, digest of their text)
         self._lock = threading.Lock()
@@ -131,10 +121,8 @@ class DiskCache:
 
     def load(self, key: str):
         """``(code, runtime_name, guarded)`` stored under ``key``, or None."""
-        path = self.directory / (key + _SUFFIX)
-        _WRITER.wait_for(path)
         try:
-            data = path.read_bytes()
+            data = (self.directory / (key + _SUFFIX)).read_bytes()
             stored_format, stored_key, runtime_name, code, guarded = marshal.loads(data)
         except (OSError, EOFError, ValueError, TypeError):
             self.misses += 1
@@ -146,19 +134,6 @@ class DiskCache:
         self.hits += 1
         return code, runtime_name, guarded
 
-    @property
-    def writes(self) -> int:
-        """How many entries this cache wrote (those handed to the writer included,
-        once written)."""
-        _WRITER.wait_for(None)
-        return self._writes
-
-    def store_soon(self, key: str, code: types.CodeType, runtime_name: str,
-                   guarded: tuple = ()) -> None:
-        """``store`` on the writer thread: the caller does not wait for the disk."""
-        _WRITER.put(self.directory / (key + _SUFFIX),
-                    lambda: self.store(key, code, runtime_name, guarded))
-
     def store(self, key: str, code: types.CodeType, runtime_name: str,
               guarded: tuple = ()) -> None:
         """Write the entry for ``key`` atomically; a failure to write is ignored."""
@@ -167,29 +142,18 @@ class DiskCache:
             if not self._made:
                 self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
                 self._made = True
-            fd, temporary = self._temporary()
+            fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX,
+                                             dir=self.directory)
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(data)
-                os.replace(temporary, os.path.join(self.directory, key + _SUFFIX))
+                os.replace(temporary, self.directory / (key + _SUFFIX))
             except BaseException:
                 os.unlink(temporary)
                 raise
         except (OSError, ValueError):
             return
-        with self._lock:
-            self._writes += 1
-
-    def _temporary(self):
-        """``(fd, path)`` of a new private file in the folder, named after this
-        process and thread (``tempfile.mkstemp``'s random names cost more than
-        the write; it is the fallback where the name is taken)."""
-        path = os.path.join(self.directory, f".tmp-{os.getpid()}-{threading.get_ident()}"
-                                            f"-{next(_SERIAL)}{_SUFFIX}")
-        try:
-            return os.open(path, _CREATE, 0o600), path
-        except FileExistsError:
-            return tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=self.directory)
+        self.writes += 1
 
     def clear(self) -> int:
         """Delete every entry in the folder; returns how many were deleted."""
@@ -206,75 +170,6 @@ class DiskCache:
                 except OSError:
                     pass
         return removed
-
-
-class _Writer:
-    """The thread that writes the entries conversions hand over (``store_soon``),
-    one at a time, in order: started on the first, then waiting for the next (a
-    thread started per entry would cost what the write does). The interpreter
-    waits for the entries handed over before it exits (``atexit``).
-    ``wait_for(path)`` returns once ``path`` (None: every entry) is no longer
-    waiting to be written."""
-
-    def __init__(self):
-        self._reset()
-        atexit.register(self.wait_for, None)
-        if hasattr(os, "register_at_fork"):   # a child has no writer thread, and its
-            os.register_at_fork(after_in_child=self._reset)   # lock may have been held
-
-    def _reset(self):
-        self._changed = threading.Condition()
-        self._queue: list = []       # (path, write), in the order handed over
-        self._pending: dict = {}     # path -> how many writes of it are queued or running
-        self._thread = None
-
-    def put(self, path, write) -> None:
-        with self._changed:
-            self._queue.append((path, write))
-            self._pending[path] = self._pending.get(path, 0) + 1
-            self._changed.notify_all()
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(target=self._drain, daemon=True,
-                                            name="autograph-disk-cache")
-        try:
-            self._thread.start()
-        except RuntimeError:      # (no new thread: the interpreter is shutting down)
-            self._thread = None
-            self._write_all()
-
-    def _drain(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._queue)
-            self._write_all()
-
-    def _write_all(self) -> None:
-        while True:
-            with self._changed:
-                if not self._queue:
-                    return
-                path, write = self._queue.pop(0)
-            try:
-                write()
-            finally:
-                with self._changed:
-                    left = self._pending[path] - 1
-                    if left:
-                        self._pending[path] = left
-                    else:
-                        del self._pending[path]
-                    self._changed.notify_all()
-
-    def wait_for(self, path) -> None:
-        if not self._pending:     # (the common case, read without the lock)
-            return
-        with self._changed:
-            self._changed.wait_for(lambda: not (self._pending if path is None
-                                                else path in self._pending))
-
-
-_WRITER = _Writer()
 
 
 # -- what the key is made of -----------------------------------------------------------

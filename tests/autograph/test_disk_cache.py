@@ -139,30 +139,6 @@ def test_a_module_edited_after_import_is_still_refused(tmp_path, source):
     assert stale["cache"] == [0, 1, 0]          # looked up, not found, nothing written
 
 
-def test_a_process_that_exits_at_once_leaves_its_entries_written(tmp_path, source):
-    """The writer thread writes after the conversion returns: a process that ends
-    right after converting (nothing asks for ``writes``) still leaves the entry."""
-    assert _run(tmp_path)["cache"] == WRITTEN
-    script = tmp_path / "convert_and_exit.py"
-    script.write_text(f"import sys; sys.path.insert(0, {str(tmp_path / 'src')!r})\n"
-                      "import time, ag_disk_mod\n"
-                      "from autograph import api, disk_cache\n"
-                      "store = disk_cache.DiskCache.store\n"
-                      "def slow(*a):\n"
-                      "    time.sleep(0.3)\n"      # (a busy disk)
-                      "    store(*a)\n"
-                      "disk_cache.DiskCache.store = slow\n"
-                      "api._TRANSPILER.program(ag_disk_mod.other)\n")
-    environment = {**os.environ, "AUTOGRAPH_CACHE_DIR": str(tmp_path / "cache"),
-                   "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
-    environment.pop("AUTOGRAPH_DISK_CACHE", None)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env=environment, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert len(list((tmp_path / "cache").glob("*.agc"))) == 3   # steps (and twin), other
-    assert not list((tmp_path / "cache").glob(".tmp-*"))
-
-
 def test_the_environment_variable_turns_it_off(tmp_path, source):
     off = _run(tmp_path, env={"AUTOGRAPH_DISK_CACHE": "0"})
     assert off["cache"] is None and off["value"] == off["original"]
@@ -237,19 +213,6 @@ def test_entries_are_written_whole_under_concurrent_writers(tmp_path):
     code, runtime_name, guarded = cache.load("k")
     assert code in codes and runtime_name == "ag__" and guarded == ()
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["k.agc"]   # no leftovers
-
-
-def test_an_entry_handed_to_the_writer_is_read_back_at_once(tmp_path):
-    """``store_soon`` returns before the write; a read of that key (by any cache
-    of the folder) waits for it, and ``writes`` counts it."""
-    writer = disk_cache.DiskCache(tmp_path / "cache")
-    codes = [compile(f"x = {i}\n", "<c>", "exec") for i in range(20)]
-    for i, code in enumerate(codes):
-        writer.store_soon(f"k{i}", code, "ag__")
-    reader = disk_cache.DiskCache(tmp_path / "cache")
-    assert reader.load("k19")[0] == codes[19]
-    assert writer.writes == 20
-    assert all(reader.load(f"k{i}")[0] == code for i, code in enumerate(codes))
 
 
 def test_an_unreadable_entry_is_a_miss(tmp_path):
