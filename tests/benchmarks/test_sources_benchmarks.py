@@ -52,4 +52,4 @@ def test_primitive_counts_count_the_equations_of_nested_jaxprs():
     counts = first_call.primitive_counts(closed)
     assert counts["cond"] == 1 and counts["add"] == 1 and counts["mul"] == 1
     rows = first_call.equation_diffs(first_call.CASES[:1])
-    assert rows[0][0] == first_call.CASES[0].name and len(rows[0]) == 4
+    assert rows[0][0] == first_call.CASES[0].name and len(rows[0]) == 5
