@@ -24,6 +24,7 @@ import numpy as np
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
+from autograph.runtime import user_managers
 from autograph.runtime.regions import regions_of
 from autograph.runtime.trace_context import trace_active, under_jit
 from autograph.runtime.tracing import caller_location, has_tracer
@@ -54,22 +55,26 @@ def check_caught():
 
 class managed:  # noqa: N801 - used as a context manager, like contextlib's
     """``with manager:`` as Python runs it (``__enter__`` and ``__exit__`` looked up on
-    its type first), except that ``__exit__`` may not suppress an exception that
-    would compute something Python does not (``current_exception`` says which):
-    that is a ``ConversionError`` at the ``with``
+    its type first; the user's converted, ``user_managers``), except that
+    ``__exit__`` may not suppress an exception that would compute something Python
+    does not (``current_exception`` says which): that is a ``ConversionError`` at
+    the ``with``
     (``converters/with_statements.py``)."""
 
     __slots__ = ("_manager", "_exit")
 
-    def __init__(self, manager):
+    def __init__(self, manager, call=None):
         enter = _special(manager, "__enter__")
         if enter is None:
             raise TypeError(f"'{type(manager).__name__}' object does not support the "
                             "context manager protocol")
-        self._exit = _special(manager, "__exit__")
-        if self._exit is None:
+        leave = _special(manager, "__exit__")
+        if leave is None:
             raise TypeError(f"'{type(manager).__name__}' object does not support the "
                             "context manager protocol (missed __exit__ method)")
+        if call is not None:   # ``call``: the caller's converted_call
+            enter, leave = user_managers.calls_of(manager, enter, leave, call)
+        self._exit = leave
         self._manager = (manager, enter)
 
     def __enter__(self):
