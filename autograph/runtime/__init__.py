@@ -31,6 +31,7 @@ from autograph.runtime.handlers import (
     check_try_inputs,
     current_exception,
     managed,
+    set_stdout,
 )
 from autograph.runtime.intervals import counter_bound, loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
@@ -62,6 +63,7 @@ from autograph.runtime.unstaged import comprehension_test, formattable
 
 __all__ = [
     "managed",
+    "set_stdout",
     "comprehension_test",
     "formattable",
     "DeferredFormat",

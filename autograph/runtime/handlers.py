@@ -135,14 +135,37 @@ def _kind(manager):
 _PRINTOPTIONS = getattr(np.printoptions, "__wrapped__", None)
 
 
+def set_stdout(owner, stream) -> None:
+    """``owner.stdout = stream`` (``sys.stdout = buf``, by hand: the
+    ``stdout_assignments`` converter). Where ``owner`` is ``sys``, under ``jit``, the
+    swap is noted, as a ``redirect_stdout`` entered while tracing is, until the
+    stdout found before it is put back: a staged ``print`` without ``file=`` goes to
+    the stream set, as Python's does, not to the one in force when the program runs."""
+    if owner is sys and under_jit():
+        swap = getattr(_ACTIVE, "stdout_swap", None)   # (the stdout found, the one set)
+        found = sys.stdout
+        before = swap[0] if swap is not None and swap[1] is found else found
+        _ACTIVE.stdout_swap = None if stream is before else (before, stream)
+    owner.stdout = stream
+
+
+def _stdout_swapped() -> bool:
+    """Whether a ``set_stdout`` under ``jit`` set the ``sys.stdout`` in force now."""
+    swap = getattr(_ACTIVE, "stdout_swap", None)
+    return swap is not None and swap[1] is sys.stdout
+
+
 def entered_while_tracing(kind: str) -> bool:
     """Whether a ``with`` of converted code entered while tracing under ``jit``, of
     the ``kind`` ``_kind`` names, is active now: for ``printing``, whose staged
     ``print`` (or warning) is made when the program runs, after it has ended. A
     ``print`` without ``file=`` goes to the ``sys.stdout`` a ``redirect_stdout``
     set, as Python's does; one inside ``np.printoptions`` shows arrays with those
-    options; a ``warnings.warn`` inside ``catch_warnings`` is made while tracing."""
-    return kind in getattr(_ACTIVE, "traced_kinds", ())
+    options; a ``warnings.warn`` inside ``catch_warnings`` is made while tracing.
+    A ``sys.stdout`` set by hand under ``jit`` (``set_stdout``) counts as a
+    ``redirect_stdout``."""
+    return kind in getattr(_ACTIVE, "traced_kinds", ()) or (
+        kind == "stdout" and _stdout_swapped())
 
 
 def suppressing_around(frames) -> bool:

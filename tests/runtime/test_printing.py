@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import sys
 import warnings
 
 import jax
@@ -150,3 +151,39 @@ def printed_to_stdout(x):
         x = x * 2
     print(x)
     return x
+
+
+SWAPPED = io.StringIO()
+
+
+def swaps_stdout_by_hand(x):
+    print("before", x)
+    old = sys.stdout
+    sys.stdout = SWAPPED
+    print("inside", x)
+    if x > 0:
+        print("positive", x)
+    sys.stdout = old
+    print("after", x)
+    return x
+
+
+def test_a_stdout_swapped_by_hand_gets_the_staged_print():
+    # (staged, "inside" went to the stdout in force when the program ran: the caller's)
+    def printed(run, x):
+        SWAPPED.seek(0)
+        SWAPPED.truncate()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            run(x)
+            jax.effects_barrier()
+        return out.getvalue(), SWAPPED.getvalue()
+
+    compiled = autograph.to_graph(swaps_stdout_by_hand)
+    jitted = jax.jit(autograph.convert(swaps_stdout_by_hand))
+    for x in (2.0, -1.0):
+        expected = printed(swaps_stdout_by_hand, x)
+        assert printed(autograph.convert(swaps_stdout_by_hand), x) == expected
+        assert printed(compiled, jnp.float32(x)) == expected
+        assert printed(jitted, x) == expected
+    assert "ag__.set_stdout(sys, SWAPPED)" in autograph.to_code(swaps_stdout_by_hand)
