@@ -30,8 +30,6 @@ from autograph.errors import ConversionError
 from autograph.runtime import python_ints
 from autograph.runtime.tracing import Tracer, caller_location, has_tracer
 
-_KINDS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
-
 
 def isinstance_(*args, **kwargs):
     """``isinstance(obj, classinfo)``, answered for the Python number a traced scalar
@@ -109,7 +107,7 @@ def _number_kind(obj):
     """The Python number type a traced scalar's dtype would be, or None."""
     if getattr(obj, "ndim", None) != 0:
         return None
-    return _KINDS.get(np.dtype(obj.dtype).kind)
+    return python_ints.KIND_TYPES.get(np.dtype(obj.dtype).kind)
 
 
 def _weak(obj) -> bool:
