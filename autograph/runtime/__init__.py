@@ -44,12 +44,14 @@ from autograph.runtime.reductions import (
     all_,
     any_,
     count_,
+    count_method,
     generator_,
     in_,
     not_in,
     sort_,
     sorted_,
 )
+from autograph.runtime.sequence_compare import compare_sequences
 from autograph.runtime.slices import augmented_assign, getitem, index, setitem
 from autograph.runtime.types_of import format_builtin, isinstance_, repr_, str_, type_
 from autograph.runtime.undefined import (
@@ -122,6 +124,8 @@ __all__ = [
     "all_",
     "any_",
     "count_",
+    "count_method",
+    "compare_sequences",
     "generator_",
     "in_",
     "not_in",
