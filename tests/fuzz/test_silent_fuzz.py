@@ -15,7 +15,7 @@ from tests.fuzz.program_generator import ProgramGenerator
 
 FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes", "closure_escape",
               "alias_writes", "python_scalar", "decided_raise", "global_object",
-              "number_types", "sorted_floats")
+              "number_types", "sorted_floats", "sequence_compare")
 
 
 def test_each_kind_is_generated_and_compiles():
@@ -54,6 +54,9 @@ REFUSED = [
     # A change the other branch undoes by identity, a class through an instance
     # (silent13: 6 of 35 such programs among 120 from seed 2000 differed before).
     ("undone_attr", 2000, 40, 8),
+    # isinstance(v, jax.Array) of a number a staged `if` stepped, or computed from one
+    # (silent14: JAX's True where Python says False).
+    ("weak_isinstance", 2400, 40, 8),
 ]
 
 
