@@ -56,18 +56,19 @@ class _Stepped:
     def __call__(self, *args):
         if not under_jit():
             return self.step(*args)
-        with _held_back() as held:
-            result = self.step(*args)
-        _replay(held, *self.generator)
-        return result
+        held = {}
+        try:
+            with _held_back(held):
+                return self.step(*args)
+        finally:   # (what it wrote before raising too, as Python's print made it)
+            _replay(held, *self.generator)
 
 
 @contextlib.contextmanager
-def _held_back():
+def _held_back(held: dict):
     """While the block runs, what this thread writes to ``sys.stdout`` and
-    ``sys.stderr`` is held back (other threads write through); yields
+    ``sys.stderr`` is held back (other threads write through), in ``held``:
     ``{stream: [text...]}`` by the stream it was meant for."""
-    held = {}
     swapped = []
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
@@ -77,7 +78,7 @@ def _held_back():
         setattr(sys, name, recorder)
         swapped.append((name, stream, recorder))
     try:
-        yield held
+        yield
     finally:
         for name, stream, recorder in swapped:
             if getattr(sys, name) is recorder:
