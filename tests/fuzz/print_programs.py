@@ -17,7 +17,9 @@ too (out14: a staged print went to the stdout in force when the program ran); an
 about a third make some of their prints as ``echo(...)`` (``echo = print``) or
 ``builtins.print(...)`` (out14: those printed the tracer while tracing); and, by
 draws of their own, some enter a user's context manager, an ``ExitStack`` or swap
-``sys.stdout`` by hand, and show a stepped number by ``%r`` (``_entered``, silent14).
+``sys.stdout`` by hand, and show a stepped number by ``%r`` (``_entered``, silent14: of
+120 programs from seed 1000, 62 printed otherwise before, none now; every one of the 40
+that entered a manager, an ``ExitStack`` or swapped stdout, 37 of the 42 with ``%r``).
 The printed text
 of the original (Python ints and floats) must equal, exactly: the converted
 function's with the same Python values; the compiled function's

@@ -13,6 +13,8 @@ import pytest
 from tests.fuzz import harness, silent_programs
 from tests.fuzz.program_generator import ProgramGenerator
 
+# (sequence_compare, silent14: 14 of the 21 such programs among 60 from seed 3000
+# raised a bare TracerBoolConversionError before; none now.)
 FIXED_HERE = ("try", "item_helper", "identity", "side_effects", "item_writes", "closure_escape",
               "alias_writes", "python_scalar", "decided_raise", "global_object",
               "number_types", "sorted_floats", "sequence_compare")
@@ -55,7 +57,8 @@ REFUSED = [
     # (silent13: 6 of 35 such programs among 120 from seed 2000 differed before).
     ("undone_attr", 2000, 40, 8),
     # isinstance(v, jax.Array) of a number a staged `if` stepped, or computed from one
-    # (silent14: JAX's True where Python says False).
+    # (silent14: JAX's True where Python says False; 3 of the 11 such programs among
+    # these 40 differed before, 6 are refused now).
     ("weak_isinstance", 2400, 40, 8),
 ]
 
