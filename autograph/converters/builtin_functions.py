@@ -38,7 +38,13 @@ an item whose condition is traced is then computed and masked; a list comprehens
 so, summed, tested by ``any``/``all`` or counted by ``len``, is that masked
 generator too: ``len([x for x in xs if x > 0])`` counts by a masked ``sum`` of ones);
 ``a in b`` and ``a not in b`` become ``ag__.in_(a, b)`` and ``ag__.not_in(a, b)``;
-``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``; a
+``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``, any
+other ``xs.count(v)`` ``ag__.count_method(ag__.converted_call(xs.count), v)`` (a
+list's or tuple's count, with traced items, is the traced number of equal items);
+a comparison (``<``, ``==``...)
+with a tuple or list display on one side, ``(a, 1) < (b, 2)``, becomes
+``ag__.compare_sequences((a, 1), '<', (b, 2))`` (``runtime/sequence_compare.py``:
+Python's item-by-item order, staged where traced items decide it); a
 statement ``xs.sort(...)`` becomes ``ag__.sort_(xs, ...)``; and ``table[i]`` where
 ``table`` is a list (bound in the function to a display, comprehension, ``list(...)``
 or ``[0] * k``, or a global list of numbers) becomes ``ag__.list_item(table, i)``
@@ -150,11 +156,24 @@ def needed(nodes, ctx) -> bool:
         elif cls is gast.Compare:
             if any(isinstance(op, (gast.In, gast.NotIn)) for op in sub.ops):
                 return True
+            if len(sub.ops) == 1 and type(sub.ops[0]) in _SEQUENCE_COMPARISONS and (
+                    _is_display(sub.left) or _is_display(sub.comparators[0])):
+                return True
         elif (cls is gast.Subscript and isinstance(sub.ctx, gast.Load)
               and isinstance(sub.value, gast.Name)
               and not isinstance(sub.slice, (gast.Slice, gast.Tuple, gast.Constant))):
             return True
     return False
+
+
+# ``(a, 1) < (b, 2)``, a tuple or list display on one side -> ``ag__.compare_sequences``
+_SEQUENCE_COMPARISONS = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">=",
+                         gast.Eq: "==", gast.NotEq: "!="}
+
+
+def _is_display(node) -> bool:
+    return isinstance(node, (gast.Tuple, gast.List)) and not any(
+        isinstance(e, gast.Starred) for e in node.elts)
 
 
 class _BuiltinFunctions(Transformer):
@@ -202,6 +221,14 @@ class _BuiltinFunctions(Transformer):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
+        if len(node.ops) == 1 and type(node.ops[0]) in _SEQUENCE_COMPARISONS and (
+                _is_display(node.left) or _is_display(node.comparators[0])):
+            new = templates.replace_expr(
+                "ag__.compare_sequences(left, op, right)", ag__=self.ctx.runtime_name,
+                left=node.left, right=node.comparators[0],
+                op=gast.Constant(value=_SEQUENCE_COMPARISONS[type(node.ops[0])], kind=None))
+            templates.set_location(new, node)
+            return new
         if len(node.ops) != 1 or not isinstance(node.ops[0], (gast.In, gast.NotIn)):
             return node
         name = "in_" if isinstance(node.ops[0], gast.In) else "not_in"
@@ -226,15 +253,20 @@ class _BuiltinFunctions(Transformer):
 
     def _replace_count(self, call):
         func = call.func
-        if (isinstance(func, gast.Attribute) and func.attr == "count"
-                and isinstance(func.value, (gast.Tuple, gast.List))
-                and len(call.args) == 1 and not call.keywords):
+        if not (isinstance(func, gast.Attribute) and func.attr == "count"
+                and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], gast.Starred)):
+            return call
+        if isinstance(func.value, (gast.Tuple, gast.List)):
             new = templates.replace_expr("ag__.count_(container, value)",
                                          ag__=self.ctx.runtime_name, container=func.value,
                                          value=call.args[0])
-            templates.set_location(new, call)
-            return new
-        return call
+        else:   # xs.count(v): a list's, if xs is one when it runs (else a call as any)
+            new = templates.replace_expr("ag__.count_method(ag__.converted_call(method), value)",
+                                         ag__=self.ctx.runtime_name, method=func,
+                                         value=call.args[0])
+        templates.set_location(new, call)
+        return new
 
     def _replace_generator(self, call):
         """``sum(f(i) for i in xs if c(i))`` -> ``sum(ag__.generator_(lambda i: f(i),

@@ -15,7 +15,7 @@ manager goes through ``ag__.managed``, which calls its ``__enter__`` and
 
 After:
 
-    with ag__.managed(contextlib.suppress(ValueError)):
+    with ag__.managed(contextlib.suppress(ValueError), ag__.converted_call):
         y = checked(x)
 """
 
@@ -44,7 +44,8 @@ class _Withs(Transformer):
     def visit_With(self, node):
         node = self.generic_visit(node)
         for item in node.items:
-            new = templates.replace_expr("ag__.managed(manager)", ag__=self.ag,
+            new = templates.replace_expr("ag__.managed(manager, ag__.converted_call)",
+                                         ag__=self.ag,
                                          manager=item.context_expr)
             templates.set_location(new, item.context_expr)
             item.context_expr = new

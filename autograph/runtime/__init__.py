@@ -32,6 +32,7 @@ from autograph.runtime.handlers import (
     check_try_inputs,
     current_exception,
     managed,
+    set_stdout,
 )
 from autograph.runtime.intervals import counter_bound, loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
@@ -44,12 +45,14 @@ from autograph.runtime.reductions import (
     all_,
     any_,
     count_,
+    count_method,
     generator_,
     in_,
     not_in,
     sort_,
     sorted_,
 )
+from autograph.runtime.sequence_compare import compare_sequences
 from autograph.runtime.slices import augmented_assign, getitem, index, setitem
 from autograph.runtime.types_of import format_builtin, isinstance_, repr_, str_, type_
 from autograph.runtime.undefined import (
@@ -63,6 +66,7 @@ from autograph.runtime.unstaged import comprehension_test, formattable
 
 __all__ = [
     "managed",
+    "set_stdout",
     "comprehension_test",
     "formattable",
     "DeferredFormat",
@@ -122,6 +126,8 @@ __all__ = [
     "all_",
     "any_",
     "count_",
+    "count_method",
+    "compare_sequences",
     "generator_",
     "in_",
     "not_in",

@@ -43,7 +43,7 @@ from autograph.mutating_methods import CHANGING_METHODS
 from autograph.mutating_methods import changing_functions as changing_functions_by_id
 from autograph.output_calls import function_ids as output_function_ids
 from autograph.output_calls import writes_output
-from autograph.runtime import deferred_writes, recursion, side_effects
+from autograph.runtime import deferred_writes, recursion, side_effects, user_managers
 from autograph.runtime.printing import call_when_run, print_
 
 
@@ -246,6 +246,7 @@ def _traced_operator(transpiler, decisions: _Decisions):
     pending_writes, stream_reads = deferred_writes.PENDING, deferred_writes.READS
     builtin_print, partial_type = builtins.print, functools.partial
     logger_changes = deferred_writes.LOGGER_CHANGES
+    exit_stack_methods = user_managers.exit_stack_methods()
 
     def converted_call(f, /):
         """What converted code calls in place of ``f``: ``f`` converted if it is the
@@ -274,6 +275,8 @@ def _traced_operator(transpiler, decisions: _Decisions):
         elif t is method_type:
             if pending_writes and f.__name__ in logger_changes:
                 deferred_writes.refuse_logger_change(f)   # log.setLevel after log.info
+            if id(f.__func__) in exit_stack_methods:   # stack.callback(print, ...)
+                return user_managers.registering(f, converted_call)
             target = known_method(f)
             if target is not None:
                 return target

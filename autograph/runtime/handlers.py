@@ -24,6 +24,7 @@ import numpy as np
 
 from autograph.call_policy import is_library_file
 from autograph.errors import ConversionError
+from autograph.runtime import user_managers
 from autograph.runtime.regions import regions_of
 from autograph.runtime.trace_context import trace_active, under_jit
 from autograph.runtime.tracing import caller_location, has_tracer
@@ -54,22 +55,26 @@ def check_caught():
 
 class managed:  # noqa: N801 - used as a context manager, like contextlib's
     """``with manager:`` as Python runs it (``__enter__`` and ``__exit__`` looked up on
-    its type first), except that ``__exit__`` may not suppress an exception that
-    would compute something Python does not (``current_exception`` says which):
-    that is a ``ConversionError`` at the ``with``
+    its type first; the user's converted, ``user_managers``), except that
+    ``__exit__`` may not suppress an exception that would compute something Python
+    does not (``current_exception`` says which): that is a ``ConversionError`` at
+    the ``with``
     (``converters/with_statements.py``)."""
 
     __slots__ = ("_manager", "_exit")
 
-    def __init__(self, manager):
+    def __init__(self, manager, call=None):
         enter = _special(manager, "__enter__")
         if enter is None:
             raise TypeError(f"'{type(manager).__name__}' object does not support the "
                             "context manager protocol")
-        self._exit = _special(manager, "__exit__")
-        if self._exit is None:
+        leave = _special(manager, "__exit__")
+        if leave is None:
             raise TypeError(f"'{type(manager).__name__}' object does not support the "
                             "context manager protocol (missed __exit__ method)")
+        if call is not None:   # ``call``: the caller's converted_call
+            enter, leave = user_managers.calls_of(manager, enter, leave, call)
+        self._exit = leave
         self._manager = (manager, enter)
 
     def __enter__(self):
@@ -130,14 +135,37 @@ def _kind(manager):
 _PRINTOPTIONS = getattr(np.printoptions, "__wrapped__", None)
 
 
+def set_stdout(owner, stream) -> None:
+    """``owner.stdout = stream`` (``sys.stdout = buf``, by hand: the
+    ``stdout_assignments`` converter). Where ``owner`` is ``sys``, under ``jit``, the
+    swap is noted, as a ``redirect_stdout`` entered while tracing is, until the
+    stdout found before it is put back: a staged ``print`` without ``file=`` goes to
+    the stream set, as Python's does, not to the one in force when the program runs."""
+    if owner is sys and under_jit():
+        swap = getattr(_ACTIVE, "stdout_swap", None)   # (the stdout found, the one set)
+        found = sys.stdout
+        before = swap[0] if swap is not None and swap[1] is found else found
+        _ACTIVE.stdout_swap = None if stream is before else (before, stream)
+    owner.stdout = stream
+
+
+def _stdout_swapped() -> bool:
+    """Whether a ``set_stdout`` under ``jit`` set the ``sys.stdout`` in force now."""
+    swap = getattr(_ACTIVE, "stdout_swap", None)
+    return swap is not None and swap[1] is sys.stdout
+
+
 def entered_while_tracing(kind: str) -> bool:
     """Whether a ``with`` of converted code entered while tracing under ``jit``, of
     the ``kind`` ``_kind`` names, is active now: for ``printing``, whose staged
     ``print`` (or warning) is made when the program runs, after it has ended. A
     ``print`` without ``file=`` goes to the ``sys.stdout`` a ``redirect_stdout``
     set, as Python's does; one inside ``np.printoptions`` shows arrays with those
-    options; a ``warnings.warn`` inside ``catch_warnings`` is made while tracing."""
-    return kind in getattr(_ACTIVE, "traced_kinds", ())
+    options; a ``warnings.warn`` inside ``catch_warnings`` is made while tracing.
+    A ``sys.stdout`` set by hand under ``jit`` (``set_stdout``) counts as a
+    ``redirect_stdout``."""
+    return kind in getattr(_ACTIVE, "traced_kinds", ()) or (
+        kind == "stdout" and _stdout_swapped())
 
 
 def suppressing_around(frames) -> bool:

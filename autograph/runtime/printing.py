@@ -27,6 +27,7 @@ at the user's line, as Python would.
 from __future__ import annotations
 
 import builtins
+import operator
 import sys
 import warnings
 
@@ -85,7 +86,10 @@ def _typed(values) -> tuple:
     """``values``, each traced scalar that stands for a Python number of a known type
     (``python_ints.python_type``: ``m = 0`` that a staged ``if`` stepped), or of one
     of two that a staged ``if``'s traced condition decided (``python_ints.Either``:
-    ``k = 3``, ``k = 4.0`` in one branch), as a ``_Typed``: shown as that number."""
+    ``k = 3``, ``k = 4.0`` in one branch), as a ``_Typed``: shown as that number.
+    A weakly typed traced scalar no region noted (``m * 2`` of such an ``m``) is
+    shown as the Python number of its dtype's kind, as a list shows it
+    (``_python_numbers``): ``repr`` of it is ``5.0``, not ``Array(5., dtype=float32)``."""
     if not any(is_tracer(v) for v in values):
         return tuple(values)
     out = []
@@ -95,6 +99,9 @@ def _typed(values) -> tuple:
             value = _Typed((value, kind.flag), (kind.if_true, kind.if_false))
         elif isinstance(kind, type):
             value = _Typed((value,), (kind,))
+        elif kind is None and is_tracer(value) and jnp.ndim(value) == 0 \
+                and jax.typeof(value).weak_type:
+            value = _Typed((value,), (python_ints.KIND_TYPES[np.dtype(value.dtype).kind],))
         out.append(value)
     return tuple(out)
 
@@ -127,6 +134,16 @@ class _Typed:
 
     def __format__(self, spec):
         return format(self._number()[0], spec)
+
+    # ``'%d' % m``, ``'%.2f' % m``, ``'%x' % m``: as of the Python number
+    def __float__(self):
+        return float(self._number()[0])
+
+    def __int__(self):
+        return int(self._number()[0])
+
+    def __index__(self):
+        return operator.index(self._number()[0])
 
     def tree_flatten(self):
         return self.arrays, self.types
@@ -280,6 +297,7 @@ def percent_format(template, values):
     """``template % values``, deferred to run time for traced values."""
     if not isinstance(template, str) or not has_tracer(values):
         return template % values
+    values = _typed(values) if type(values) is tuple else _typed((values,))[0]
     return DeferredFormat(template, values, percent=True).checked()
 
 

@@ -95,6 +95,8 @@ def weak_of_kind(value, kind) -> bool:
 # others).
 _TYPES: dict = {}
 _NUMBER_TYPES = (bool, int, float, complex)
+# The Python number type of a scalar, by its dtype's kind.
+KIND_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 class Either:

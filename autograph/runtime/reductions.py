@@ -43,7 +43,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autograph.errors import ConversionError, StagingTypeError
-from autograph.runtime import conditionals, paths
+from autograph.runtime import conditionals, paths, python_ints
 from autograph.runtime.checks import check_value
 from autograph.runtime.loops import TracedRange
 from autograph.runtime.tracing import Tracer, caller_location, describe, is_tracer
@@ -293,15 +293,33 @@ def _contains(item, container):
 
 def count_(container, value):
     """``container.count(value)`` of a tuple or list written in the code; traced
-    items or value give the traced number of equal items."""
+    items or value give the traced number of equal items (a Python int of the
+    program: ``python_ints``)."""
     if not (is_tracer(value) or any(isinstance(x, Tracer) for x in container)):
         return container.count(value)
     total = 0
     for x in container:
         equal = x is value or (x == value)
+        if isinstance(equal, Tracer) and jnp.ndim(equal) != 0:
+            raise _refusal(f"count() of items compared by == into a {describe(equal)}",
+                           "Count with jnp.sum(jnp.all(array == value, axis=...))")
         total = total + (jnp.asarray(equal).astype(int) if isinstance(equal, Tracer)
                          else int(bool(equal)))
+    python_ints.mark(total)
     return total
+
+
+def count_method(method, value):
+    """``xs.count(value)`` (``method``: the bound ``xs.count``): ``count_`` where ``xs``
+    is a list or tuple (its traced items compared to the value give a traced
+    count, where Python's count asked ``bool()`` of a traced ``==``), else the call.
+
+    Before: ``n = xs.count(v)``; after:
+    ``n = ag__.count_method(ag__.converted_call(xs.count), v)``."""
+    owner = getattr(method, "__self__", None)
+    if type(owner) in (list, tuple) and getattr(method, "__name__", None) == "count":
+        return count_(owner, value)
+    return method(value)
 
 
 def sorted_(iterable, /, *, key=None, reverse=False):
@@ -457,5 +475,5 @@ def _refusal(what, fix):
     return StagingTypeError(f"{what}. {fix}.", where.filename, where.lineno)
 
 
-__all__ = ["StagedGenerator", "all_", "any_", "count_", "generator_",
+__all__ = ["StagedGenerator", "all_", "any_", "count_", "count_method", "generator_",
            "in_", "not_in", "sort_", "sorted_"]

@@ -9,7 +9,9 @@ builtins answer with it:
   traced condition decided the type (``k = 3``, ``k = 4.0`` in one branch) and the
   answer depends on which, or where a weakly typed traced scalar that no region
   noted (``m + 1``: it may stand for a Python number, or be an array) would answer
-  otherwise as a number than as an array, a ``ConversionError`` at the user's line.
+  otherwise as a number than as an array (``isinstance(m + 1, float)``,
+  ``isinstance(m + 1, jax.Array)``: JAX's answer is not Python's), a
+  ``ConversionError`` at the user's line.
 - ``str(x)`` / ``repr(x)`` / ``format(x, spec)`` of a traced value, outside ``print``: a
   ``ConversionError`` at the user's line (the text would be the tracer's, made
   while tracing, ``JitTracer(~float32[])``, not the value's). Inside ``print``'s
@@ -29,8 +31,6 @@ import numpy as np
 from autograph.errors import ConversionError
 from autograph.runtime import python_ints
 from autograph.runtime.tracing import Tracer, caller_location, has_tracer
-
-_KINDS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 def isinstance_(*args, **kwargs):
@@ -57,9 +57,9 @@ def isinstance_(*args, **kwargs):
             return answers.pop()
         raise _maybe_a_number("isinstance", True)
     number = _number_kind(obj)
-    if number is not None and _weak(obj) and builtins.issubclass(number, classinfo) \
-            and not as_array:
-        raise _maybe_a_number("isinstance", False)
+    if number is not None and _weak(obj) \
+            and builtins.issubclass(number, classinfo) != as_array:
+        raise _maybe_a_number("isinstance", False)   # (`isinstance(m * 2, jax.Array)` too)
     return as_array
 
 
@@ -109,7 +109,7 @@ def _number_kind(obj):
     """The Python number type a traced scalar's dtype would be, or None."""
     if getattr(obj, "ndim", None) != 0:
         return None
-    return _KINDS.get(np.dtype(obj.dtype).kind)
+    return python_ints.KIND_TYPES.get(np.dtype(obj.dtype).kind)
 
 
 def _weak(obj) -> bool:
@@ -137,7 +137,8 @@ def _maybe_a_number(name, mixed):
            "it is a weakly typed traced scalar, which may stand for a Python number "
            "(one that staged code carried, or computed from one) or be an array")
     return _error(
-        f"this {name}() asks whether a traced value is a Python number, and {why}: "
+        f"this {name}() asks whether a traced value is a Python number (or an array), "
+        f"and {why}: "
         "Python's answer cannot be known while tracing. Ask before the value is "
         "traced, or test its dtype (`jnp.issubdtype(jnp.result_type(x), jnp.integer)`).")
 

@@ -2,7 +2,10 @@
 (converters/with_statements.py, runtime/handlers.py ``managed``)."""
 
 import contextlib
+import io
+import sys
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -116,4 +119,90 @@ def test_a_check_under_a_manager_that_suppresses_nothing_stages():
 
 def test_generated_code():
     code = autograph.to_code(nested)
-    assert "with ag__.managed(ag__.converted_call(Logged)('a')) as a" in code
+    assert ("with ag__.managed(ag__.converted_call(Logged)('a'), ag__.converted_call) as a"
+            in code)
+
+
+# The user's context managers print where Python prints them: converted, their
+# print is staged in program order (run as they were, it printed while tracing,
+# before the staged body's text: "enter, exit, x 2.0").
+
+
+class Shown:
+    def __enter__(self):
+        print("enter")
+        return self
+
+    def __exit__(self, *exc):
+        print("exit")
+        return False
+
+
+def in_a_class_manager(x):
+    print("before", x)
+    with Shown():
+        print("x", x)
+        y = x * 2
+    return y
+
+
+@contextlib.contextmanager
+def shown_section(name):
+    print("enter", name)
+    yield name
+    print("exit", name)
+    print("done", name, file=sys.stderr)
+
+
+def in_a_generator_manager(x):
+    with shown_section("a") as name:
+        print(name, x)
+    return x + 1
+
+
+def in_an_exit_stack(x):
+    with contextlib.ExitStack() as stack:
+        stack.callback(print, "callback")
+        stack.push(Shown())
+        stack.enter_context(Shown())
+        print("x", x)
+    return x
+
+
+def _printed(run, x):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        run(x)
+        jax.effects_barrier()
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("fn", [in_a_class_manager, in_a_generator_manager,
+                                in_an_exit_stack])
+def test_a_users_manager_prints_in_program_order(fn):
+    for x in (2.0, 3.0):
+        expected = _printed(fn, x)
+        assert _printed(autograph.convert(fn), x) == expected
+        assert _printed(autograph.to_graph(fn), jnp.float32(x)) == expected
+        assert _printed(jax.jit(autograph.convert(fn)), x) == expected
+
+
+@contextlib.contextmanager
+def shown_value(v):
+    print("v", v)
+    yield
+
+
+def generator_of_a_traced_value(x):
+    with shown_value(x):
+        y = x + 1
+    return y
+
+
+def test_a_generator_manager_printing_its_traced_argument_is_refused():
+    # (a generator runs as it is: it would print the tracer)
+    assert _printed(autograph.convert(generator_of_a_traced_value), 2.0) == ("v 2.0\n", "")
+    line = generator_of_a_traced_value.__code__.co_firstlineno + 1
+    with pytest.raises(autograph.ConversionError, match="traced arguments") as info:
+        autograph.to_graph(generator_of_a_traced_value)(2.0)
+    assert f"{__file__}:{line}:" in str(info.value)

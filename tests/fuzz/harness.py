@@ -170,7 +170,8 @@ def is_valid(program: Program, all_inputs) -> bool:
     overflow raising: then int32/float32 under JAX cannot change its results."""
     namespace = {"set_loop_options": autograph.set_loop_options, "jnp": jnp, "np": np,
                  "operator": operator, "random": random, "collections": collections,
-                 "contextlib": contextlib, "types": types, "autograph": autograph}
+                 "contextlib": contextlib, "types": types, "autograph": autograph,
+                 "jax": jax}
     exec(silent_programs.GLOBAL_OBJECT_PRELUDE, namespace)
     exec(compile(program.source, "<fuzz>", "exec"), namespace)
     check = {"_I": np.int32, "_F": np.float32, **namespace}

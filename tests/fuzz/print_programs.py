@@ -17,7 +17,11 @@ the loop inside ``with contextlib.redirect_stdout(CAPTURE):`` (a stream of the
 program's module): that text must land in ``CAPTURE``, not on stdout, when compiled
 too (out14: a staged print went to the stdout in force when the program ran); and
 about a third make some of their prints as ``echo(...)`` (``echo = print``) or
-``builtins.print(...)`` (out14: those printed the tracer while tracing).
+``builtins.print(...)`` (out14: those printed the tracer while tracing); and, by
+draws of their own, some enter a user's context manager, an ``ExitStack`` or swap
+``sys.stdout`` by hand, and show a stepped number by ``%r`` (``_entered``, silent14: of
+120 programs from seed 1000, 62 printed otherwise before, none now; every one of the 40
+that entered a manager, an ``ExitStack`` or swapped stdout, 37 of the 42 with ``%r``).
 The printed text
 of the original (Python ints and floats) must equal, exactly: the converted
 function's with the same Python values; the compiled function's
@@ -92,6 +96,7 @@ class PrintProgramGenerator:
             step = 4 if body[at] == "if x > 2:" else 2
             body[at:at + step] = ["with contextlib.redirect_stdout(CAPTURE):",
                                   body[at:at + step]]
+        body = _entered(body, random.Random(self.seed * 53 + 5))
         return "\n".join([f"def {name}(a, b, n):", *_indent_all([body])]) + "\n"
 
     def _prints(self, count, ints, floats):
@@ -168,6 +173,52 @@ class PrintProgramGenerator:
         return f"{template!r} % ({', '.join(args)},)"
 
 
+def _entered(body, rng):
+    """``body`` with (its own draws, so the rest of each seed's program stays as it
+    was): about a third of the programs, the staged ``if`` or the loop inside a
+    user's context manager that prints on entry and exit (``with Shown(x):``), an
+    ``ExitStack`` whose callback prints, or a ``sys.stdout = CAPTURE`` by hand put
+    back after it (silent14: the manager printed while tracing, before the body's
+    text; the swapped stdout was not followed); and a Python number a staged ``if``
+    stepped shown by ``%r`` or ``repr`` of a value computed from it (silent14:
+    ``Array(2.5, dtype=float32)``)."""
+    if rng.random() < 0.35:
+        # (the first `if x > 2:` is the staged if; the one of `m` may read the same)
+        found = [body.index(line) for line in ("if x > 2:", "for i in range(n):")
+                 if line in body]
+        if found:
+            at = rng.choice(found)
+            step = 4 if body[at] == "if x > 2:" else 2
+            block = body[at:at + step]
+            form = rng.choice(["class", "stack", "swap"])
+            if form == "class":
+                wrapped = [f"with Shown(x, {rng.choice(['a', 'n'])}):", block]
+            elif form == "stack":
+                wrapped = ["with contextlib.ExitStack() as stack:",
+                           ["stack.callback(print, 'callback', x)", *block]]
+            else:
+                wrapped = ["kept = sys.stdout", "sys.stdout = CAPTURE", *block,
+                           "sys.stdout = kept"]
+            body = body[:at] + wrapped + body[at + step:]
+    if rng.random() < 0.35:
+        shown = ["'%r' % m", "'%r|%s' % (m, x)", "'%.2f' % m"]
+        if _one_type(body):   # (a value computed from an int or a float: not known)
+            shown += ["repr(m * 2)", "f'{m * 2!r}'", "'%r' % (m + 1,)"]
+        body = [*body[:-1], f"print({rng.choice(shown)}, x)", body[-1]]
+    return body
+
+
+def _one_type(body) -> bool:
+    """Whether the ``m`` a staged ``if`` steps is a Python number of one type on
+    both paths (``m = 3``, ``m = m * 2``), not an int on one and a float on the other."""
+    at = max(i for i, line in enumerate(body) if isinstance(line, str)
+             and line.startswith("m = "))
+    start, step = body[at][len("m = "):], body[at + 2][0][len("m = "):]
+    start_float = "." in start
+    step_float = start_float or "." in step if step.startswith("m ") else "." in step
+    return start_float == step_float
+
+
 def _renamed_prints(body, rng):
     """``body`` with some of its ``print(`` calls made as ``builtins.print(`` or, where
     they format nothing, ``echo(`` (``echo = print``: the converter sees no ``print``
@@ -194,7 +245,14 @@ def inputs_for(seed):
     return scalars, batch
 
 
-PRELUDE = "import builtins\nimport contextlib\nimport io\n\nCAPTURE = io.StringIO()\n\n\n"
+PRELUDE = ("import builtins\nimport contextlib\nimport io\nimport sys\n\n"
+           "CAPTURE = io.StringIO()\n\n\n"
+           "class Shown:\n"
+           "    def __init__(self, x, k):\n        self.x, self.k = x, k\n\n"
+           "    def __enter__(self):\n        print('enter', self.x, self.k)\n"
+           "        return self\n\n"
+           "    def __exit__(self, *exc):\n        print('exit', self.x)\n"
+           "        return False\n\n\n")
 
 
 def _printed(run, capture=None):

@@ -71,7 +71,8 @@ PRELUDE = {"directives": "from autograph import set_loop_options",
            "silent_strong_join": "import jax.numpy as jnp",
            "silent_with_suppress": "import contextlib",
            "silent_held_objects": "import types",
-           "silent_global_object": GLOBAL_OBJECT_PRELUDE}
+           "silent_global_object": GLOBAL_OBJECT_PRELUDE,
+           "silent_weak_isinstance": "import jax"}
 # No loop whose trip count is traced runs more than 6 times here (counters and
 # ranges are small; static trip counts ignore the bound), so these
 # bounds never cut a loop short.

@@ -103,6 +103,16 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   sorted by a key (``key=abs``: refused before, now ``python_permutation``); or one
   item picked by ``min``/``max`` with ``key=`` (refused, or a bare
   ``TracerBoolConversionError``, before: ``builtins._pick_by_key``).
+- ``silent_sequence_compare``: a tuple or list display compared (``<``, ``<=``, ``==``...)
+  with another whose items are the program's values, and ``xs.count(v)`` of a list a
+  name holds (silent14: a bare ``TracerBoolConversionError`` when compiled; now
+  Python's item-by-item order, staged: ``runtime/sequence_compare.py``). No probe
+  (one would turn the kind on in the general fuzz, whose programs it would change):
+  checked on its own.
+- ``silent_weak_isinstance``: ``isinstance(..., jax.Array)`` of a Python number a
+  staged ``if`` steps, or of a value computed from it (silent14: JAX's ``True`` where
+  Python says ``False``; now Python's answer for the noted number, refused for the
+  value computed from it). No probe: checked on its own.
 """
 
 from __future__ import annotations
@@ -117,7 +127,7 @@ KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
          "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise",
          "with_suppress", "held_objects", "global_object", "undone_attr", "number_types",
-         "sorted_floats")
+         "sorted_floats", "sequence_compare", "weak_isinstance")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -662,3 +672,32 @@ class SilentFeatures:
                 *sort,
                 f"{w} = ({w} + ({listed}[{at}] != {listed}[{at}]) * 5"
                 f" + ({listed}[{at}] == 0.0) * 2 + int({listed}[{at}] > 0)) % 97"]
+
+    def _sequence_compare(self, depth, scope, loop):
+        r, k, v, w = self.gen.rng, self._next(), self._var(), self._var()
+        if r.random() < 0.5:
+            op = r.choice(("<", "<=", ">", ">=", "==", "!="))
+            left = [v, str(r.randint(0, 3))]
+            right = [r.choice((w, v, str(r.randint(-2, 3)))), str(r.randint(0, 3))]
+            if r.random() < 0.3:
+                right.append(self._var())
+            display = r.choice(("({})", "[{}]"))
+            shown = [display.format(", ".join(side) + ("," if display == "({})"
+                                                      and len(side) == 1 else ""))
+                     for side in (left, right)]
+            return [f"sv_sq{k} = {shown[0]} {op} {shown[1]}",
+                    f"{w} = ({w} + int(sv_sq{k}) * 3) % 97"]
+        items = [v, w, str(r.randint(0, 3)), f"{v} % 4"]
+        r.shuffle(items)
+        return [f"sv_sl{k} = [{', '.join(items)}]",
+                f"{w} = ({w} + sv_sl{k}.count({r.choice((v, w, str(r.randint(0, 3))))})) % 97"]
+
+    def _weak_isinstance(self, depth, scope, loop):
+        r, k, w = self.gen.rng, self._next(), self._var()
+        m = f"sv_wi{k}"
+        # (literals as calls: see _number_types)
+        start = r.choice(("int('0')", "float('1.5')"))
+        step = r.choice((f"{m} + int('2')", f"{m} * float('0.5')"))
+        asked = r.choice((m, f"{m} * int('2')", f"{m} + float('1.0')"))
+        return [f"{m} = {start}", f"if {self._cond()}:", [f"{m} = {step}"],
+                f"{w} = ({w} + int(isinstance({asked}, jax.Array)) * 3) % 97"]

@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import sys
 import warnings
 
 import jax
@@ -150,3 +151,68 @@ def printed_to_stdout(x):
         x = x * 2
     print(x)
     return x
+
+
+SWAPPED = io.StringIO()
+
+
+def swaps_stdout_by_hand(x):
+    print("before", x)
+    old = sys.stdout
+    sys.stdout = SWAPPED
+    print("inside", x)
+    if x > 0:
+        print("positive", x)
+    sys.stdout = old
+    print("after", x)
+    return x
+
+
+def test_a_stdout_swapped_by_hand_gets_the_staged_print():
+    # (staged, "inside" went to the stdout in force when the program ran: the caller's)
+    def printed(run, x):
+        SWAPPED.seek(0)
+        SWAPPED.truncate()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            run(x)
+            jax.effects_barrier()
+        return out.getvalue(), SWAPPED.getvalue()
+
+    compiled = autograph.to_graph(swaps_stdout_by_hand)
+    jitted = jax.jit(autograph.convert(swaps_stdout_by_hand))
+    for x in (2.0, -1.0):
+        expected = printed(swaps_stdout_by_hand, x)
+        assert printed(autograph.convert(swaps_stdout_by_hand), x) == expected
+        assert printed(compiled, jnp.float32(x)) == expected
+        assert printed(jitted, x) == expected
+    assert "ag__.set_stdout(sys, SWAPPED)" in autograph.to_code(swaps_stdout_by_hand)
+
+
+def python_numbers_formatted(x):
+    m = 1.5
+    k = 3
+    if x > 0:
+        m = m + 1.0
+        k = k + 1
+    print("%r" % m, "%r|%s" % (m, k), "%.2f" % m,  # noqa: UP031 - the % form under test
+          "%d %x %5.1f" % (k, k, k), "%d" % m)  # noqa: UP031
+    n = m * 2
+    print(f"{n!r}", "%r" % n, repr(n), [n], n, f"{n:.3f}")  # noqa: UP031
+    return x
+
+
+def test_a_python_number_staging_made_traced_is_formatted_as_python_formats_it():
+    # (staged, `%r` of m and repr of `m * 2` printed `Array(2.5, dtype=float32)`)
+    def printed(run, x):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            run(x)
+            jax.effects_barrier()
+        return out.getvalue()
+
+    for x in (4.0, -1.0):
+        expected = printed(python_numbers_formatted, x)
+        assert printed(autograph.convert(python_numbers_formatted), x) == expected
+        assert printed(autograph.to_graph(python_numbers_formatted), jnp.float32(x)) == expected
+        assert printed(jax.jit(autograph.convert(python_numbers_formatted)), x) == expected

@@ -361,3 +361,46 @@ def test_a_key_is_called_once_per_item_in_order():
 
     autograph.to_graph(sort_them)(1.0, 2.0)
     assert len(calls) == 3
+
+
+def counted_by_name(a, b):
+    xs = [a, b, a]
+    ys = (1, a)
+    return xs.count(a), xs.count(b), ys.count(1), "abca".count("a")
+
+
+@pytest.mark.parametrize("args", [(1.0, 2.0), (2.0, 2.0), (0.0, 1.0)])
+def test_count_of_a_list_held_by_a_name(args):
+    # (staged, list.count asked bool() of a traced ==: a bare TracerBoolConversionError)
+    check(counted_by_name, *args)
+
+
+def counted_arrays(a):
+    rows = [a, a + 1]
+    return rows.count(a)
+
+
+def test_count_of_arrays_is_refused_at_the_line():
+    assert counted_arrays(np.float32(1.0)) == 1   # (Python: identity first)
+    with pytest.raises(ConversionError, match="count\\(\\) of items compared") as info:
+        autograph.to_graph(counted_arrays)(jnp.ones(3))
+    line = counted_arrays.__code__.co_firstlineno + 2
+    assert f"{__file__}:{line}" in str(info.value)
+
+
+def sorted_by_an_array_key(a, b):
+    return sorted([a, b], key=lambda v: v * jnp.ones(2))
+
+
+def sorted_items_of_two_shapes(a, b):
+    return sorted([a, jnp.stack([b, b])], key=lambda v: jnp.sum(v))
+
+
+@pytest.mark.parametrize("fn, match", [
+    (sorted_by_an_array_key, "key gives traced arrays"),
+    (sorted_items_of_two_shapes, "items of different shapes"),
+])
+def test_sorted_by_key_refusals_name_the_users_line(fn, match):
+    with pytest.raises(ConversionError, match=match) as info:
+        autograph.to_graph(fn)(1.0, 2.0)
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)

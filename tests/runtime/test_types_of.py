@@ -82,7 +82,21 @@ def number_or_array(x):
     return isinstance(m, int)
 
 
+def float_stepped_then_doubled_is_an_array(x):
+    m = 1.5
+    if x > 0:
+        m = m + 1.0
+    n = m * 2
+    return isinstance(n, jax.Array)   # (Python: a float; JAX's answer was True)
+
+
+def weak_scalar_is_a_number(x):
+    return isinstance(x * 2, (int, float))
+
+
 @pytest.mark.parametrize("fn, line, match", [
+    (float_stepped_then_doubled_is_an_array, 5, "may stand for a Python number"),
+    (weak_scalar_is_a_number, 1, "may stand for a Python number"),
     (either_type_asked_for_one, 4, "one type on one path"),
     (either_type_of, 4, "one type on one path"),
     (int_stepped_then_computed, 5, "may stand for a Python number"),
@@ -208,9 +222,17 @@ class ClassProperty:
         return isinstance(self, ClassProperty), type(self) is ClassProperty
 
 
+def stepped_if_its_class(x):
+    obj = ClassProperty()
+    return x + 1 if type(obj) is ClassProperty and isinstance(obj, ClassProperty) else x
+
+
 def test_a_class_property_calling_type_does_not_recurse():
     # (CPython's test_descr: the converted type() read __class__ to look for a
-    # tracer, whose property called type() again: a crash of the interpreter.)
+    # tracer, whose property called type() again: a crash of the interpreter. Only
+    # under a trace does the converted type() run: in Python mode it is the builtin.)
     obj = ClassProperty()
     assert autograph.convert(ClassProperty.kind)(obj) == ClassProperty.kind(obj)
     assert autograph.convert(_get_class)(obj) is ClassProperty
+    assert float(autograph.to_graph(stepped_if_its_class)(1.0)) == stepped_if_its_class(1.0)
+    assert float(jax.jit(autograph.convert(stepped_if_its_class))(1.0)) == 2.0
