@@ -554,7 +554,7 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
     if unknown:
         raise ValueError(f"not constants of autograph.fold.schedule: {unknown}")
     default = {name: getattr(planning, name) for name in settings}
-    fns, plans, rows = {}, {}, {}
+    fns, plans, rows, jitted = {}, {}, {}, {}
     try:
         for row, values in (("fold_A", default), ("fold_B", settings)):
             for name, value in values.items():
@@ -569,6 +569,7 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
                 batched.plan(trees)
             rows[row] = _computed_rows(batched, batches)
             fwd = jax.jit(lambda p, plan, batched=batched: batched(p, plan)[0])
+            jitted[row] = [fwd]
             fns[row] = _rotating(
                 lambda b, batched=batched, fwd=fwd, values=dict(values): fwd(
                     p, _planned_with(planning, values, batched, b)), batches)
@@ -576,15 +577,24 @@ def measure_schedule_ab(hidden, batch, plan, settings, seed=0, varied=8, warm=0)
     finally:
         for name, value in default.items():
             setattr(planning, name, value)
-    fns["oracle_fwd"] = _rotating(lambda o: o(p),
-                                  [jax.jit(make_oracle(oracle_arrays(b))) for b in batches])
+    jitted["oracle_fwd"] = [jax.jit(make_oracle(oracle_arrays(b))) for b in batches]
+    fns["oracle_fwd"] = _rotating(lambda o: o(p), jitted["oracle_fwd"])
     for fn in fns.values():
         for _ in range(varied):
             jax.block_until_ready(fn())
+    before = _compiles(jitted)
     med = {k: v["median_s"] * 1e3 for k, v in interleaved_medians(fns, plan).items()}
+    # as fold_compiles_while_timed: a timed call that compiles makes its row's median a lie
+    after = _compiles(jitted)
     return {"hidden": hidden, "settings": settings, "median_ms": med, "plans": plans,
-            "computed_rows": rows,
+            "computed_rows": rows, "compiles": before,
+            "compiles_while_timed": {k: after[k] - before[k] for k in after},
             "oracle_over": {k: med["oracle_fwd"] / v for k, v in med.items()}}
+
+
+def _compiles(jitted):
+    """Compiled programs of each row's jitted functions (row -> list of ``jax.jit``)."""
+    return {row: sum(fn._cache_size() for fn in fns) for row, fns in jitted.items()}
 
 
 def _planned_with(module, values, batched, trees):
@@ -709,6 +719,8 @@ def main(argv=None):
                              if row in out["computed_rows"] else "")
                 print(f"  {row:<12} {ms:8.2f} ms   oracle / row "
                       f"{out['oracle_over'][row]:.3f}{rows_note}")
+            print(f"  compiles before the timing {out['compiles']}, while timed "
+                  f"{out['compiles_while_timed']}")
         return
     print(table(run(profile, progress=lambda s: print(s, file=sys.stderr), widths=widths,
                     batches=args.batches, rows=rows, warm=args.warm)))

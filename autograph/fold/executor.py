@@ -50,7 +50,39 @@ def _compute(sig, params, values, data, n):
 
 
 def _gather(sig, buffers, class_index, values_rows):
-    return [buffers[class_index[c]][values_rows[j]] for j, c in enumerate(sig.in_classes)]
+    return [_take(buffers[class_index[c]], values_rows[j]) for j, c in enumerate(sig.in_classes)]
+
+
+def _take(buffer, rows):
+    """``buffer[rows]``; one row as a ``dynamic_slice`` written here.
+
+    XLA rewrites a gather of one row into a dynamic-slice that it names
+    ``dynamic-slice.N``, while the ones JAX lowers (a scan's slice of its inputs)
+    are named ``dynamic_slice.N``, numbered apart. XLA CPU names the functions of
+    a fusion's parts with ``-`` read as ``_``: two such slices with one number in
+    one fusion (a step of one row gathering by the indices the scan sliced) become
+    one function, and the compile fails (``RET_CHECK fusion_compiler.cc``,
+    "Failed to translate module to LLVM IR"). Written as JAX's own, every slice
+    is numbered by one counter."""
+    if rows.shape[0] == 1:
+        return lax.dynamic_slice_in_dim(buffer, lax.index_in_dim(rows, 0, keepdims=False), 1)
+    return buffer[rows]
+
+
+def _add_at(buffer, rows, values):
+    """``buffer.at[rows].add(values)``; one row as JAX's own slice and update (see
+    :func:`_take`: XLA makes a one-row scatter a ``dynamic-update-slice.N``)."""
+    if rows.shape[0] == 1:
+        return _set_at(buffer, rows, _take(buffer, rows) + values)
+    return buffer.at[rows].add(values)
+
+
+def _set_at(buffer, rows, values):
+    """``buffer.at[rows].set(values)`` (one row: see :func:`_add_at`)."""
+    if rows.shape[0] == 1:
+        return lax.dynamic_update_slice_in_dim(
+            buffer, values, lax.index_in_dim(rows, 0, keepdims=False), axis=0)
+    return buffer.at[rows].set(values)
 
 
 def _scatter(sig, buffers, class_index, outputs_rows, outs):
@@ -59,9 +91,9 @@ def _scatter(sig, buffers, class_index, outputs_rows, outs):
         i = class_index[c]
         out = out.astype(buffers[i].dtype)
         if jnp.issubdtype(out.dtype, jnp.inexact):
-            buffers[i] = buffers[i].at[outputs_rows[j]].add(out)
+            buffers[i] = _add_at(buffers[i], outputs_rows[j], out)
         else:       # no gradient to keep cheap; booleans do not add
-            buffers[i] = buffers[i].at[outputs_rows[j]].set(out)
+            buffers[i] = _set_at(buffers[i], outputs_rows[j], out)
     return buffers
 
 
@@ -130,7 +162,7 @@ def execute(params, arrays, layout):
             buffers = _scan_run(sigs[0], class_index, params, buffers, chunks)
         else:
             buffers, _ = lax.scan(step, buffers, chunks)
-    roots = [buffers[class_index[c]][arrays["roots"][:, j]]
+    roots = [_take(buffers[class_index[c]], arrays["roots"][:, j])
              for j, c in enumerate(layout.root_classes)]
     return tree_util.tree_unflatten(layout.root_treedef, roots)
 
@@ -202,7 +234,7 @@ def _scan_run(sig, class_index, params, buffers, chunks):
             step_values, step_starts, step_part = step
             # gathered by index: a dynamic slice of the carried cotangent here made
             # XLA CPU copy the whole buffer every step (a chain's gradient 3-5x)
-            ct_outs = [ct[class_index[c]][step_starts[j] + jnp.arange(K)]
+            ct_outs = [_take(ct[class_index[c]], step_starts[j] + jnp.arange(K))
                        for j, c in enumerate(sig.out_classes)]
             _, vjp = jax.vjp(lambda v: apply(params, v, list(step_part["data"]), K),
                              step_values)
@@ -210,7 +242,7 @@ def _scan_run(sig, class_index, params, buffers, chunks):
             ct = list(ct)
             for j, c in enumerate(sig.in_classes):
                 i = class_index[c]
-                ct[i] = ct[i].at[step_part["inputs"][j]].add(ct_values[j])
+                ct[i] = _add_at(ct[i], step_part["inputs"][j], ct_values[j])
             return ct, ct_outs
 
         ct, ct_outs = lax.scan(body, list(ct), (values, starts, part), reverse=True)

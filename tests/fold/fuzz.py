@@ -3,13 +3,20 @@ one folded function, so later batches reuse earlier layouts (nodes spilled into 
 steps, empty and spare steps), each checked against the plain recursion.
 
     python -m tests.fold.fuzz --count 200      # sequences; prints mismatches
+    python -m tests.fold.fuzz --classes --count 50     # size-class cases
 
-A case: step capacities on the grid or from a random list, no spare steps or
+A case (:func:`check_case`): step capacities on the grid or from a random list, no spare steps or
 headroom half of the time (so batches must spill into the steps they have), then a
 few batches of random, chain-shaped and single-leaf trees, through one of
 ``MODELS`` (one inner signature, or several interleaved). Each batch's roots
 (compiled) are compared with the recursion's, and every few batches the gradient of
 a loss too.
+
+A size-class case (:func:`check_class_case`): batches of one size (1 to 8 trees) at
+one state width, planned until the size chooser issues its size-classed layouts
+(their steps sized to the levels' shares, down to one row at a batch's narrow top),
+then run on them. One-row steps once crashed XLA CPU's compile (the executor's
+``_take``).
 """
 
 from __future__ import annotations
@@ -125,14 +132,57 @@ def check_case(seed, batches=4):
         schedule.SPARE_ROWS, schedule.HEADROOM = saved
 
 
+CLASS_WIDTHS = (4, 8, 32)
+
+
+def check_class_case(seed, batches=3):
+    """Batches of one size and width on the size-classed layouts; mismatch
+    descriptions (a compile that fails is one)."""
+    rng = random.Random(seed)
+    n, hidden = rng.randrange(1, 9), rng.choice(CLASS_WIDTHS)
+    p = T.treelstm_params(jax.random.PRNGKey(seed), hidden, vocab=50)
+    high = rng.choice([6, 20, 40])
+    saved = schedule.CLASS_AFTER
+    schedule.CLASS_AFTER = 6
+    try:
+        batched = autograph.fold(T.encode)
+        run = jax.jit(batched)
+        grad = jax.jit(jax.grad(lambda p, plan: jnp.sum(jnp.sin(batched(p, plan)[1]))))
+        for _ in range(schedule.CLASS_AFTER + 2):
+            batched.plan(T.random_batch(rng, n, 1, high, vocab=50), params=p)
+        mismatches = []
+        for b in range(batches):
+            trees = T.random_batch(rng, n, 1, high, vocab=50)
+            plan = batched.plan(trees, params=p)
+            where = f"seed {seed} ({n} trees, H = {hidden}) batch {b}"
+            try:
+                if not _close(run(p, plan), _stacked(p, trees), 1e-5):
+                    mismatches.append(f"{where}: roots differ ({plan})")
+                expected = jax.grad(lambda p, trees=trees: jnp.sum(
+                    jnp.sin(_stacked(p, trees)[1])))(p)
+                if not _close(grad(p, plan), expected, 1e-4):
+                    mismatches.append(f"{where}: gradients differ ({plan})")
+            except jax.errors.JaxRuntimeError as e:
+                mismatches.append(f"{where}: {str(e).splitlines()[0]} ({plan})")
+        return mismatches
+    finally:
+        schedule.CLASS_AFTER = saved
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100, help="sequences of batches")
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--model", choices=sorted(MODELS), help="only the seeds of one model")
+    parser.add_argument("--classes", action="store_true",
+                        help="size-class cases (check_class_case) instead")
     args = parser.parse_args(argv)
     mismatches, checked = [], 0
     for seed in range(args.seed, args.seed + args.count):
+        if args.classes:
+            checked += 1
+            mismatches += check_class_case(seed)
+            continue
         rng = random.Random(seed)
         if args.model is None or MODELS[rng.choice(sorted(MODELS))] is MODELS[args.model]:
             checked += 1

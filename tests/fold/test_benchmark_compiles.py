@@ -38,10 +38,10 @@ def compiles_while_timed(monkeypatch, **kwargs):
     monkeypatch.setattr(bench, "interleaved_medians", timed)
     monitoring.register_event_duration_secs_listener(listener)
     try:
-        # (8 trees, the tiny profile's: with 4, at H = 8 or 32, XLA CPU fails to compile
-        # the executor of a size-classed layout, "Failed to translate module to LLVM
-        # IR", with main's planning too: an open bug)
-        out = bench.measure_width(32, 8, QUICK, **kwargs)
+        # 4 trees: a size-classed layout with one-row steps, whose executor XLA CPU
+        # once failed to compile ("Failed to translate module to LLVM IR", fixed by
+        # executor._take; test_fold.test_one_row_steps_compile is the quick check)
+        out = bench.measure_width(32, 4, QUICK, **kwargs)
     finally:
         monitoring.unregister_event_duration_listener(listener)
     return out, len(compiles)
@@ -56,3 +56,12 @@ def test_fold_rows_compile_nothing_while_timed(monkeypatch):
     assert compiles == 0
     assert out["checks"]["fold_compiles_while_timed"] == 0
     assert out["checks"]["fold_roots_rel_err"] < 1e-6
+
+
+@pytest.mark.slow          # about half a minute: two folded functions' and the oracles'
+def test_ab_rows_compile_nothing_while_timed():
+    """``--ab``: both fold rows and the oracle, counted per jitted function."""
+    out = bench.measure_schedule_ab(32, 4, QUICK, {"CAPACITY_HEADROOM": 1.03}, varied=3)
+    assert set(out["compiles_while_timed"]) == {"fold_A", "fold_B", "oracle_fwd"}
+    assert all(n == 0 for n in out["compiles_while_timed"].values())
+    assert out["compiles"]["oracle_fwd"] == 3

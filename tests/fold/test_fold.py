@@ -2,6 +2,7 @@
 
 import itertools
 import random
+import re
 
 import jax
 import jax.numpy as jnp
@@ -344,3 +345,35 @@ def test_merge_offsets_each_trees_rows_by_class(fn):
     assert totals == {c: n for c, n in used.items() if n}
     # and the batch computes what the recursion does
     assert_close(batched(p, trees), stacked(fn, p, trees), RTOL_ROOTS)
+
+
+def _colliding_names(hlo_text):
+    """Per computation of compiled HLO, names that differ but read the same with
+    ``-`` and ``.`` as ``_`` (XLA CPU names a fusion's parts' functions so)."""
+    out = []
+    for block in hlo_text.split("\n\n"):
+        seen = {}
+        for name in re.findall(r"^\s*(?:ROOT )?%([\w.\-]+) = ", block, re.M):
+            other = seen.setdefault(re.sub(r"[-.]", "_", name), name)
+            if other != name:
+                out.append((other, name))
+    return out
+
+
+def test_one_row_steps_compile():
+    """Issue 29's crash: 4 trees of the benchmark at H = 32, on a size-classed layout
+    with steps of one row. A one-row gather that XLA made a ``dynamic-slice.23``
+    shared a fusion with the scan's own ``dynamic_slice.23``; XLA CPU's compile
+    failed (``RET_CHECK fusion_compiler.cc``): the executor's ``_take``."""
+    from benchmarks import fold as bench
+
+    rng = random.Random(0)
+    p = bench.init(jax.random.PRNGKey(0), 32)
+    batches = [bench.random_batch(rng, 4) for _ in range(8)]
+    batched = autograph.fold(bench.encode)
+    bench._settle(batched, batches, lambda trees: batched.plan(trees, params=p))
+    plan = batched.plan(batches[7])
+    assert 1 in plan.layout.steps
+    fwd = jax.jit(lambda p, plan: batched(p, plan)[0]).lower(p, plan).compile()
+    assert _colliding_names(fwd.as_text()) == []
+    assert_close(fwd(p, plan), bench.per_node_roots(p, batches[7]), RTOL_ROOTS)

@@ -89,3 +89,10 @@ def test_no_class_layouts_with_the_users_capacities(early_classes):
     for _ in range(10):
         plan = batched.plan(T.random_batch(rng, 8, 2, 20, vocab=50), params=p)
         assert set(plan.layout.steps) <= {16, 4}
+
+
+def test_fuzzed_class_case():
+    """One size-class fuzz case: batches of one size on the classed layouts, whose
+    narrow tops have steps of one row (``python -m tests.fold.fuzz --classes``)."""
+    from tests.fold.fuzz import check_class_case
+    assert check_class_case(0) == []
