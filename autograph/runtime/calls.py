@@ -45,6 +45,7 @@ from autograph.output_calls import function_ids as output_function_ids
 from autograph.output_calls import writes_output
 from autograph.runtime import deferred_writes, recursion, side_effects, user_managers
 from autograph.runtime.printing import call_when_run, print_
+from autograph.runtime.trace_context import trace_active
 
 
 @functools.cache
@@ -275,7 +276,9 @@ def _traced_operator(transpiler, decisions: _Decisions):
         elif t is method_type:
             if pending_writes and f.__name__ in logger_changes:
                 deferred_writes.refuse_logger_change(f)   # log.setLevel after log.info
-            if id(f.__func__) in exit_stack_methods:   # stack.callback(print, ...)
+            # stack.callback(print, ...) under a trace (in Python its callbacks run as
+            # they are, and the stack holds the very objects registered)
+            if id(f.__func__) in exit_stack_methods and trace_active():
                 return user_managers.registering(f, converted_call)
             target = known_method(f)
             if target is not None:

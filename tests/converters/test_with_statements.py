@@ -206,3 +206,27 @@ def test_a_generator_manager_printing_its_traced_argument_is_refused():
     with pytest.raises(autograph.ConversionError, match="traced arguments") as info:
         autograph.to_graph(generator_of_a_traced_value)(2.0)
     assert f"{__file__}:{line}:" in str(info.value)
+
+
+def registers_itself():
+    import contextlib
+
+    class Manager:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *details):
+            return False
+
+    manager = Manager()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(manager)
+        same = stack._exit_callbacks[-1][1].__self__ is manager
+    return same
+
+
+def test_an_exit_stack_holds_the_very_manager_in_python_mode():
+    # (CPython's test_contextlib: the stack is introspected; only a trace routes its
+    # registrations through converted code)
+    assert registers_itself() is True
+    assert autograph.convert(registers_itself)() is True
