@@ -273,8 +273,10 @@ def _maybe_unreached() -> bool:
     """Whether the point being traced is inside a staged branch or loop body that
     the compiled program may not run (a staged ``if``'s branch, a ``while`` body):
     a failure that Python decides there is Python's only where the program gets
-    there, so it is staged as a check that fails when it is reached."""
-    return bool(paths.depth()) and not paths.is_replaying()
+    there, so it is staged as a check that fails when it is reached (while a loop
+    body is traced again to differentiate it, the check the forward trace staged
+    stands for it: nothing is staged or raised then)."""
+    return bool(paths.depth())
 
 
 def _raise_decided_in_python(raiser, values) -> bool:

@@ -131,6 +131,38 @@ def test_python_decided_failures_in_a_loop_that_does_not_run():
         jnp.float32(30.0), 2)) == 7.5
 
 
+def first_of_bounded(a, b):
+    # fuzz seed 172: the bounded outer loop carries a float, so its body is traced
+    # again to differentiate it; that replay raised the inner loop's decided raise
+    # while tracing, for every input
+    g = 0.5
+    w = 0
+    while w < a:
+        autograph.set_loop_options(maximum_iterations=20)
+        w += 1
+        k = -2
+        j = b
+        while j < -8:
+            j += 1
+            if k < 0:
+                raise ValueError("reached")
+        return g
+    g = g * 2
+    return g
+
+
+@pytest.mark.parametrize("a, b", [(0, 8), (1, 5), (0, -10), (1, -10)])
+def test_python_decided_raise_in_a_replayed_loop_body_fails_only_where_reached(a, b):
+    fn = autograph.to_graph(first_of_bounded)
+    if a > 0 and b < -8:
+        with pytest.raises(ValueError, match="reached"):
+            first_of_bounded(a, b)
+        with pytest.raises(ValueError, match="reached"):
+            fn(jnp.int32(a), jnp.int32(b))
+    else:
+        assert float(fn(jnp.int32(a), jnp.int32(b))) == first_of_bounded(a, b)
+
+
 def test_python_decided_failure_under_vmap_fails_only_where_reached():
     fn = jax.vmap(autograph.convert(scale_if_positive_asserted), in_axes=(0, None))
     out = jax.block_until_ready(fn(jnp.array([-1.0, -2.0]), 2))
