@@ -247,16 +247,11 @@ def _pick_by_key(name, args, kwargs):
         picked = jax.tree_util.tree_map(functools.partial(jnp.where, later), item, picked)
         for leaf, kind in zip(jax.tree_util.tree_leaves(picked), kinds, strict=True):
             if kind is not None:
-                python_ints.set_type(leaf, kind)
-                if kind is int:
-                    python_ints.mark(leaf)
+                python_ints.note_as(leaf, kind)
     return picked
 
 
 _EMPTY = object()
-_NUMBERS = (bool, int, float, complex)
-
-
 def _leaf_kinds(items):
     """Per leaf of the items' one pytree structure, the Python number type the items
     all stand for there (None where they are arrays of one shape and dtype, or where
@@ -267,7 +262,7 @@ def _leaf_kinds(items):
         return None
     kinds = []
     for column in zip(*(leaves for leaves, _ in flat), strict=True):
-        numbers = {type(leaf) for leaf in column if type(leaf) in _NUMBERS}
+        numbers = {type(leaf) for leaf in column if type(leaf) in python_ints.NUMBER_TYPES}
         if len(numbers) == 1:
             kind = next(iter(numbers))
             traced = [leaf for leaf in column if type(leaf) is not kind]

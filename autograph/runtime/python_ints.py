@@ -61,9 +61,7 @@ def as_python_number(value):
         return value
     if kind is not bool:
         value = weak_cast(value, jax.dtypes.canonicalize_dtype(kind))
-    set_type(value, kind)
-    if kind is int:
-        mark(value)
+    note_as(value, kind)
     return value
 
 
@@ -75,7 +73,7 @@ def note(given, out) -> None:
     for before, after in zip(given, out, strict=False):
         if stands_for_int(before):
             mark(after)
-        kind = type(before) if type(before) in _NUMBER_TYPES else python_type(before)
+        kind = type(before) if type(before) in NUMBER_TYPES else python_type(before)
         if isinstance(kind, type) and _TYPES.get(id(after)) is None and is_tracer(after) \
                 and getattr(after, "ndim", None) == 0 and weak_of_kind(after, kind):
             set_type(after, kind)
@@ -94,7 +92,7 @@ def weak_of_kind(value, kind) -> bool:
 # decided) or ``Mixed`` (a Python number of these types on some paths, an array on
 # others).
 _TYPES: dict = {}
-_NUMBER_TYPES = (bool, int, float, complex)
+NUMBER_TYPES = (bool, int, float, complex)
 # The Python number type of a scalar, by its dtype's kind.
 KIND_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
@@ -144,13 +142,21 @@ def set_type(value, kind) -> None:
     _TYPES[key] = (weakref.ref(value, forget), kind)
 
 
+def note_as(value, kind) -> None:
+    """Note the traced scalar ``value`` as standing for the Python number type ``kind``
+    (and, for ``int``, as a Python int whose steps are checked for a wrap)."""
+    set_type(value, kind)
+    if kind is int:
+        mark(value)
+
+
 def branch_kind(value, python_value=None):
     """The Python type a staged ``if``'s branch gives at one position: the type of
     a Python number (``python_value``, where the branch passed one through
     traced), a noted tracer's, or None (an array, or anything else)."""
     if python_value is not None:
         value = python_value
-    if type(value) in _NUMBER_TYPES:
+    if type(value) in NUMBER_TYPES:
         return type(value)
     return python_type(value)
 
@@ -174,9 +180,7 @@ def note_join(out, true_kinds, false_kinds, flag) -> None:
         if not is_tracer(value) or (a is None and b is None):
             continue
         if a is b and isinstance(a, type):
-            set_type(value, a)
-            if a is int:
-                mark(value)
+            note_as(value, a)
         elif isinstance(a, type) and isinstance(b, type):
             set_type(value, Either(flag, a, b))
         else:
@@ -190,6 +194,4 @@ def note_inner(outer, inner) -> None:
     for before, after in zip(outer, inner, strict=False):
         kind = python_type(before)
         if isinstance(kind, type):
-            set_type(after, kind)
-            if kind is int:
-                mark(after)
+            note_as(after, kind)
