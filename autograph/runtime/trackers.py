@@ -233,8 +233,10 @@ class CellView(CellValue):
         return objects.attributes(self.contents())
 
     def differs(self, before, after) -> bool:
-        return before.keys() != after.keys() or not same(list(before.values()),
-                                                         list(after.values()))
+        # (by name: ``before`` went through a pytree, which sorts a dict's keys, and
+        # ``after`` is in the object's own order)
+        return before.keys() != after.keys() or not all(
+            same_value(value, after[name]) for name, value in before.items())
 
     def enter(self, value):
         self.view.enter(value)

@@ -13,6 +13,12 @@ converted with Python ints, ``to_graph`` with ``jnp.int32`` arguments, and
 - ``branch_cell``: a staged ``if`` whose one branch rebinds a name a closure reads
   (a scoped cell) and whose other branch reads it: each traced branch must start
   from the cell's value before the ``if``.
+- ``object_view``: a settings object made in the function, its attributes assigned
+  in a random order (a pytree of them, a dict, sorts them), read by a staged loop's
+  condition through ``and`` (lambdas: the object is a cell the loop views) or by a
+  staged ``break`` test, and sometimes changed in the body: the loop must not take
+  the object as changed by its condition (it did where the attributes were not in
+  sorted order) and must leave Python's attribute values.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-KINDS = ("escaping_closure", "branch_cell")
+KINDS = ("escaping_closure", "branch_cell", "object_view")
 
 
 def _expr(r, names):
@@ -82,7 +88,32 @@ def branch_cell(r, name) -> str:
     return "\n".join(lines) + "\n"
 
 
-GENERATORS = {"escaping_closure": escaping_closure, "branch_cell": branch_cell}
+def object_view(r, name) -> str:
+    attributes = r.sample(["zeta", "limit", "alpha", "step", "mid"], 3)
+    values = {n: r.randint(1, 4) for n in attributes}
+    stop, bound, step = attributes
+    lines = [f"class Box_{name}:", "    def __init__(self):"]
+    lines += [f"        self.{n} = {values[n]}" for n in attributes]
+    lines += [f"def {name}(a, b, c):", f"    box = Box_{name}()", "    x = a"]
+    change = f"        box.{step} = box.{step} + 1" if r.random() < 0.5 else None
+    if r.random() < 0.5:
+        lines += ["    i = 0",
+                  f"    while i < box.{bound} and x % 5 != box.{stop}:",
+                  f"        x = x + box.{step} + b"]
+        lines += [change] if change else []
+        lines += ["        i += 1"]
+    else:
+        lines += [f"    for _ in range(box.{bound}):",
+                  f"        if (x + box.{stop}) % 3 == 0:",
+                  "            break",
+                  f"        x = x + box.{step} + b"]
+        lines += [change] if change else []
+    lines.append(f"    return x + box.{step} * c")
+    return "\n".join(lines) + "\n"
+
+
+GENERATORS = {"escaping_closure": escaping_closure, "branch_cell": branch_cell,
+              "object_view": object_view}
 
 
 def programs(count: int, seed: int = 0):

@@ -580,3 +580,51 @@ def test_a_loop_that_runs_at_least_once_leaves_no_doubt():
                      jax.jit(autograph.convert(rebound_in_every_iteration_over_an_array)),
                      jax.jit(rebound_in_every_iteration_over_an_array)):
         assert float(compiled(xs)) == expected
+
+
+class SolverSettings:
+    """Settings whose attributes are not in alphabetical order (``tol`` first): a
+    pytree of its attributes (a dict) sorts them, the object keeps its own order."""
+
+    def __init__(self, tol=1e-6, max_iter=50):
+        self.tol = tol
+        self.max_iter = max_iter
+
+
+DEFAULT_SETTINGS = SolverSettings()
+
+
+def newton_sqrt_while(a, settings=DEFAULT_SETTINGS):
+    x = a
+    i = 0
+    while i < settings.max_iter and abs(x * x - a) > settings.tol:
+        x = 0.5 * (x + a / x)
+        i += 1
+    return x
+
+
+def newton_sqrt_for_break(a, settings=DEFAULT_SETTINGS):
+    x = a
+    for _ in range(settings.max_iter):
+        nx = 0.5 * (x + a / x)
+        if abs(nx - x) < settings.tol:
+            break
+        x = nx
+    return x
+
+
+@pytest.mark.parametrize("fn", [newton_sqrt_while, newton_sqrt_for_break])
+def test_an_object_read_by_a_staged_loop_condition_is_not_taken_as_changed(fn):
+    """The loop's condition reads a settings object's attributes (in lambdas: the
+    object is then a closure cell the staged loop views). Its attributes came back
+    from the trace in sorted order; compared by position with the object's own
+    order they looked changed, and the loop was refused as 'assigning' the object."""
+    a = jnp.float32(2.0)
+    expected = fn(a)
+    assert autograph.convert(fn)(2.0) == pytest.approx(fn(2.0))
+    assert float(autograph.to_graph(fn)(a)) == pytest.approx(float(expected), rel=1e-6)
+    settings = SolverSettings(tol=1e-2, max_iter=30)
+    converted = autograph.convert(fn)
+    in_users_jit = jax.jit(lambda a: converted(a, settings))(a)
+    assert float(in_users_jit) == pytest.approx(float(fn(a, settings)), rel=1e-6)
+    assert vars(settings) == {"tol": 1e-2, "max_iter": 30}
