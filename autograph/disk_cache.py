@@ -61,7 +61,7 @@ import gast
 
 from autograph.directives import directive_name
 
-FORMAT = 2                      # bump when the entry layout changes
+FORMAT = 3                      # bump when the entry layout changes
 _SUFFIX = ".agc"
 _OFF_WORDS = frozenset({"0", "off", "false", "no"})
 

@@ -19,9 +19,12 @@ function defined inside a ``try`` body has an anchor of its own, and a ``try``
 around its definition does not cover its calls.
 
 - *handled*: lines of the body of a ``try`` with ``except`` clauses: an exception
-  raised there reaches a handler that may catch it. (A ``finally`` alone catches
-  nothing: the exception leaves the function after it, as a staged check's does;
-  a ``finally`` that jumps is the *discarding* case.)
+  raised there reaches a handler that may catch it. Each such line maps to what the
+  handlers around it name (``"ValueError"``, ``"errors.Bad"``; ``"*"`` for a bare
+  ``except`` or an expression other than names): the runtime resolves the names in
+  the frame when it asks whether one of them catches a given error. (A ``finally``
+  alone catches nothing: the exception leaves the function after it, as a staged
+  check's does; a ``finally`` that jumps is the *discarding* case.)
 - *discarding*: lines of the body of a ``try`` that ``converters/try_statements.py``
   made to keep the exception in flight for a ``finally`` that jumps (its handler
   calls ``current_exception``): an exception raised there is discarded by the jump.
@@ -37,14 +40,17 @@ _TRIES = (ast.Try, ast.TryStar)
 
 def guarded_lines(definition, runtime_name: str) -> tuple:
     """The facts of ``definition`` (an ``ast`` definition as compiled, its helpers
-    anchored): ``((anchor, handled_lines, discarding_lines), ...)``, one row per
-    anchor of a definition in it (empty sets where it has no ``try``), with
-    frozensets of line numbers; ``runtime_name``: how the generated code names the
-    runtime (``ag__``)."""
+    anchored): ``((anchor, handled, discarding_lines), ...)``, one row per anchor of
+    a definition in it (empty where it has no ``try``): ``handled`` a dict from line
+    number to the frozenset of what the handlers around it catch (``_caught``),
+    ``discarding_lines`` a frozenset; ``runtime_name``: how the generated code names
+    the runtime (``ag__``)."""
     found: dict = {}
     anchor = _first_line(definition)
-    found[anchor] = (set(), set())
-    pending = [(definition.body, anchor, False, False)]   # blocks, with what covers them
+    found[anchor] = ({}, set())
+    # blocks, with what covers them: the handlers' names (a frozenset, empty where no
+    # `except` covers them) and whether a jumping `finally` discards their errors
+    pending = [(definition.body, anchor, frozenset(), False)]
     while pending:
         block, anchor, handled, discarding = pending.pop()
         for stmt in block:
@@ -54,15 +60,15 @@ def guarded_lines(definition, runtime_name: str) -> tuple:
             if cls in _DEFS:
                 first = _first_line(stmt)
                 if first != anchor:   # a user's definition: its calls are not in this `try`
-                    found.setdefault(first, (set(), set()))
-                    pending.append((stmt.body, first, False, False))
+                    found.setdefault(first, ({}, set()))
+                    pending.append((stmt.body, first, frozenset(), False))
                 else:                 # a helper, defined and called where it stands
                     pending.append((stmt.body, anchor, handled, discarding))
             elif cls in _TRIES:
                 # (a `finally` alone catches nothing: an error raised under it leaves
                 # the function as a staged check's would, after the `finally` ran)
                 keeps = _keeps_for_a_finally(stmt, runtime_name)
-                pending.append((stmt.body, anchor, handled or bool(stmt.handlers),
+                pending.append((stmt.body, anchor, handled | _caught(stmt.handlers),
                                 discarding or keeps))
                 pending.append((stmt.orelse, anchor, handled, discarding))
                 pending.extend((h.body, anchor, handled, discarding) for h in stmt.handlers)
@@ -73,12 +79,33 @@ def guarded_lines(definition, runtime_name: str) -> tuple:
                     pending.append((stmt.orelse, anchor, handled, discarding))
             elif cls is ast.Match:
                 pending.extend((case.body, anchor, handled, discarding) for case in stmt.cases)
-    return tuple((anchor, frozenset(h), frozenset(d)) for anchor, (h, d) in found.items())
+    return tuple((anchor, h, frozenset(d)) for anchor, (h, d) in found.items())
 
 
 def without_tries(definition) -> tuple:
     """``guarded_lines`` of a definition known to hold no ``try``: its own row."""
-    return ((_first_line(definition), frozenset(), frozenset()),)
+    return ((_first_line(definition), {}, frozenset()),)
+
+
+def _caught(handlers) -> frozenset:
+    """What the ``except`` clauses ``handlers`` name: dotted names as written, and
+    ``"*"`` for a bare ``except`` or a type given by any other expression."""
+    names = set()
+    for handler in handlers:
+        kind = handler.type
+        for item in kind.elts if isinstance(kind, ast.Tuple) else [kind]:
+            name = _dotted(item)
+            names.add("*" if name is None else name)
+    return frozenset(names)
+
+
+def _dotted(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
 
 
 def _first_line(definition) -> int:
@@ -88,7 +115,8 @@ def _first_line(definition) -> int:
 
 def _add(facts, lines, handled, discarding):
     if handled:
-        facts[0].update(lines)
+        for line in lines:
+            facts[0][line] = facts[0].get(line, frozenset()) | handled
     if discarding:
         facts[1].update(lines)
 

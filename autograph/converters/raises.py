@@ -30,10 +30,12 @@ rest of the function is staged as if the check passed.
 Statements before the ``raise`` in its branch move into ``raise_error`` (they run
 only when the check fails, as in Python); a branch that returns, breaks,
 continues, yields or declares ``global``/``nonlocal`` is left as it is, and so is
-an ``if`` inside a ``try`` with ``except`` clauses (an ``except`` there would catch
-the raise in Python; a run-time check raises from the compiled call instead; a
-``try`` with only a ``finally`` is converted) or one whose two branches
-both raise. ``raise`` alone (re-raising) is left as well.
+one whose two branches both raise. ``raise`` alone (re-raising) is left as well.
+Inside a ``try`` with ``except`` clauses the check asks, while tracing, whether a
+handler around it may catch the error (``runtime/try_lines.py``, from the
+handlers' names): then it raises while tracing, and the ``except`` refuses it at
+its line (a run-time check would raise from the compiled call, past the
+``except``); else it is a run-time check as anywhere else.
 """
 
 from __future__ import annotations
@@ -81,15 +83,6 @@ class _Raises(Transformer):
             return self.generic_visit(node)
         finally:
             self.scopes.pop()
-
-    def visit_Try(self, node):
-        if node.handlers:
-            return node    # an except clause would catch the raise in Python
-        # A `finally` alone catches nothing: the check's error leaves the function
-        # after it ran, as Python's would (one that jumps is refused at run time).
-        return self.generic_visit(node)
-
-    visit_TryStar = visit_Try
 
     def visit_If(self, node):
         node = self.generic_visit(node)

@@ -313,13 +313,16 @@ def _stage_raise(cond, fails_when, raiser, values, effects):
             f"({error}); with a traced condition its values are taken before the check "
             "runs. Bind it before the `if`.", where.filename, where.lineno) from None
     if _under_an_except():
-        # Python's except around a caller would catch this; a run-time check raises
-        # from the compiled call. Raise while tracing, as the staged branch did: the
-        # except clause refuses it (handlers.check_caught) at the user's line.
-        with regions.staged("if", where):
-            try:
+        # Python's except around a caller may catch this; a run-time check raises
+        # from the compiled call. Where one of the handlers around catches its type,
+        # raise while tracing, as the staged branch did: the except clause refuses it
+        # (handlers.check_caught) at the user's line. Else it is a run-time check,
+        # as outside a `try`.
+        try:
+            with regions.staged("if", where):
                 raiser(*held)
-            except Exception as error:  # noqa: BLE001 - the user's, shown unformatted
+        except Exception as error:  # noqa: BLE001 - the user's, shown unformatted
+            if _under_an_except_of(type(error)):
                 error.args = tuple(a.template if isinstance(a, DeferredFormat) else a
                                    for a in error.args)
                 raise
@@ -394,6 +397,13 @@ def _under_an_except() -> bool:
                for frame in _traced_converted_frames(sys._getframe(2)))
 
 
+def _under_an_except_of(error_type) -> bool:
+    """``_under_an_except``, where one of the handlers may catch ``error_type``
+    (``try_lines.under_a_handler_of``)."""
+    return any(try_lines.under_a_handler_of(frame, error_type)
+               for frame in _traced_converted_frames(sys._getframe(2)))
+
+
 def _under_a_discarding_finally() -> bool:
     """Whether converted code that is being traced called this from inside a ``try``
     whose ``finally`` leaves it with a jump, discarding the exception in flight
@@ -432,6 +442,15 @@ def check_value(ok, error_type, message: str) -> None:
     if paths.is_replaying():
         return
     where = caller_location()
+    if _under_an_except_of(error_type):
+        raise ConversionError(
+            f"this operation raises {error_type.__name__} ({message}) in Python for some "
+            "values of its traced argument, and it is inside a `try` whose `except` may "
+            f"catch {error_type.__name__}: traced, the error is a check of the compiled "
+            "program, which no `except` sees, so the `except` would not run where "
+            "Python's does. Compute the fallback from the value instead "
+            "(jnp.where(x > 0, jnp.log(x), -jnp.inf)), or move the call out of the "
+            "`try`.", where.filename, where.lineno)
     mode = _check_mode(where, f"check of {error_type.__name__}")
     if mode is None:
         return

@@ -48,8 +48,11 @@ def test_handled_and_discarding_lines_of_a_definition(tmp_path):
     module = _module(tmp_path, SOURCE, "ag_guarded_lines")
     facts = facts_of(module, Transpiler())
     handled, discarding = facts[1]
-    assert {4, 5, 6, 13, 15} <= handled
-    assert not {2, 8, 10, 17, 18} & handled
+    assert {4, 5, 6, 13, 15} <= handled.keys()
+    assert not {2, 8, 10, 17, 18} & handled.keys()
+    assert handled[4] == handled[6] == {"ValueError"}
+    assert handled[13] == {"KeyError", "BaseException"}  # (the kept exception's handler)
+    assert handled[15] == {"BaseException"}
     assert {13, 15} <= discarding
     assert not {2, 4, 5, 6, 10, 17, 18} & discarding
     assert facts[7] is None   # `later`: no try of its own

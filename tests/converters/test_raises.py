@@ -216,10 +216,42 @@ def test_a_vector_condition_is_refused_at_the_users_line():
     assert "jnp.any" in str(raised.value)
 
 
-def test_checks_in_a_try_or_with_two_raising_branches_are_left_as_written():
-    assert "raise_if" not in autograph.to_code(caught)
+def caught_elsewhere(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x
+    except KeyError:
+        y = 0.0
+    return y
+
+
+def test_an_if_with_two_raising_branches_is_left_as_written():
     assert "raise_if" not in autograph.to_code(both_raise)
-    assert autograph.convert(caught)(-1.0) == 0.0
+
+
+def test_a_check_inside_a_try_whose_except_catches_it_is_refused_at_the_except():
+    """Python's ``except ValueError`` catches the check's error; a run-time check
+    would raise it from the compiled call, past the ``except``: refused."""
+    assert autograph.convert(caught)(-1.0) == 0.0 == caught(-1.0)
+    for compiled in (autograph.to_graph(caught), jax.jit(autograph.convert(caught))):
+        with pytest.raises(ConversionError, match="cannot see errors") as raised:
+            compiled(jnp.float32(2.0))
+        assert raised.value.lineno == caught.__code__.co_firstlineno + 5
+
+
+def test_a_check_inside_a_try_whose_except_cannot_catch_it_is_a_run_time_check():
+    """``except KeyError`` cannot catch the ``ValueError``: the check is staged as
+    anywhere else (it was traced as a branch that raised for every input)."""
+    assert "raise_if" in autograph.to_code(caught_elsewhere)
+    assert autograph.convert(caught_elsewhere)(4.0) == caught_elsewhere(4.0) == 4.0
+    for compiled in (autograph.to_graph(caught_elsewhere),
+                     jax.jit(autograph.convert(caught_elsewhere))):
+        assert float(compiled(jnp.float32(4.0))) == 4.0
+    with pytest.raises(ValueError, match="negative"):
+        caught_elsewhere(-1.0)
+    with pytest.raises(ValueError, match="negative"):
+        autograph.to_graph(caught_elsewhere)(jnp.float32(-1.0))
 
 
 def test_generated_code_keeps_the_if():

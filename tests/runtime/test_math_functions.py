@@ -187,3 +187,51 @@ def test_round_of_an_array_gives_an_array_of_a_python_number_a_python_number():
     got = autograph.to_graph(rounded)(2.75)
     assert [(a.dtype, a.weak_type) for a in got] == [(jnp.int32, True), (jnp.float32, True)]
     np.testing.assert_allclose([float(a) for a in got], rounded(2.75), rtol=1e-6)
+
+
+def log_or_floor(x):
+    try:
+        y = math.log(x)
+    except ValueError:
+        y = -math.inf
+    return y
+
+
+def int_or_minus_one(x):
+    try:
+        n = int(x)
+    except (TypeError, ValueError):
+        n = -1
+    return n
+
+
+def log_with_another_except(x):
+    try:
+        y = math.log(x)
+    except KeyError:
+        y = 0.0
+    return y
+
+
+@pytest.mark.parametrize("fn, bad, line", [(log_or_floor, -1.0, 2),
+                                           (int_or_minus_one, math.nan, 2)])
+def test_a_checked_call_inside_a_try_that_catches_its_error_is_refused(fn, bad, line):
+    """Python's ``except ValueError`` catches ``math.log(-1)``'s (``int(nan)``'s)
+    error; traced, the error would be a check of the compiled program, which no
+    ``except`` sees: a ConversionError at the call, not an error where Python
+    gives a value."""
+    assert autograph.convert(fn)(bad) == fn(bad)
+    for compiled in (autograph.to_graph(fn), jax.jit(autograph.convert(fn))):
+        with pytest.raises(ConversionError, match="no `except` sees") as raised:
+            compiled(jnp.float32(2.0))
+        assert raised.value.filename == __file__
+        assert raised.value.lineno == fn.__code__.co_firstlineno + line
+
+
+def test_a_checked_call_inside_a_try_that_cannot_catch_its_error_stays_a_check():
+    assert float(autograph.to_graph(log_with_another_except)(jnp.float32(2.0))) == \
+        pytest.approx(math.log(2.0))
+    with pytest.raises(ValueError, match="math domain error"):
+        log_with_another_except(-1.0)
+    with pytest.raises(ValueError, match="math domain error"):
+        autograph.to_graph(log_with_another_except)(jnp.float32(-1.0))
