@@ -243,9 +243,16 @@ def _body_with_state(plan: Carry, fn, skip):
     with_state.state_names = plan.names + tuple(t.name for t in trackers.cells)
     with_state.__wrapped__ = fn
     with_state.viewed = functools.partial(_viewed, trackers)
+    with_state.carried_cells = functools.partial(_carried_cells, trackers)
     with_state.on_unroll = plan.on_unroll
     with_state.side_trip = plan.side_trip
     return with_state
+
+
+def _carried_cells(trackers) -> list:
+    """The closure cells the region carries or scopes (``side_effects.watch`` leaves
+    them out: a helper that writes one writes the region's own state)."""
+    return [tracker.cell for tracker in (*trackers.cells, *trackers.scoped)]
 
 
 def _viewed(trackers) -> list:
@@ -280,6 +287,7 @@ def _test_with_state(plan: Carry, fn):
     with_state.state_names = plan.names
     with_state.__wrapped__ = fn
     with_state.viewed = functools.partial(_viewed, trackers)
+    with_state.carried_cells = functools.partial(_carried_cells, trackers)
     with_state.side_trip = plan.side_trip
     return with_state
 

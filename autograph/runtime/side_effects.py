@@ -22,7 +22,9 @@ objects the body reaches directly are carried instead (``carried_state.py``), an
 what they hold besides their array attributes is watched: a helper's ``a[i] = 1``
 in a staged branch writes whatever the condition; random number generators by their
 state, ``random``'s and ``np.random``'s own included: a draw happens once while
-tracing, not once per iteration),
+tracing, not once per iteration; and the closure cells of the user's functions the
+body reaches, other than the region's own, by the identity of what they hold: a
+counter another function made, whose ``nonlocal count`` a call assigns),
 leaving out what the region carries as state. After tracing, ``changed()`` lists
 those whose signature moved. The caller then restores them (``restore()``: the
 containers' items as they were; an iterator that cannot be rewound is not
@@ -87,8 +89,9 @@ class Watch:
         """The watched objects whose signature differs from the one taken."""
         return [Change(name, obj, _kind(obj), type(copy) is _ObjectState)
                 for name, obj, sig, copy in self.entries
-                if (_ObjectState.signature(obj) if type(copy) is _ObjectState
-                    else _signature(obj)) != sig]
+                if (copy.moved(obj) if type(copy) is _CellState
+                    else (_ObjectState.signature(obj) if type(copy) is _ObjectState
+                          else _signature(obj)) != sig)]
 
     def holds_generator(self) -> bool:
         """Whether a watched object is a generator or another iterator (``zip``,
@@ -118,10 +121,15 @@ def watch(fns, carried=()) -> Watch:
     pending = [fn for fn in fns if fn is not None]
     held = _Held(seen)
     reached = []          # the objects the body reaches, for their classes
+    own_cells = set()     # the region's own cells (its functions' closures, what it carries)
     for fn in pending:   # plain objects the region carries as their attributes
         for label, obj in getattr(fn, "viewed", tuple)():
             entries.extend(held.uncarried(label, obj))
             reached.append(obj)
+        own_cells.update(id(cell) for cell in getattr(fn, "carried_cells", tuple)())
+        own_cells.update(id(cell) for cell in getattr(
+            getattr(fn, "__wrapped__", fn), "__closure__", None) or ())
+    direct = {id(getattr(fn, "__wrapped__", fn)) for fn in pending}
     visited = set()
     by_class = False      # whether a body names `type` or `__class__`
     while pending and len(visited) < _MAX_FUNCTIONS:
@@ -133,6 +141,8 @@ def watch(fns, carried=()) -> Watch:
             continue
         visited.add(id(fn))
         by_class = by_class or not _CLASS_NAMES.isdisjoint(_global_names(fn.__code__))
+        if id(fn) not in direct:
+            entries.extend(_foreign_cells(fn, own_cells, seen))
         for name, value in _reachable(fn):
             reached.append(value)
             if type(value) is types.ModuleType:   # `random.random()`: the module's generator
@@ -166,6 +176,50 @@ def watch(fns, carried=()) -> Watch:
     if by_class:
         entries.extend(_classes(reached, entries, seen))
     return Watch(entries)
+
+
+def _foreign_cells(fn, own_cells, seen) -> list:
+    """Entries for the closure cells of ``fn``, a function of the user's that the
+    region's code may call, other than the region's own: a ``nonlocal`` the helper
+    assigns (``count += 1`` in a counter made by another function) would be
+    assigned once while tracing, not once per iteration or only where the branch
+    is taken. Watched by the identity of what they hold, restored by putting it back."""
+    found = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+        if id(cell) in own_cells or id(cell) in seen:
+            continue
+        seen.add(id(cell))
+        state = _CellState(cell)
+        found.append((f"{fn.__name__}.{name}", cell, None, state))
+    return found
+
+
+class _CellState:
+    """What a closure cell held when the watch began (``_EMPTY`` where unbound)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, cell):
+        self.value = _cell_value(cell)
+
+    def moved(self, cell) -> bool:
+        return _cell_value(cell) is not self.value
+
+    def put_back(self, cell):
+        if self.value is _EMPTY:
+            del cell.cell_contents
+        else:
+            cell.cell_contents = self.value
+
+
+_EMPTY = object()
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
 
 
 # `type(self).calls += 1`, `self.__class__.n += 1`: a class reached through an object
@@ -458,7 +512,7 @@ def _copy(value):
 def _put_back(obj, copy) -> bool:
     if copy is None:
         return False
-    if type(copy) is _ObjectState:
+    if type(copy) in (_ObjectState, _CellState):
         copy.put_back(obj)
     elif type(obj) is np.ndarray:
         obj[...] = copy
@@ -492,6 +546,8 @@ def _put_back(obj, copy) -> bool:
 
 
 def _kind(obj) -> str:
+    if type(obj) is types.CellType:
+        return "closure variable"
     if isinstance(obj, type):
         return "class"
     if type(obj) is np.ndarray:
@@ -616,6 +672,10 @@ def error(changes, construct: str, where, at=None) -> ConversionError:
     if loop and any(c.by_attributes for c in changes):
         fix = ("Keep the attribute in a variable the loop carries (`x = p.x` before the "
                "loop, `x = x - g` in it, `p.x = x` after it), use arrays")
+    if any(type(c.obj) is types.CellType for c in changes):
+        fix = ("Keep the value in an attribute of an object the function holds "
+               "(`self.count += 1`, which staging carries) or return it from the "
+               "function that changes it")
     if any(isinstance(c.obj, _RANDOM) for c in changes):
         fix = ("For random numbers in staged code, draw them with jax.random from a key "
                "the code passes along")

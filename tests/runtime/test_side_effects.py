@@ -891,3 +891,82 @@ def test_an_iterator_stepped_in_a_staged_while_is_refused_at_its_line():
     with pytest.raises(autograph.ConversionError, match="iterator 'signs'") as info:
         autograph.to_graph(cycle_while)(1.0)
     assert f"{__file__}:{cycle_while.__code__.co_firstlineno + 2}" in str(info.value)
+
+
+def make_counter(start=0):
+    count = start
+
+    def bump(v):
+        nonlocal count
+        count += 1
+        return v * count
+
+    def read():
+        return count
+
+    return bump, read
+
+
+def bumps_in_a_range_loop(x):
+    bump, read = make_counter()
+    total = 0.0
+    for _ in range(3):
+        total = total + bump(x)
+    return total, read()
+
+
+def bumps_in_a_staged_if(x):
+    bump, read = make_counter()
+    if x > 0:
+        y = bump(x)
+    else:
+        y = x
+    return y, read()
+
+
+def scales_by_a_closure(xs):
+    factor = 3.0
+
+    def scale(v):
+        return v * factor
+
+    total = 0.0
+    for x in xs:
+        total = total + scale(x)
+    return total
+
+
+def test_a_helpers_nonlocal_assigned_in_a_static_loop_counts_every_iteration():
+    """``bump`` assigns ``count``, a variable of ``make_counter``'s, which the loop
+    does not carry: traced once, it counted one call (1 where Python counts 3).
+    The loop now runs unrolled, as ``jax.jit`` of the original runs it."""
+    x = jnp.float32(2.0)
+    expected = bumps_in_a_range_loop(x)
+    assert expected[1] == 3
+    assert autograph.convert(bumps_in_a_range_loop)(2.0) == bumps_in_a_range_loop(2.0)
+    for compiled in (autograph.to_graph(bumps_in_a_range_loop),
+                     jax.jit(autograph.convert(bumps_in_a_range_loop))):
+        total, count = compiled(x)
+        assert float(total) == float(expected[0]) == 12.0 and int(count) == 3
+
+
+def test_a_helpers_nonlocal_assigned_under_a_traced_condition_is_refused():
+    """Python assigns it only where ``x > 0``; a staged ``if`` traces the branch
+    once whatever ``x``: a ConversionError at the user's line, naming the variable."""
+    assert autograph.convert(bumps_in_a_staged_if)(-1.0) == (-1.0, 0)
+    for compiled in (autograph.to_graph(bumps_in_a_staged_if),
+                     jax.jit(autograph.convert(bumps_in_a_staged_if))):
+        with pytest.raises(autograph.ConversionError, match="bump.count") as raised:
+            compiled(jnp.float32(-1.0))
+        assert raised.value.filename == __file__
+        assert raised.value.lineno == bumps_in_a_staged_if.__code__.co_firstlineno + 2
+
+
+def test_a_helper_reading_its_closure_stays_staged(caplog):
+    xs = jnp.arange(4.0)
+    with caplog.at_level(logging.DEBUG, logger="autograph.loops"):
+        assert float(autograph.to_graph(scales_by_a_closure)(xs)) == \
+            float(scales_by_a_closure(xs)) == 18.0
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("for loop staged" in m for m in messages), messages
+    assert not any("unrolled" in m for m in messages), messages
