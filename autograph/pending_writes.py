@@ -49,7 +49,7 @@ def submit(path: str, value, write: Callable[[], None]) -> None:
     with queue.lock:
         if not queue.closed:
             queue.entries[path] = entry = (write, value)
-            if queue.thread is not None:
+            if queue.thread is not None and queue.thread.is_alive():
                 queue.wake.notify()
                 return
             if not _exit_registered:
