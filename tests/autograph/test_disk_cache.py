@@ -243,6 +243,7 @@ def test_a_transpiler_with_a_disk_cache_converts_as_without(tmp_path):
     module = _module(tmp_path, text, "ag_same_result")
     cache_dir = tmp_path / "cache"
     Transpiler(disk_cache=disk_cache.DiskCache(cache_dir)).convert(module.f)
+    disk_cache.DiskCache(cache_dir).flush()    # (read back from the file, not from memory)
     reader = Transpiler(disk_cache=disk_cache.DiskCache(cache_dir))
     converted = reader.convert(module.f)
     assert reader.disk_cache.hits == 1
