@@ -260,6 +260,11 @@ def _constant_text(value) -> str:
     return f"{type(value).__name__}:{value!r}"
 
 
+# (a dict lookup: ``hasattr`` on the module raises and drops an AttributeError for
+# each name that is no builtin, about 5 us each)
+_BUILTINS = vars(builtins)
+
+
 def _names_signature(fn, policy) -> str:
     """What each name ``fn``'s code (or code nested in it) reads from outside is
     bound to, as far as the converters look: where it is found (closure, module,
@@ -286,8 +291,8 @@ def _names_signature(fn, policy) -> str:
             where = "c"
         elif name in module_globals:
             value, where = module_globals[name], "g"
-        elif hasattr(builtins, name):
-            value, where = getattr(builtins, name), "b"
+        elif name in _BUILTINS:      # (as the converters see them: transpiler._namespace)
+            value, where = _BUILTINS[name], "b"
         else:
             parts.append(f"{name}=-")
             continue
