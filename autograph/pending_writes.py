@@ -22,7 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from autograph import headroom
+
 DELAY = 0.02        # seconds between a first hand-in and its batch being written
+MOST_FRAMES = 40    # the writer's deepest stack (a write is some 15 frames deep)
 
 class _Queue:
     """What is pending, and the thread writing it (one per process)."""
@@ -85,15 +88,20 @@ def flush(closing: bool = False) -> None:
 
 
 def _run(queue: _Queue) -> None:
-    while True:
-        with queue.lock:
-            while not queue.entries and not queue.closed:
-                queue.wake.wait()
-        time.sleep(DELAY)
-        with queue.writing:
-            if queue.closed:
-                return
-            _write_batch(queue)
+    # (shallow: a lowered recursion limit may come down while it waits or writes)
+    headroom.bounded_thread(MOST_FRAMES)
+    try:
+        while True:
+            with queue.lock:
+                while not queue.entries and not queue.closed:
+                    queue.wake.wait()
+            time.sleep(DELAY)
+            with queue.writing:
+                if queue.closed:
+                    return
+                _write_batch(queue)
+    finally:
+        headroom.unbounded_thread()
 
 
 def _write_batch(queue: _Queue) -> None:

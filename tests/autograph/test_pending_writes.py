@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 import pytest
@@ -60,3 +61,29 @@ def test_a_forked_child_leaves_its_parents_writes_to_the_parent(slow, tmp_path):
     assert marker.read_text() == str(os.getpid())
     os.close(read)
     os.close(write)
+
+
+def test_the_writer_lets_a_lowered_recursion_limit_come_back(slow, tmp_path):
+    """The writer thread is shallow and says so (headroom.bounded_thread): a
+    conversion under a lowered limit puts that limit back though the thread runs."""
+    import linecache
+
+    from autograph.headroom import stack_depth
+    from autograph.transpiler import Transpiler
+
+    pending_writes.submit("/p/f", 1, lambda: None)        # the writer thread is up
+    assert any(t.name == "autograph-disk-cache" for t in threading.enumerate())
+    path = tmp_path / "ag_lowered.py"
+    path.write_text("def f(x):\n    return x + 1 if x > 0 else x\n")
+    scope = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    linecache.checkcache(str(path))
+    limit = sys.getrecursionlimit()
+    lowered = stack_depth() + 45
+    sys.setrecursionlimit(lowered)
+    try:
+        converted = Transpiler().convert(scope["f"])
+        assert sys.getrecursionlimit() == lowered
+    finally:
+        sys.setrecursionlimit(limit)
+    assert converted(2) == 3
