@@ -31,6 +31,9 @@ to show its source. Errors are never cached.
 
 Entries are written atomically (a temporary file in the same folder, then
 ``os.replace``), so processes sharing the folder never read half an entry. A
+conversion does not wait for its entry to be written: ``store_later`` hands it to
+a thread that writes it a moment later (``autograph.pending_writes``), and this
+process reads it back from memory until then; what is pending is written at exit. A
 folder that cannot be written, or an entry that cannot be read, is a miss and
 nothing more. The folder is created private to the user (mode 0o700): like
 ``__pycache__``, what is in it is run.
@@ -59,6 +62,7 @@ from pathlib import Path
 
 import gast
 
+from autograph import pending_writes
 from autograph.directives import directive_name
 
 FORMAT = 3                      # bump when the entry layout changes
@@ -83,13 +87,16 @@ class DiskCache:
 
     ``key(fn, lines, options, policy)`` is the entry's key; ``load(key)`` gives
     ``(code, runtime_name, guarded)`` or None; ``store(key, code, runtime_name,
-    guarded)`` writes it (``guarded``: ``guarded_lines``' facts).
-    ``hits``, ``misses`` and ``writes`` count what happened (tests, benchmarks).
+    guarded)`` writes it (``guarded``: ``guarded_lines``' facts), ``store_later``
+    has it written off the caller's thread, ``flush()`` waits until it is.
+    ``hits``, ``misses`` and ``writes`` count what happened (tests, benchmarks;
+    reading ``writes`` flushes first).
     """
 
     def __init__(self, directory):
         self.directory = Path(directory)
-        self.hits = self.misses = self.writes = 0
+        self._folder = os.fspath(self.directory)
+        self.hits = self.misses = self._written = 0
         self._made = False
         self._file_digests: dict = {}     # filename -> (lines, digest of their text)
         self._lock = threading.Lock()
@@ -119,10 +126,26 @@ class DiskCache:
 
     # -- entries -----------------------------------------------------------------------
 
+    @property
+    def writes(self) -> int:
+        """How many entries were written (those pending are written first)."""
+        self.flush()
+        return self._written
+
+    def _path(self, key: str) -> str:
+        return f"{self._folder}{os.sep}{key}{_SUFFIX}"
+
     def load(self, key: str):
-        """``(code, runtime_name, guarded)`` stored under ``key``, or None."""
+        """``(code, runtime_name, guarded)`` stored under ``key`` (or handed to
+        ``store_later`` and not yet written), or None."""
+        path = self._path(key)
+        found = pending_writes.pending(path)
+        if found is not None:
+            self.hits += 1
+            return found
         try:
-            data = (self.directory / (key + _SUFFIX)).read_bytes()
+            with open(path, "rb") as entry:
+                data = entry.read()
             stored_format, stored_key, runtime_name, code, guarded = marshal.loads(data)
         except (OSError, EOFError, ValueError, TypeError):
             self.misses += 1
@@ -133,6 +156,17 @@ class DiskCache:
             return None
         self.hits += 1
         return code, runtime_name, guarded
+
+    def store_later(self, key: str, code: types.CodeType, runtime_name: str,
+                    guarded: tuple = ()) -> None:
+        """``store``, off the caller's thread, a moment later (``load`` finds the
+        entry meanwhile; it is written at exit at the latest)."""
+        pending_writes.submit(self._path(key), (code, runtime_name, guarded),
+                              lambda: self.store(key, code, runtime_name, guarded))
+
+    def flush(self) -> None:
+        """Wait until every entry handed to ``store_later`` is written."""
+        pending_writes.flush()
 
     def store(self, key: str, code: types.CodeType, runtime_name: str,
               guarded: tuple = ()) -> None:
@@ -147,13 +181,13 @@ class DiskCache:
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(data)
-                os.replace(temporary, self.directory / (key + _SUFFIX))
+                os.replace(temporary, self._path(key))
             except BaseException:
                 os.unlink(temporary)
                 raise
         except (OSError, ValueError):
             return
-        self.writes += 1
+        self._written += 1
 
     def clear(self) -> int:
         """Delete every entry in the folder; returns how many were deleted."""
@@ -226,6 +260,11 @@ def _constant_text(value) -> str:
     return f"{type(value).__name__}:{value!r}"
 
 
+# (a dict lookup: ``hasattr`` on the module raises and drops an AttributeError for
+# each name that is no builtin, about 5 us each)
+_BUILTINS = vars(builtins)
+
+
 def _names_signature(fn, policy) -> str:
     """What each name ``fn``'s code (or code nested in it) reads from outside is
     bound to, as far as the converters look: where it is found (closure, module,
@@ -252,8 +291,8 @@ def _names_signature(fn, policy) -> str:
             where = "c"
         elif name in module_globals:
             value, where = module_globals[name], "g"
-        elif hasattr(builtins, name):
-            value, where = getattr(builtins, name), "b"
+        elif name in _BUILTINS:      # (as the converters see them: transpiler._namespace)
+            value, where = _BUILTINS[name], "b"
         else:
             parts.append(f"{name}=-")
             continue

@@ -40,6 +40,7 @@ _set_limit: int | None = None     # the limit autograph last set
 _conversions: list = []           # the limit each running conversion needs
 _lent: dict = {}                  # thread id -> frames lent to that thread
 _pending = False                  # the limit is above what is needed (waits to come down)
+_bounded: dict = {}               # thread id -> (thread, the most frames it ever holds)
 
 
 def stack_depth() -> int:
@@ -130,16 +131,36 @@ def _apply() -> None:
     _set_limit = now
 
 
+def bounded_thread(frames: int) -> None:
+    """Declare that the calling thread (one of autograph's own, such as the disk
+    cache's writer) never holds more than ``frames`` frames, C calls included: a
+    limit above that may come down while it runs, however shallow the limit."""
+    thread = threading.current_thread()
+    with _lock:
+        _bounded[thread.ident] = (thread, frames)
+
+
+def unbounded_thread() -> None:
+    """The calling thread, about to end, is no longer declared (``bounded_thread``)."""
+    with _lock:
+        _bounded.pop(threading.get_ident(), None)
+
+
 def _other_threads_below(limit: int) -> bool:
     """Whether every other thread's stack holds fewer than ``limit - _SHALLOW``
     frames: far enough below ``limit`` (C calls count against it too) to keep
-    running when the limit comes down to it."""
+    running when the limit comes down to it. A thread declared bounded
+    (``bounded_thread``) needs only its bound below ``limit``."""
     frames = sys._current_frames()
     # This thread's frame dropped first: held by a local, it would be a reference
     # cycle (the frame holds its locals) left for the garbage collector.
     del frames[threading.get_ident()]
     room = limit - _SHALLOW
-    for frame in frames.values():
+    for ident, frame in frames.items():
+        declared = _bounded.get(ident)
+        if declared is not None and declared[0].is_alive() and declared[0].ident == ident:
+            if declared[1] < limit:
+                continue
         depth = 0
         while frame is not None:
             depth += 1

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import gast
 
-from autograph import ast_bridge, ast_in_place, fingerprint
+from autograph import ast_bridge, ast_in_place, fingerprint, source_lines
 from autograph.errors import ConversionError
 from autograph.walk import child_nodes, walk_list
 
@@ -300,7 +300,9 @@ def file_lines(fn):
     code = fn.__code__
     filename = code.co_filename
     linecache.checkcache(filename)
-    lines = linecache.getlines(filename, fn.__globals__)
+    lines = source_lines.read(filename)
+    if lines is None:
+        lines = linecache.getlines(filename, fn.__globals__)
     if not lines:
         where = (f"{filename!r}" if filename.startswith("<")
                  else f"{filename}, which can no longer be read")

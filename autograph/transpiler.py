@@ -481,7 +481,7 @@ class Transpiler:
         if not twin:    # (a twin is never traced)
             try_lines.record(filename, guarded)
         if key is not None:
-            cache.store(key, code, ctx.runtime_name, guarded)
+            cache.store_later(key, code, ctx.runtime_name, guarded)
         return self._program(node if keep_tree or self.store_source else None, code,
                              filename, ctx.runtime_name, fn, options, parsed.is_lambda)
 

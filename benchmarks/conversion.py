@@ -24,12 +24,10 @@ times of separate runs differ by more than the change being measured.
     python -m benchmarks.conversion --against /tmp/before 30
 
 ``--profile [rounds] [rows]`` shows where cold conversion spends its CPU time, by
-sampling the stack every 0.3 ms of CPU time (``SIGPROF``): each function's share
-of the samples, inclusive and self. Unlike ``cProfile`` it adds no cost per call
-(which inflates the small functions a conversion calls thousands of times), and
-unlike timers around the stages it sees what runs outside them: the garbage
-collection after a conversion, and JAX's callback on every collection
-(``_xla_gc_callback``).
+sampling the stack every 0.3 ms of CPU time (``benchmarks.sampling``): each
+function's share of the samples, inclusive and self, with no cost per call. (A
+conversion in a hot loop runs with warm caches: ``first_call --profile`` samples
+the convert stage as a first call meets it, right after an XLA compile.)
 
     python -m benchmarks.conversion --profile 100 40
 """
@@ -82,7 +80,8 @@ def measure(f: Callable, cold_reps: int = 5, cached_reps: int = 200) -> dict[str
     Transpiler().convert(f)  # pay one-time imports and warm-ups outside the timings
     cold, disk, floor = [], [], []
     with tempfile.TemporaryDirectory() as directory:
-        Transpiler(disk_cache=disk_cache.DiskCache(directory)).convert(f)   # the entry
+        Transpiler(disk_cache=disk_cache.DiskCache(directory)).convert(f)   # the entry,
+        disk_cache.DiskCache(directory).flush()    # in the file (not read from memory)
         for _ in range(cold_reps):
             cold += _times(lambda: Transpiler().convert(f), 1)
             disk += _times(lambda: Transpiler(
@@ -149,49 +148,19 @@ def profile(rounds: int = 100, rows: int = 40) -> dict:
     self (running), as percentages of the samples inside ``Transpiler.convert``
     (the ``rows`` largest of each); return all of them, ``{"inclusive": {function:
     percent}, "self": {...}}``."""
-    import collections
-    import signal
-
+    from .sampling import StackSamples
     from .suite import conversion_sources
     from .workloads import get_workloads
 
     functions = conversion_sources(get_workloads(None))
     for f in functions:
         Transpiler().convert(f)      # one-time imports and warm-ups
-    inclusive, own = collections.Counter(), collections.Counter()
-
-    def sample(signum, frame):
-        seen = set()
-        leaf = True
-        while frame is not None:
-            code = frame.f_code
-            key = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_name}"
-            if leaf:
-                own[key] += 1
-                leaf = False
-            if key not in seen:
-                seen.add(key)
-                inclusive[key] += 1
-            frame = frame.f_back
-
-    previous = signal.signal(signal.SIGPROF, sample)
-    signal.setitimer(signal.ITIMER_PROF, 0.0003, 0.0003)
-    try:
+    samples = StackSamples()
+    with samples:
         for _ in range(rounds):
             for f in functions:
                 Transpiler().convert(f)
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0, 0)
-        signal.signal(signal.SIGPROF, previous)
-    total = inclusive["transpiler.py:convert"] or 1
-    print(f"{total} samples in Transpiler.convert")
-    shares = {}
-    for title, counts in (("inclusive", inclusive), ("self", own)):
-        print(f"-- {title} (% of the samples)")
-        for key, count in counts.most_common(rows):
-            print(f"{100 * count / total:6.1f}  {key}")
-        shares[title] = {key: 100 * count / total for key, count in counts.items()}
-    return shares
+    return samples.report("transpiler.py:convert", rows, "Transpiler.convert")
 
 
 def main(cold_reps: int = 20) -> None:

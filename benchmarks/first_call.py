@@ -1,6 +1,7 @@
 """The first call of a function the process has never seen, split into its stages.
 
     python -m benchmarks.first_call [rounds] [--cpu] [case ...]
+    python -m benchmarks.first_call [rounds] --profile[=STAGE] [case ...]
 
 What a user waits for the first time they call ``autograph.to_graph(f)`` on a new
 function, against the same function written by hand with ``jax.lax``:
@@ -12,10 +13,15 @@ nothing about them is cached anywhere (code objects, ``linecache``, conversion,
 JAX's trace caches): the stages are measured as a user meets them. The two
 implementations alternate which goes first; the figures are medians over the
 rounds, and ratios of medians taken in the same run.
+
+``--profile`` samples where autograph's convert stage (or ``--profile=trace``, its
+trace stage) spends its CPU time in that setting (``benchmarks.sampling``): a
+conversion right after an XLA compile meets caches a hot loop keeps warm.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import statistics
@@ -37,6 +43,7 @@ from autograph import api
 from autograph.context import ConversionOptions
 
 from . import programs
+from .sampling import StackSamples
 
 STAGES = ("convert", "trace", "lower", "compile", "run")
 HEADER = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\n\nimport autograph\n\n"
@@ -116,6 +123,16 @@ def _fresh_module(directory: Path, case: Case, index: int):
 # The clock the stages are read on: wall-clock time, or with ``--cpu`` the process's
 # CPU time (all its threads), steadier on a machine shared with other work.
 _clock = time.perf_counter
+# With ``--profile``: the stage of autograph's first call to sample, and the samples.
+_profiled: tuple[str, StackSamples] | None = None
+
+
+def _sampled(stage: str, convert: bool):
+    """The samples to take during ``stage`` (autograph's, under ``--profile``), else
+    a context that does nothing."""
+    if convert and _profiled is not None and _profiled[0] == stage:
+        return _profiled[1]
+    return contextlib.nullcontext()
 
 
 def _stages(fn: Callable, args: tuple, convert: bool) -> tuple[dict[str, float], object]:
@@ -124,11 +141,13 @@ def _stages(fn: Callable, args: tuple, convert: bool) -> tuple[dict[str, float],
     clock = _clock
     start = clock()
     if convert:
-        api._TRANSPILER.program(fn, ConversionOptions())
-        fn = autograph.convert(fn)
+        with _sampled("convert", convert):
+            api._TRANSPILER.program(fn, ConversionOptions())
+            fn = autograph.convert(fn)
     mark = clock()
     times["convert"] = mark - start
-    traced = jax.jit(fn).trace(*args)
+    with _sampled("trace", convert):
+        traced = jax.jit(fn).trace(*args)
     times["trace"], mark = clock() - mark, clock()
     lowered = traced.lower()
     times["lower"], mark = clock() - mark, clock()
@@ -144,8 +163,13 @@ def measure_case(case: Case, rounds: int, directory: Path) -> dict:
     """Median stage times of ``case`` for autograph and hand-written lax."""
     samples = {"autograph": [], "hand_lax": []}
     outputs = {}
-    _stages(_fresh_module(directory, case, -1).__dict__[case.original.__name__],
-            case.make_args(), convert=True)            # one-time imports and warm-ups
+    global _profiled
+    profiled, _profiled = _profiled, None               # (not sampled)
+    try:
+        _stages(_fresh_module(directory, case, -1).__dict__[case.original.__name__],
+                case.make_args(), convert=True)        # one-time imports and warm-ups
+    finally:
+        _profiled = profiled
     for r in range(rounds):
         module = _fresh_module(directory, case, r)
         args = case.make_args()
@@ -264,8 +288,31 @@ def main(rounds: int = 7, cpu: bool = False, names=()) -> None:
                  equation_diffs(cases)))
 
 
+def profile(stage: str = "convert", rounds: int = 30, names=(), rows: int = 40) -> dict:
+    """Run the cases ``names`` (all if empty) as ``measure`` does, sampling
+    autograph's ``stage`` of each round (``benchmarks.sampling``); print and return
+    each function's share of the samples."""
+    global _profiled
+    samples = StackSamples()
+    _profiled = (stage, samples)
+    try:
+        with samples.running():
+            rows_ = measure(rounds, tuple(c for c in CASES if not names or c.name in names))
+    finally:
+        _profiled = None
+    for row in rows_:
+        if "error" in row:
+            print(f"{row['name']}: {row['error']}")
+    print(f"autograph's {stage} stage, {rounds} rounds of {', '.join(names) or 'every case'}")
+    return samples.report(None, rows)
+
+
 if __name__ == "__main__":
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
     numbers = [a for a in sys.argv[1:] if a.isdigit()]
     names = [a for a in sys.argv[1:] if a not in flags and a not in numbers]
-    main(*map(int, numbers), cpu="--cpu" in flags, names=names)
+    profiled = [f.partition("=")[2] or "convert" for f in flags if f.startswith("--profile")]
+    if profiled:
+        profile(profiled[0], *map(int, numbers), names=names)
+    else:
+        main(*map(int, numbers), cpu="--cpu" in flags, names=names)

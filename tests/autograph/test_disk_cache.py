@@ -80,8 +80,15 @@ def _edit(path: Path, text: str) -> None:
 
 
 def _run(tmp_path, module="ag_disk_mod", before="pass", env=None, pythonpath=None):
+    out = _python(tmp_path, SCRIPT.format(module=module, before=before), env, pythonpath)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _python(tmp_path, text, env=None, pythonpath=None) -> str:
+    """Run the script ``text`` in a fresh interpreter with the cache in
+    ``tmp_path/cache`` and the modules of ``tmp_path/src``; its output."""
     script = tmp_path / "run_script.py"
-    script.write_text(SCRIPT.format(module=module, before=before))
+    script.write_text(text)
     environment = {**os.environ, "AUTOGRAPH_CACHE_DIR": str(tmp_path / "cache"),
                    "PYTHONPATH": pythonpath or str(ROOT), "JAX_PLATFORMS": "cpu"}
     environment.pop("AUTOGRAPH_DISK_CACHE", None)
@@ -89,7 +96,7 @@ def _run(tmp_path, module="ag_disk_mod", before="pass", env=None, pythonpath=Non
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "src")],
                           capture_output=True, text=True, env=environment, timeout=300)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return done.stdout
 
 
 @pytest.fixture
@@ -236,8 +243,54 @@ def test_a_transpiler_with_a_disk_cache_converts_as_without(tmp_path):
     module = _module(tmp_path, text, "ag_same_result")
     cache_dir = tmp_path / "cache"
     Transpiler(disk_cache=disk_cache.DiskCache(cache_dir)).convert(module.f)
+    disk_cache.DiskCache(cache_dir).flush()    # (read back from the file, not from memory)
     reader = Transpiler(disk_cache=disk_cache.DiskCache(cache_dir))
     converted = reader.convert(module.f)
     assert reader.disk_cache.hits == 1
     assert converted([1, 5, 9], 4) == module.f([1, 5, 9], 4)
     assert reader.source(module.f) == Transpiler().source(module.f)
+
+
+# -- writes off the conversion's path (issue 30, item 1: the first call) -----------------
+
+
+@pytest.fixture
+def slow_writes(monkeypatch):
+    """Entries handed to the writer stay pending for a minute unless flushed."""
+    from autograph import pending_writes
+
+    pending_writes.flush()
+    monkeypatch.setattr(pending_writes, "DELAY", 60.0)
+
+
+def test_a_conversion_does_not_wait_for_its_entry(tmp_path, slow_writes):
+    module = _module(tmp_path, "def f(x):\n    return x + 1 if x > 0 else x\n", "ag_later")
+    cache_dir = tmp_path / "cache"
+    writer = Transpiler(disk_cache=disk_cache.DiskCache(cache_dir))
+    assert writer.convert(module.f)(2) == 3
+    assert not list(cache_dir.glob("*.agc"))                # not written yet
+    reader = Transpiler(disk_cache=disk_cache.DiskCache(cache_dir))
+    assert reader.convert(module.f)(-2) == -2
+    assert reader.disk_cache.hits == 1                      # read back from memory
+    assert writer.disk_cache.writes == 1                    # (reading it flushes)
+    assert [p.suffix for p in cache_dir.iterdir()] == [".agc"]   # whole, no leftovers
+    assert Transpiler(disk_cache=disk_cache.DiskCache(cache_dir)).disk_cache.load(
+        next(iter(cache_dir.iterdir())).stem) is not None
+
+
+EXITING = '''\
+import sys
+sys.path.insert(0, sys.argv[1])
+from autograph import api, pending_writes
+pending_writes.DELAY = 600.0
+import ag_disk_mod
+api._TRANSPILER.convert(ag_disk_mod.steps)
+api._TRANSPILER.convert(ag_disk_mod.other)
+'''
+
+
+def test_entries_still_pending_are_written_at_exit(tmp_path, source):
+    _python(tmp_path, EXITING)
+    written = sorted(p.suffix for p in (tmp_path / "cache").iterdir())
+    assert written == [".agc", ".agc"]                      # both, and no temporary file
+    assert _run(tmp_path)["cache"][0] == 1                  # `steps` read back

@@ -61,7 +61,9 @@ def test_handled_and_discarding_lines_of_a_definition(tmp_path):
 def test_a_disk_cache_hit_records_the_same_lines(tmp_path):
     module = _module(tmp_path, SOURCE, "ag_guarded_lines_cached")
     cache_dir = tmp_path / "cache"
-    written = facts_of(module, Transpiler(disk_cache=disk_cache.DiskCache(cache_dir)))
+    writer = Transpiler(disk_cache=disk_cache.DiskCache(cache_dir))
+    written = facts_of(module, writer)
+    writer.disk_cache.flush()           # (read back from the file, not from memory)
     filename = module.f.__code__.co_filename
     for key in [k for k in try_lines._FACTS if k[0] == filename]:
         del try_lines._FACTS[key]
