@@ -40,7 +40,7 @@ from autograph import templates
 from autograph.analysis import walk_same_scope
 from autograph.converters.base import Transformer
 
-NODE_TYPES = (gast.If,)
+NODE_TYPES = (gast.If, gast.IfExp)
 _SYMBOLS = {
     gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
     gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|",
@@ -63,17 +63,25 @@ def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
 def needed(nodes, ctx=None) -> bool:
     """Whether the function walked as ``nodes`` holds an ``if`` and arithmetic."""
     present = {sub.__class__ for sub in nodes}
-    return gast.If in present and any(t in present for t in _ARITHMETIC)
+    return (gast.If in present or gast.IfExp in present) \
+        and any(t in present for t in _ARITHMETIC)
 
 
 def joined_names(fn) -> set:
-    """The names an ``if`` of ``fn`` (its own scope) binds, and those bound (anywhere in
-    it) from an expression reading one of them."""
+    """The names an ``if`` of ``fn`` (its own scope) binds, or a conditional expression
+    gives, that may hold Python numbers of two types (``_Sources``); and those bound
+    (anywhere in it) from an expression reading one of them."""
     nodes = walk_same_scope(fn.body)
+    sources = _Sources(fn, nodes)
     names = set()
     for node in nodes:
         if isinstance(node, gast.If):
             names.update(_bound(node.body + node.orelse))
+        elif isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None \
+                and any(isinstance(n, gast.IfExp) for n in walk_same_scope(node.value)):
+            names.update(_targets(node))
+    names = {name for name in names if sources.may_differ(gast.Name(
+        id=name, ctx=gast.Load(), annotation=None, type_comment=None))}
     assignments = [(_targets(n), n.value) for n in nodes
                    if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign))
                    and n.value is not None]
@@ -85,6 +93,86 @@ def joined_names(fn) -> set:
                 names |= targets
                 grown = True
     return names
+
+
+class _Sources:
+    """Where the values of a function's names may come from, each a Python number
+    type (``int`` from ``3``, ``float`` from ``0.5`` or a true division) or a value
+    of unknown type (a parameter, a call, an attribute: named by its text). A name
+    whose values have one source (``n`` of ``n = 3 * n + 1``, a counter ``k = 0``,
+    ``k += 1``) holds one type on every path; with two (``m = 3`` / ``m = 1.5``,
+    ``y = x`` / ``y = 0``) an ``if`` may join two types."""
+
+    def __init__(self, fn, nodes):
+        self.bindings = {}   # name -> the expressions bound to it (None: unknown)
+        if fn is not None:
+            args = fn.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                        args.kwarg]:
+                if isinstance(arg, gast.Name):
+                    self.bindings[arg.id] = [None]
+        assigned = set()   # the ids of the names the assignments bind
+        for node in nodes:
+            if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+                for target in targets:
+                    names = [n for n in walk_same_scope(target) if isinstance(n, gast.Name)]
+                    assigned.update(map(id, names))
+                    value = node.value if isinstance(target, gast.Name) else None
+                    for name in names:
+                        self.bindings.setdefault(name.id, []).append(value)
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+                assigned.add(id(node.target))
+                self.bindings.setdefault(node.target.id, []).append(
+                    gast.BinOp(left=node.target, op=node.op, right=node.value))
+        for node in nodes:
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+                    and id(node) not in assigned:
+                self.bindings.setdefault(node.id, []).append(None)   # (a loop's target)
+        self.of_name = dict.fromkeys(self.bindings, frozenset())
+        changed = True
+        while changed:   # (each pass only adds sources)
+            changed = False
+            for name, values in self.bindings.items():
+                found = frozenset().union(*(
+                    self.of(value) if value is not None else {"?" + name}
+                    for value in values))
+                if found != self.of_name[name]:
+                    self.of_name[name], changed = found, True
+
+    def may_differ(self, node) -> bool:
+        return len(self.of(node)) > 1
+
+    def of(self, node) -> frozenset:
+        if isinstance(node, gast.Constant):
+            return frozenset({type(node.value).__name__})
+        if isinstance(node, gast.Name):
+            return self.of_name.get(node.id, frozenset({node.id}))   # (else a global)
+        if isinstance(node, gast.BinOp):
+            left, right = self._operand(node.left, node.right), self._operand(node.right,
+                                                                              node.left)
+            return left | right | ({"float"} if isinstance(node.op, gast.Div) else set())
+        if isinstance(node, gast.UnaryOp):
+            return frozenset({"bool"}) if isinstance(node.op, gast.Not) else self.of(node.operand)
+        if isinstance(node, gast.IfExp):
+            return self.of(node.body) | self.of(node.orelse)
+        if isinstance(node, gast.BoolOp):
+            return frozenset().union(*(self.of(v) for v in node.values))
+        if isinstance(node, gast.Compare):
+            return frozenset({"bool"})
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id in ("int", "float", "len", "round") \
+                and node.func.id not in self.bindings and len(node.args) == 1:
+            return frozenset({"float" if node.func.id == "float" else "int"})
+        return frozenset({gast.dump(node)})
+
+    def _operand(self, node, other) -> frozenset:
+        """An operand's sources; none for an int literal beside a non-literal (``3 * n``
+        has ``n``'s type)."""
+        if isinstance(node, gast.Constant) and type(node.value) is int \
+                and not isinstance(other, gast.Constant):
+            return frozenset()
+        return self.of(node)
 
 
 def _bound(statements) -> set:
@@ -126,6 +214,8 @@ class _JoinedNumbers(Transformer):
     def _tracked(self, node) -> bool:
         if isinstance(node, gast.Name):
             return node.id in self.names[-1]
+        if isinstance(node, gast.IfExp):
+            return _Sources(None, []).may_differ(node)
         return getattr(node, "_number_op", False)
 
     def _call(self, node, *args):
