@@ -80,8 +80,7 @@ def joined_names(fn) -> set:
         elif isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None \
                 and any(isinstance(n, gast.IfExp) for n in walk_same_scope(node.value)):
             names.update(_targets(node))
-    names = {name for name in names if sources.may_differ(gast.Name(
-        id=name, ctx=gast.Load(), annotation=None, type_comment=None))}
+    names = {name for name in names if sources.may_differ(templates.name(name))}
     assignments = [(_targets(n), n.value) for n in nodes
                    if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign))
                    and n.value is not None]
@@ -89,8 +88,8 @@ def joined_names(fn) -> set:
     while grown:
         grown = False
         for targets, value in assignments:
-            if not targets <= names and _reads(value, names):
-                names |= targets
+            if not targets <= names and _computes_from(value, names):
+                names |= {t for t in targets if sources.may_differ(templates.name(t))}
                 grown = True
     return names
 
@@ -185,8 +184,24 @@ def _targets(node) -> set:
     return _bound(targets)
 
 
-def _reads(value, names) -> bool:
-    return any(isinstance(n, gast.Name) and n.id in names for n in walk_same_scope(value))
+def _computes_from(value, names) -> bool:
+    """Whether the number ``value`` gives may be one of ``names``' computed on (a
+    name, arithmetic, ``abs``, a conditional expression; not a call's result)."""
+    if isinstance(value, gast.Name):
+        return value.id in names
+    if isinstance(value, gast.BinOp):
+        return _computes_from(value.left, names) or _computes_from(value.right, names)
+    if isinstance(value, gast.UnaryOp):
+        return _computes_from(value.operand, names)
+    if isinstance(value, gast.IfExp):
+        return _computes_from(value.body, names) or _computes_from(value.orelse, names)
+    return _is_abs(value) and _computes_from(value.args[0], names)
+
+
+def _is_abs(node) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+        and node.func.id == "abs" and len(node.args) == 1 and not node.keywords \
+        and not isinstance(node.args[0], gast.Starred)
 
 
 class _JoinedNumbers(Transformer):
@@ -242,10 +257,7 @@ class _JoinedNumbers(Transformer):
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
-        if isinstance(node.func, gast.Name) and node.func.id == "abs" \
-                and len(node.args) == 1 and not node.keywords \
-                and not isinstance(node.args[0], gast.Starred) \
-                and self._tracked(node.args[0]) and "abs" not in self.names[-1]:
+        if _is_abs(node) and self._tracked(node.args[0]) and "abs" not in self.names[-1]:
             return self._call(node, "abs", node.args[0])
         return node
 
