@@ -27,9 +27,15 @@ After:
 
 Rewritten: a binary or unary arithmetic operator, ``abs(...)`` and an augmented
 assignment (as ``m = ag__.number_op(m, '+=', 1)``, in place as Python's is) whose
-operand is a name bound inside some ``if`` of the function, a name bound from such a
-name, or such an operation itself. Nothing else changes; a function with no ``if``
-is not walked.
+operand is a name that an ``if`` or conditional expression binds and whose values may
+come from two sources (``_Sources``: ``m = 3`` / ``m = 1.5``; not ``n = 3 * n + 1``),
+a name computed from such a name by arithmetic, or such an operation itself. Where
+such a value is read otherwise (a call's argument but ``print``, ``isinstance``,
+``float``...; an item of a display; an index) it is written ``ag__.one_type(m)``,
+which refuses a number whose type a traced condition decided; a ``return`` of it,
+``ag__.one_type(m, returned=True)``, lets the compiled function's own result through.
+A comparison or a test reads it as it is. Nothing else changes; a function with no ``if`` is not
+walked.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import gast
 from autograph import templates
 from autograph.analysis import walk_same_scope
 from autograph.converters.base import Transformer
+from autograph.walk import walk_list
 
 NODE_TYPES = (gast.If, gast.IfExp)
 _SYMBOLS = {
@@ -47,24 +54,29 @@ _SYMBOLS = {
     gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>",
 }
 _UNARY = {gast.USub: "-", gast.UAdd: "+", gast.Invert: "~"}
-_ARITHMETIC = (gast.BinOp, gast.UnaryOp, gast.AugAssign)
+_JOINS = frozenset({gast.If, gast.IfExp})
+_NESTED = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda})
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
-    """Rewrite the arithmetic of ``node`` on names its ``if``s bind."""
+    """Rewrite the arithmetic of ``node`` on names its ``if``s may join (and guard
+    their other reads)."""
     return _JoinedNumbers(ctx).visit(node)
 
 
 def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
-    """``transform``, where ``needed``."""
+    """``transform``, where some function of ``node`` has such a name."""
+    nodes = walk_list(node) if nodes is None else nodes
+    if not joined_names(node) and not any(
+            sub.__class__ in _NESTED for sub in nodes[1:]):
+        return node
     return transform(node, ctx)
 
 
 def needed(nodes, ctx=None) -> bool:
-    """Whether the function walked as ``nodes`` holds an ``if`` and arithmetic."""
-    present = {sub.__class__ for sub in nodes}
-    return (gast.If in present or gast.IfExp in present) \
-        and any(t in present for t in _ARITHMETIC)
+    """Whether the function walked as ``nodes`` holds an ``if`` or a conditional
+    expression (one of its names may then hold numbers of two types)."""
+    return any(sub.__class__ in _JOINS for sub in nodes)
 
 
 def joined_names(fn) -> set:
@@ -204,6 +216,15 @@ def _is_abs(node) -> bool:
         and not isinstance(node.args[0], gast.Starred)
 
 
+# The calls that read such a number as Python would (``print`` shows it as its path's
+# type, ``isinstance``/``type`` answer by path or refuse, ``float``/``int``/``bool``
+# give one type): their arguments stay as written.
+_READERS = frozenset({"print", "isinstance", "type", "float", "int", "bool", "str",
+                      "repr", "format", "print_", "isinstance_", "type_", "float_",
+                      "int_", "bool_", "str_", "repr_", "format_builtin", "format_",
+                      "percent_format", "number_op", "one_type", "round", "round_"})
+
+
 class _JoinedNumbers(Transformer):
 
     def __init__(self, ctx):
@@ -211,7 +232,9 @@ class _JoinedNumbers(Transformer):
         self.names = []   # per function: the names its ifs join
 
     def visit_FunctionDef(self, node):
-        self.names.append(joined_names(node))
+        # (a nested function reads the enclosing one's names it does not bind)
+        outer = self.names[-1] - _bound_in(node) if self.names else set()
+        self.names.append(joined_names(node) | outer)
         try:
             return self.generic_visit(node)
         finally:
@@ -220,28 +243,48 @@ class _JoinedNumbers(Transformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node):
-        self.names.append(set())
+        self.names.append(self.names[-1] - _bound([node.args]) if self.names else set())
         try:
-            return self.generic_visit(node)
+            node = self.generic_visit(node)
+            node.body = self._guarded(node.body)
+            return node
         finally:
             self.names.pop()
 
     def _tracked(self, node) -> bool:
         if isinstance(node, gast.Name):
-            return node.id in self.names[-1]
+            return isinstance(node.ctx, gast.Load) and node.id in self.names[-1]
         if isinstance(node, gast.IfExp):
             return _Sources(None, []).may_differ(node)
         return getattr(node, "_number_op", False)
 
-    def _call(self, node, *args):
-        new = gast.Call(func=gast.Attribute(value=templates.name(self.ag), attr="number_op",
+    def _runtime(self, node, name, args):
+        new = gast.Call(func=gast.Attribute(value=templates.name(self.ag), attr=name,
                                             ctx=gast.Load()),
-                        args=[_literal(a) for a in args], keywords=[])
-        new._number_op = True
+                        args=args, keywords=[])
         templates.set_location(new, node)
         return new
 
+    def _call(self, node, *args):
+        new = self._runtime(node, "number_op", [_literal(a) for a in args])
+        new._number_op = True
+        return new
+
+    def _guarded(self, node):
+        """``node``, checked to be no number whose type a traced condition decided
+        where it is read otherwise than as a number (a call's argument, an item of a
+        display, an index): ``ag__.one_type(m)``."""
+        return self._runtime(node, "one_type", [node]) if self._tracked(node) else node
+
+    def _guard_all(self, nodes):
+        return [self._guarded(n) for n in nodes]
+
     def visit_BinOp(self, node):
+        if isinstance(node.op, gast.Mod) and isinstance(node.left, gast.Constant) \
+                and isinstance(node.left.value, str) and isinstance(node.right, gast.Tuple):
+            # ``'%s' % (m * 2,)``: formatted as the numbers (or refused) by printing.py
+            node.right.elts = [self.visit(e) for e in node.right.elts]
+            return node
         node = self.generic_visit(node)
         symbol = _SYMBOLS.get(type(node.op))
         if symbol is None or not (self._tracked(node.left) or self._tracked(node.right)):
@@ -259,19 +302,90 @@ class _JoinedNumbers(Transformer):
         node = self.generic_visit(node)
         if _is_abs(node) and self._tracked(node.args[0]) and "abs" not in self.names[-1]:
             return self._call(node, "abs", node.args[0])
+        func = node.func
+        name = func.id if isinstance(func, gast.Name) else \
+            func.attr if isinstance(func, gast.Attribute) else None
+        if name in _READERS and not (name in ("round", "round_") and len(node.args) > 1):
+            return node
+        node.args = [gast.Starred(value=self._guarded(a.value), ctx=a.ctx)
+                     if isinstance(a, gast.Starred) else self._guarded(a) for a in node.args]
+        for keyword in node.keywords:
+            keyword.value = self._guarded(keyword.value)
         return node
+
+    def _visit_display(self, node):
+        node = self.generic_visit(node)
+        if not isinstance(getattr(node, "ctx", None), gast.Store):
+            node.elts = self._guard_all(node.elts)
+        return node
+
+    visit_List = visit_Tuple = visit_Set = _visit_display
+
+    def visit_Dict(self, node):
+        node = self.generic_visit(node)
+        node.keys = [k if k is None else self._guarded(k) for k in node.keys]
+        node.values = self._guard_all(node.values)
+        return node
+
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.ctx, gast.Load):
+            node.value, node.slice = self._guarded(node.value), self._guarded(node.slice)
+        return node
+
+    def visit_Attribute(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.ctx, gast.Load):
+            node.value = self._guarded(node.value)
+        return node
+
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        node.values = self._guard_all(node.values)
+        return node
+
+    def visit_Starred(self, node):
+        node = self.generic_visit(node)
+        node.value = self._guarded(node.value)
+        return node
+
+    def visit_Return(self, node):
+        # A function's result: an array for the compiled function's caller, but a
+        # converted caller would compute on it untracked (``returned=True``).
+        value = node.value
+        if isinstance(value, gast.Tuple):
+            value.elts = [self._returned(self.visit(e)) for e in value.elts]
+            return node
+        node = self.generic_visit(node)
+        if value is not None:
+            node.value = self._returned(node.value)
+        return node
+
+    def _returned(self, node):
+        if not self._tracked(node):
+            return node
+        new = self._runtime(node, "one_type", [node])
+        new.keywords = [gast.keyword(arg="returned", value=gast.Constant(value=True,
+                                                                         kind=None))]
+        return new
 
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
         symbol = _SYMBOLS.get(type(node.op))
         target = node.target
         if symbol is None or not isinstance(target, gast.Name) \
-                or not (self._tracked(target) or self._tracked(node.value)):
+                or not (self._tracked(templates.name(target.id)) or self._tracked(node.value)):
             return node
         value = self._call(node, templates.name(target.id), symbol + "=", node.value)
         new = templates.replace("target = value", target=target.id, value=value)
         templates.set_location(new, node)
         return new
+
+
+def _bound_in(fn) -> set:
+    """The names ``fn`` binds: its parameters and its own assignments."""
+    return _bound([fn.args]) | _bound(fn.body) | {
+        a.id for a in walk_same_scope([fn.args]) if isinstance(a, gast.Name)}
 
 
 def _literal(value):

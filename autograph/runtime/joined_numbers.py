@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from autograph.errors import ConversionError
-from autograph.runtime import python_ints
+from autograph.runtime import python_ints, recursion
 from autograph.runtime.tracing import caller_location, is_tracer
 
 BINARY = {
@@ -58,6 +60,27 @@ def number_op(*args):
     if not any(_decided(value) for value in operands):
         return fn(*operands)
     return _typed_result(fn, symbol, operands)
+
+
+def one_type(value, returned=False):
+    """``value``, where it is not a number whose type a traced condition decided;
+    such a number read otherwise than as a number (a call's argument, an item of a
+    list, an index: ``helper(m)``, ``jnp.full(3, m)``, ``[m, 1]``), whose type
+    nothing would carry on, is a ``ConversionError`` at the user's line. ``returned``:
+    a function's result, which the compiled function's caller gets as an array
+    (refused where a converted caller would compute on it).
+
+    Before: ``helper(m)``. After: ``helper(ag__.one_type(m))``."""
+    if _decided(value):
+        if returned and sys._getframe(2).f_code in recursion.ENTRY_CODES:
+            return value   # (the result of the function `convert` made: an array)
+        raise _error(
+            "this line hands on a Python number whose type a staged `if` (its "
+            "condition traced) decided (an int on one path, a float on the other) "
+            "where its type is not carried on (a call's argument or result, an item "
+            "of a display, an index): what it computes could be of the other type "
+            "than Python's")
+    return value
 
 
 def _decided(value) -> bool:
@@ -96,6 +119,12 @@ def _alternatives(value, symbol):
         return [((), kind, kind(_SAMPLE))]
     if type(value) in python_ints.NUMBER_TYPES:
         return [((), type(value), value)]
+    if kind is None and getattr(value, "ndim", None) == 0 and jax.typeof(value).weak_type:
+        # A Python number no region noted (a parameter given one, one a staged loop
+        # carries): the number of its dtype's kind, as ``print`` shows it.
+        kind = python_ints.KIND_TYPES.get(np.dtype(value.dtype).kind)
+        if kind is not None:
+            return [((), kind, kind(_SAMPLE))]
     return [((), _Array, _Array(value))]
 
 
@@ -185,4 +214,4 @@ def check_exact(out, true_leaves, false_leaves, where) -> None:
                     where.filename, where.lineno)
 
 
-__all__ = ["check_exact", "number_op"]
+__all__ = ["check_exact", "number_op", "one_type"]

@@ -51,3 +51,15 @@ def collatz(n):
 
 def test_the_readme_example_reads_as_before():
     assert "number_op" not in autograph.to_code(collatz)
+
+
+def test_reads_that_would_not_carry_its_type_are_guarded():
+    code = ("def f(x, g):\n    if x > 0:\n        m = 3\n    else:\n        m = 1.5\n"
+            "    print(m, isinstance(m, int), float(m), '%s' % (m,), m > 1)\n"
+            "    y = g(m, k=m)\n    z = [m, 1]\n    if m:\n        y = x\n"
+            "    return m, y")
+    out = convert_with([joined_numbers], code)
+    assert "print(m, isinstance(m, int), float(m), '%s' % (m,), m > 1)" in out
+    assert "g(ag__.one_type(m), k=ag__.one_type(m))" in out
+    assert "[ag__.one_type(m), 1]" in out and "if m:" in out
+    assert "return (ag__.one_type(m, returned=True), " in out

@@ -165,3 +165,67 @@ def test_python_values_run_the_original():
     for x in (1.0, -1.0):
         assert autograph.convert(times_int_array)(x, a).dtype == times_int_array(x, a).dtype
     assert autograph.convert(large_int)(1.0) == 2**25 + 1
+
+
+def helper(v):
+    return v * 2
+
+
+def handed_on(x, form):
+    if x > 0:
+        m = 3
+    else:
+        m = 1.5
+    if form == 0:
+        return helper(m)
+    if form == 1:
+        return jnp.full(2, m)
+    return [m, 1]
+
+
+@pytest.mark.parametrize("form", [0, 1, 2])
+def test_handed_on_where_its_type_is_not_carried_is_refused(form):
+    # Python: helper(3) is the int 6 (6.0 staged), jnp.full(2, 3) int32 (float32
+    # staged), [3, 1] prints `[3, 1]` ([3.0, 1] staged).
+    with pytest.raises(ConversionError, match="hands on a Python number") as caught:
+        autograph.to_graph(handed_on, static_argnums=1)(1.0, form)
+    line = handed_on.__code__.co_firstlineno + (6 if form == 0 else 8 if form == 1 else 9)
+    assert f"{__file__}:{line}" in str(caught.value)
+
+
+def read_in_a_nested_function(x):
+    if x > 0:
+        m = 3
+    else:
+        m = 1.5
+
+    def show():
+        print(m * 2, -m)
+
+    show()
+    print(round(m), float(m), m > 2)
+    return helper(x * 2)
+
+
+def test_nested_functions_and_readers_keep_pythons_types():
+    assert_as_python(read_in_a_nested_function, (1.0,), (-1.0,))
+
+
+def returns_it(x):
+    if x > 0:
+        m = 3
+    else:
+        m = 1.5
+    return m * 2
+
+
+def calls_it(x):
+    return returns_it(x) + 1
+
+
+def test_a_helper_returning_it_to_converted_code_is_refused():
+    # Python: calls_it(1.0) is the int 7; the caller's `+` would give 7.0.
+    with pytest.raises(ConversionError, match="hands on a Python number") as caught:
+        autograph.to_graph(calls_it)(1.0)
+    assert f"{__file__}:{returns_it.__code__.co_firstlineno + 5}" in str(caught.value)
+    assert autograph.to_graph(returns_it)(1.0) == 6
