@@ -103,8 +103,9 @@ def _typed(values) -> tuple:
             where = caller_location()
             raise ConversionError(
                 "this prints a Python number whose type (one of "
-                f"{', '.join(sorted(t.__name__ for t in kind.types))}) staged `if`s decided "
-                "in a way that cannot be told when the program runs. Give the variable "
+                f"{', '.join(sorted(t.__name__ for t in kind.types))}) a staged `if` "
+                "decided and a staged loop or `if` carried on, so which it is cannot be "
+                "told when the program runs. Give the variable "
                 "one type on every path (`m = 3.0`, not `m = 3` on one path and "
                 "`m = 1.5` on the other).", where.filename, where.lineno)
         elif kind is None and is_tracer(value) and jnp.ndim(value) == 0 \

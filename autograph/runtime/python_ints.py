@@ -70,14 +70,20 @@ def note(given, out) -> None:
     """Note the traced scalars of ``out`` (a region's outputs, by position) whose
     ``given`` value (its input at that position) was a Python int or noted; and,
     where not noted yet (``note_join``), as the Python number type ``given`` was
-    where ``out`` is weakly typed of that type's kind (a loop that keeps it one)."""
+    where ``out`` is weakly typed of that type's kind (a loop that keeps it one); one
+    given as an ``Either`` and carried by a loop, as a ``Mixed`` of its two types."""
     for before, after in zip(given, out, strict=False):
         if stands_for_int(before):
             mark(after)
         kind = type(before) if type(before) in NUMBER_TYPES else python_type(before)
-        if isinstance(kind, type) and _TYPES.get(id(after)) is None and is_tracer(after) \
-                and getattr(after, "ndim", None) == 0 and weak_of_kind(after, kind):
+        if _TYPES.get(id(after)) is not None or not is_tracer(after) \
+                or getattr(after, "ndim", None) != 0:
+            continue
+        if isinstance(kind, type) and weak_of_kind(after, kind):
             set_type(after, kind)
+        elif isinstance(kind, Either):
+            # (a loop carried it: which type its body left it is not known)
+            set_type(after, Mixed({kind.if_true, kind.if_false}, False))
 
 
 def weak_of_kind(value, kind) -> bool:

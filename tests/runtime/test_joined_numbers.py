@@ -229,3 +229,21 @@ def test_a_helper_returning_it_to_converted_code_is_refused():
         autograph.to_graph(calls_it)(1.0)
     assert f"{__file__}:{returns_it.__code__.co_firstlineno + 5}" in str(caught.value)
     assert autograph.to_graph(returns_it)(1.0) == 6
+
+
+def carried_by_a_loop(x, n):
+    if x > 0:
+        m = 3
+    else:
+        m = 1.5
+    for _ in range(n):
+        m = m * 2
+    print(m)
+    return x
+
+
+def test_carried_on_by_a_staged_loop_it_is_refused_where_read():
+    # Python prints `12` where x > 0; the staged loop's body saw a float32.
+    with pytest.raises(ConversionError, match="carried on") as caught:
+        autograph.to_graph(carried_by_a_loop)(1.0, 2)
+    assert f"{__file__}:{carried_by_a_loop.__code__.co_firstlineno + 7}" in str(caught.value)
