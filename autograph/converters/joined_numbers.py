@@ -55,22 +55,24 @@ _SYMBOLS = {
 }
 _UNARY = {gast.USub: "-", gast.UAdd: "+", gast.Invert: "~"}
 _JOINS = frozenset({gast.If, gast.IfExp})
-_NESTED = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda})
+_FUNCTIONS = frozenset({gast.FunctionDef, gast.AsyncFunctionDef})
 
 
 def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
     """Rewrite the arithmetic of ``node`` on names its ``if``s may join (and guard
     their other reads)."""
-    return _JoinedNumbers(ctx).visit(node)
+    return _JoinedNumbers(ctx, {}).visit(node)
 
 
 def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
     """``transform``, where some function of ``node`` has such a name."""
     nodes = walk_list(node) if nodes is None else nodes
-    if not joined_names(node) and not any(
-            sub.__class__ in _NESTED for sub in nodes[1:]):
+    ag = ctx.runtime_name
+    known = {id(sub): joined_names(sub, ag) for sub in nodes
+             if sub.__class__ in _FUNCTIONS and sub.body}
+    if not any(known.values()):
         return node
-    return transform(node, ctx)
+    return _JoinedNumbers(ctx, known).visit(node)
 
 
 def needed(nodes, ctx=None) -> bool:
@@ -79,111 +81,237 @@ def needed(nodes, ctx=None) -> bool:
     return any(sub.__class__ in _JOINS for sub in nodes)
 
 
-def joined_names(fn) -> set:
+def joined_names(fn, ag="ag__") -> set:
     """The names an ``if`` of ``fn`` (its own scope) binds, or a conditional expression
-    gives, that may hold Python numbers of two types (``_Sources``); and those bound
-    (anywhere in it) from an expression reading one of them."""
+    gives, that may hold Python numbers of two types (``_Sources``); and those computed
+    from one of them by arithmetic (``k = m * 2``), where they may too."""
     nodes = walk_same_scope(fn.body)
-    sources = _Sources(fn, nodes)
-    names = set()
+    candidates = set()
     for node in nodes:
-        if isinstance(node, gast.If):
-            names.update(_bound(node.body + node.orelse))
-        elif isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None \
-                and any(isinstance(n, gast.IfExp) for n in walk_same_scope(node.value)):
-            names.update(_targets(node))
-    names = {name for name in names if sources.may_differ(templates.name(name))}
+        if node.__class__ is gast.If:
+            candidates.update(_bound(node.body + node.orelse))
+        elif node.__class__ in _ASSIGNS and node.value is not None \
+                and any(n.__class__ is gast.IfExp for n in walk_same_scope(node.value)):
+            candidates.update(_targets(node))
+    if not candidates:
+        return set()
+    sources = _Sources(fn, nodes, ag)
+    names = {name for name in candidates if sources.name_may_differ(name)}
+    if not names:
+        return names
     assignments = [(_targets(n), n.value) for n in nodes
-                   if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign))
-                   and n.value is not None]
+                   if n.__class__ in _ASSIGNS and n.value is not None]
     grown = True
     while grown:
         grown = False
         for targets, value in assignments:
             if not targets <= names and _computes_from(value, names):
-                names |= {t for t in targets if sources.may_differ(templates.name(t))}
-                grown = True
+                new = {t for t in targets - names if sources.name_may_differ(t)}
+                names |= new
+                grown = grown or bool(new)
     return names
+
+
+_ASSIGNS = frozenset({gast.Assign, gast.AugAssign, gast.AnnAssign})
+# Calls whose result is a Python number of a known type (as the converters before
+# this one write them: ``int(x)`` is ``ag__.int_(x)``).
+_NUMBER_CALLS = {"int": "int", "float": "float", "len": "int", "round": "int",
+                 "int_": "int", "float_": "float", "len_": "int", "round_": "int"}
+_COUNTING = frozenset({"range", "range_", "enumerate", "enumerate_"})
 
 
 class _Sources:
     """Where the values of a function's names may come from, each a Python number
     type (``int`` from ``3``, ``float`` from ``0.5`` or a true division) or a value
-    of unknown type (a parameter, a call, an attribute: named by its text). A name
-    whose values have one source (``n`` of ``n = 3 * n + 1``, a counter ``k = 0``,
-    ``k += 1``) holds one type on every path; with two (``m = 3`` / ``m = 1.5``,
-    ``y = x`` / ``y = 0``) an ``if`` may join two types."""
+    of unknown type (the parameters, a call, an attribute). A name whose values come
+    from numbers of two types (``m = 3`` / ``m = 1.5``; ``x = c`` / ``x = x / 2``
+    with an int ``c``... is not told: only literals' and known calls' types count,
+    which keeps ``n = 3 * n + 1``, counters and ``retval`` of ``return mid`` /
+    ``return -1`` as written) is one an ``if`` may join. Worked out on demand."""
 
-    def __init__(self, fn, nodes):
+    def __init__(self, fn, nodes, ag):
+        self.ag = ag
         self.bindings = {}   # name -> the expressions bound to it (None: unknown)
         if fn is not None:
             args = fn.args
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
                         args.kwarg]:
                 if isinstance(arg, gast.Name):
-                    self.bindings[arg.id] = [None]
+                    # (the parameters as one source: a caller passing a Python int
+                    # and a Python float for two of them is rare; arrays are arrays)
+                    self.bindings[arg.id] = [_PARAMETER]
         assigned = set()   # the ids of the names the assignments bind
         for node in nodes:
-            if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            cls = node.__class__
+            if cls in _ASSIGNS and cls is not gast.AugAssign and node.value is not None:
+                if self._placeholder(node.value):
+                    continue   # (`retval = ag__.UndefinedReturn('retval')`)
+                targets = node.targets if cls is gast.Assign else [node.target]
                 for target in targets:
-                    names = [n for n in walk_same_scope(target) if isinstance(n, gast.Name)]
-                    assigned.update(map(id, names))
-                    value = node.value if isinstance(target, gast.Name) else None
-                    for name in names:
+                    for name, value in _pairs(target, node.value):
+                        assigned.add(id(name))
                         self.bindings.setdefault(name.id, []).append(value)
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            elif cls is gast.AugAssign and node.target.__class__ is gast.Name:
                 assigned.add(id(node.target))
                 self.bindings.setdefault(node.target.id, []).append(
                     gast.BinOp(left=node.target, op=node.op, right=node.value))
+            elif cls is gast.For:
+                assigned.update(self._counted(node))
         for node in nodes:
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+            if node.__class__ is gast.Name and node.ctx.__class__ is gast.Store \
                     and id(node) not in assigned:
-                self.bindings.setdefault(node.id, []).append(None)   # (a loop's target)
-        self.of_name = dict.fromkeys(self.bindings, frozenset())
-        changed = True
-        while changed:   # (each pass only adds sources)
-            changed = False
-            for name, values in self.bindings.items():
-                found = frozenset().union(*(
-                    self.of(value) if value is not None else {"?" + name}
-                    for value in values))
-                if found != self.of_name[name]:
-                    self.of_name[name], changed = found, True
+                self.bindings.setdefault(node.id, []).append(None)   # (unknown)
+        self.memo, self.depth, self.low = {}, {}, _DEEPEST
+
+    def _counted(self, loop) -> list:
+        """The ids of the names a ``for`` over ``range``/``enumerate`` binds to its
+        count (bound here as ints)."""
+        call = loop.iter
+        if call.__class__ is not gast.Call or _called_name(call) not in _COUNTING:
+            return []
+        target = loop.target
+        if _called_name(call).startswith("enumerate"):
+            if target.__class__ is not gast.Tuple or not target.elts \
+                    or target.elts[0].__class__ is not gast.Name:
+                return []
+            target = target.elts[0]
+        if target.__class__ is not gast.Name:
+            return []
+        self.bindings.setdefault(target.id, []).append(gast.Constant(value=0, kind=None))
+        return [id(target)]
+
+    def _placeholder(self, value) -> bool:
+        return value.__class__ is gast.Call and value.func.__class__ is gast.Attribute \
+            and value.func.value.__class__ is gast.Name and value.func.value.id == self.ag \
+            and value.func.attr in ("Undefined", "UndefinedReturn")
+
+    def name_may_differ(self, name) -> bool:
+        return len(self._of_name(name) & _NUMBER_KINDS) > 1
 
     def may_differ(self, node) -> bool:
-        return len(self.of(node)) > 1
+        return len(self.of(node) & _NUMBER_KINDS) > 1
+
+    def _of_name(self, name) -> frozenset:
+        found = self.memo.get(name)
+        if found is not None:
+            return found
+        values = self.bindings.get(name)
+        if values is None:
+            return frozenset({name})   # (a global)
+        depth = self.depth.get(name)
+        if depth is not None:   # (in a cycle: what it adds is its own sources)
+            self.low = min(self.low, depth)
+            return frozenset()
+        self.depth[name] = depth = len(self.depth)
+        outer_low, self.low = self.low, _DEEPEST
+        try:
+            found = frozenset().union(*(
+                self.of(value) if value is not None else {"?" + name} for value in values))
+        finally:
+            del self.depth[name]
+        if self.low >= depth:   # (no name still being worked out was read)
+            self.memo[name] = found
+        self.low = min(outer_low, self.low)
+        return found
 
     def of(self, node) -> frozenset:
-        if isinstance(node, gast.Constant):
+        cls = node.__class__
+        if cls is gast.Constant:
             return frozenset({type(node.value).__name__})
-        if isinstance(node, gast.Name):
-            return self.of_name.get(node.id, frozenset({node.id}))   # (else a global)
-        if isinstance(node, gast.BinOp):
-            left, right = self._operand(node.left, node.right), self._operand(node.right,
-                                                                              node.left)
-            return left | right | ({"float"} if isinstance(node.op, gast.Div) else set())
-        if isinstance(node, gast.UnaryOp):
-            return frozenset({"bool"}) if isinstance(node.op, gast.Not) else self.of(node.operand)
-        if isinstance(node, gast.IfExp):
+        if cls is gast.Name:
+            return self._of_name(node.id) if node is not _PARAMETER else _PARAMETERS
+        if cls is gast.BinOp:
+            return _combined(self.of(node.left), self.of(node.right),
+                             node.op.__class__ is gast.Div)
+        if cls is gast.UnaryOp:
+            return frozenset({"bool"}) if node.op.__class__ is gast.Not \
+                else self.of(node.operand)
+        if cls is gast.IfExp:
             return self.of(node.body) | self.of(node.orelse)
-        if isinstance(node, gast.BoolOp):
+        if cls is gast.BoolOp:
             return frozenset().union(*(self.of(v) for v in node.values))
-        if isinstance(node, gast.Compare):
+        if cls is gast.Compare:
             return frozenset({"bool"})
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-                and node.func.id in ("int", "float", "len", "round") \
-                and node.func.id not in self.bindings and len(node.args) == 1:
-            return frozenset({"float" if node.func.id == "float" else "int"})
-        return frozenset({gast.dump(node)})
+        if cls is gast.Call:
+            return self._of_call(node)
+        return frozenset({id(node)})
 
-    def _operand(self, node, other) -> frozenset:
-        """An operand's sources; none for an int literal beside a non-literal (``3 * n``
-        has ``n``'s type)."""
-        if isinstance(node, gast.Constant) and type(node.value) is int \
-                and not isinstance(other, gast.Constant):
-            return frozenset()
-        return self.of(node)
+    def _of_call(self, node) -> frozenset:
+        name = _called_name(node)
+        if name is not None and (node.func.__class__ is gast.Attribute
+                                 or name not in self.bindings) and not node.keywords:
+            if len(node.args) == 1 and name in _NUMBER_CALLS:
+                return frozenset({_NUMBER_CALLS[name]})
+            if name in _PICKS and node.args and not any(
+                    a.__class__ is gast.Starred for a in node.args):
+                return frozenset().union(*(self.of(a) for a in node.args))
+        # (the calls of one function: one source)
+        return frozenset({_dotted(node.func) or id(node)})
+
+
+
+_DEEPEST = float("inf")
+_RANK = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+
+
+def _combined(left, right, division) -> frozenset:
+    """The sources of ``left <op> right``: the Python number type of each pair of
+    number types (``int * float`` a float, ``True + True`` an int; ``/`` a float at
+    least), and the unknown sources of both, with a number type that would change
+    theirs (``x * 0.5``: a float; ``3 * n`` has ``n``'s type)."""
+    floor = "float" if division else "int"
+    found = {k for k in left | right if k not in _RANK}
+    for a in left & _NUMBER_KINDS:
+        for b in right & _NUMBER_KINDS:
+            found.add(max(a, b, floor, key=_RANK.get))
+    if found - _NUMBER_KINDS:   # (an unknown operand)
+        found.update(max(k, floor, key=_RANK.get) for k in (left | right) & _NUMBER_KINDS
+                     if division or _RANK[k] >= _RANK["float"])
+        if division and "complex" not in found:
+            found.add("float")   # (`a / b` of numbers is a float)
+    return frozenset(found)
+
+
+_NUMBER_KINDS = frozenset({"int", "float", "bool", "complex"})
+# Calls giving one of their arguments (``abs`` is rewritten as an operator).
+_PICKS = frozenset({"abs", "max", "min", "abs_", "max_", "min_"})
+
+
+def _pairs(target, value):
+    """``(name, value)`` for each name the assignment ``target = value`` binds: the
+    value, an item of a display unpacked into a display of as many, or None."""
+    if target.__class__ is gast.Name:
+        return [(target, value)]
+    if target.__class__ in (gast.Tuple, gast.List):
+        if value.__class__ in (gast.Tuple, gast.List) and len(value.elts) == len(
+                target.elts) and not any(e.__class__ is gast.Starred for e in target.elts):
+            return [p for t, v in zip(target.elts, value.elts, strict=True)
+                    for p in _pairs(t, v)]
+        return [(n, None) for n in walk_same_scope(target)
+                if n.__class__ is gast.Name and n.ctx.__class__ is gast.Store]
+    return []   # (an item or attribute written: no name bound)
+
+
+def _dotted(node):
+    """``math.sin`` for ``math.sin``; None for anything but names and attributes."""
+    if node.__class__ is gast.Name:
+        return node.id
+    if node.__class__ is gast.Attribute:
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+_PARAMETERS = frozenset({"parameter"})
+_PARAMETER = gast.Name(id="", ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _called_name(call):
+    """``f`` of ``f(...)``, ``ag__.f(...)``; else None."""
+    func = call.func
+    if func.__class__ is gast.Name:
+        return func.id
+    if func.__class__ is gast.Attribute and func.value.__class__ is gast.Name:
+        return func.attr
+    return None
 
 
 def _bound(statements) -> set:
@@ -227,14 +355,16 @@ _READERS = frozenset({"print", "isinstance", "type", "float", "int", "bool", "st
 
 class _JoinedNumbers(Transformer):
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, known):
         self.ag = ctx.runtime_name
+        self.known = known   # id of a function -> its names, worked out already
         self.names = []   # per function: the names its ifs join
 
     def visit_FunctionDef(self, node):
         # (a nested function reads the enclosing one's names it does not bind)
         outer = self.names[-1] - _bound_in(node) if self.names else set()
-        self.names.append(joined_names(node) | outer)
+        own = self.known.pop(id(node), None)
+        self.names.append((joined_names(node, self.ag) if own is None else own) | outer)
         try:
             return self.generic_visit(node)
         finally:
@@ -255,7 +385,7 @@ class _JoinedNumbers(Transformer):
         if isinstance(node, gast.Name):
             return isinstance(node.ctx, gast.Load) and node.id in self.names[-1]
         if isinstance(node, gast.IfExp):
-            return _Sources(None, []).may_differ(node)
+            return _Sources(None, [], self.ag).may_differ(node)
         return getattr(node, "_number_op", False)
 
     def _runtime(self, node, name, args):
