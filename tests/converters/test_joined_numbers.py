@@ -7,6 +7,7 @@ import pytest
 
 import autograph
 from autograph.converters import joined_numbers
+from autograph.examples import collatz
 from tests.converters.harness import convert_with
 
 
@@ -36,17 +37,6 @@ def test_arithmetic_on_a_joined_name_and_what_is_computed_from_it():
     assert "ag__.number_op('-', k)" in out and "ag__.number_op('abs', m)" in out
     assert "ag__.number_op(t, '/', 2)" in out
     assert "x + 1" in out
-
-
-def collatz(n):
-    steps = 0
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-    return steps
 
 
 def test_the_readme_example_reads_as_before():
