@@ -93,6 +93,15 @@ def _decided(value) -> bool:
         isinstance(kind, python_ints.Mixed) and not kind.array and len(kind.types) > 1)
 
 
+# (dtype, weak) of each operand, or its Python type -> the result's dtype
+_ARRAY_RESULTS: dict = {}
+
+
+def _dtype_key(value):
+    aval = jax.typeof(value)
+    return aval.dtype, aval.weak_type
+
+
 class _Array:
     """An operand that is an array in Python too."""
 
@@ -168,8 +177,13 @@ def _typed_result(fn, symbol, operands):
 def _result_kind(fn, symbol, operands, kinds, samples):
     """The Python type of the result on one path (numbers), or its dtype (arrays)."""
     if _Array in kinds:
-        return jnp.result_type(*(v.value if k is _Array else k
-                                 for v, k in zip(samples, kinds, strict=True)))
+        key = tuple(_dtype_key(v.value) if k is _Array else k
+                    for v, k in zip(samples, kinds, strict=True))
+        found = _ARRAY_RESULTS.get(key)
+        if found is None:
+            found = _ARRAY_RESULTS[key] = jnp.result_type(*(
+                v.value if k is _Array else k for v, k in zip(samples, kinds, strict=True)))
+        return found
     if symbol == "**" and kinds[0] is not float and kinds[1] in (int, bool) \
             and is_tracer(operands[1]):
         raise _error(
