@@ -350,7 +350,8 @@ def _is_abs(node) -> bool:
 _READERS = frozenset({"print", "isinstance", "type", "float", "int", "bool", "str",
                       "repr", "format", "print_", "isinstance_", "type_", "float_",
                       "int_", "bool_", "str_", "repr_", "format_builtin", "format_",
-                      "percent_format", "number_op", "one_type", "round", "round_"})
+                      "percent_format", "number_op", "one_type", "round", "round_",
+                      "augmented_assign"})
 
 
 class _JoinedNumbers(Transformer):
