@@ -305,7 +305,8 @@ _PARAMETER = gast.Name(id="", ctx=gast.Load(), annotation=None, type_comment=Non
 
 
 def _called_name(call):
-    """``f`` of ``f(...)``, ``ag__.f(...)``; else None."""
+    """The name a call calls: ``range`` of ``range(n)`` and of the runtime's
+    ``range_``; else None."""
     func = call.func
     if func.__class__ is gast.Name:
         return func.id
@@ -376,9 +377,9 @@ class _JoinedNumbers(Transformer):
     def visit_Lambda(self, node):
         self.names.append(self.names[-1] - _bound([node.args]) if self.names else set())
         try:
-            node = self.generic_visit(node)
-            node.body = self._guarded(node.body)
-            return node
+            # (its body is its result: read as a `return`'s, as it is; a converted
+            # caller computing on it is not followed)
+            return self.generic_visit(node)
         finally:
             self.names.pop()
 

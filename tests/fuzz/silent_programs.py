@@ -120,7 +120,9 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   with an int32 or float32 array) or whose value is used (either15: the derived value
   was a fresh float32 with no note, so ``type``/``isinstance`` gave JAX's answer and
   ``d * int32_array`` was float32; now Python's answer where the paths agree, else
-  refused: ``runtime/joined_numbers.py``). No probe: checked on its own.
+  refused: ``runtime/joined_numbers.py``); or carried by a loop over the program's
+  values, or handed to a lambda, and its type read (refused). No probe: checked on
+  its own.
 """
 
 from __future__ import annotations
@@ -726,10 +728,15 @@ class SilentFeatures:
                             f"{m} // int('2')", f"{m} * float('0.5')", f"{m} / int('2')",
                             f"({m} + int('1')) * int('3')", f"int('2') - {m}"))
         derive = r.choice(([f"{d} = {derived}"],
-                           [f"{d} = {m}", f"{d} += {r.choice(('int(1)', 'float(1)'))}"]))
+                           [f"{d} = {m}", f"{d} += {r.choice(('int(1)', 'float(1)'))}"],
+                           # carried by a loop over the program's values (refused)
+                           [f"{d} = {m}", f"for sv_ji{k} in range({self._var()} % 3):",
+                            [f"{d} = {d} * int('2')"]]))
         read = r.choice((f"type({d}) is int", f"type({d}) is float",
                          f"isinstance({d}, int)", f"isinstance({d}, float)",
                          f"({d} * jnp.ones(2, jnp.int32)).dtype == jnp.int32",
                          f"({d} * jnp.ones(2, jnp.float32)).dtype == jnp.float32",
-                         f"{d} * int('2') > int('1')"))
+                         f"{d} * int('2') > int('1')",
+                         # handed to a function (refused: its type is not carried)
+                         f"type((lambda v: v * int('2'))({d})) is int"))
         return [*region, *derive, f"{w} = ({w} + int({read}) * 3) % 97"]
