@@ -36,6 +36,7 @@ from autograph.runtime.handlers import (
 )
 from autograph.runtime.intervals import counter_bound, loop_bound
 from autograph.runtime.iterables import enumerate_, zip_
+from autograph.runtime.joined_numbers import number_op, one_type
 from autograph.runtime.lists import TensorList, list_append, list_pop, set_element_type
 from autograph.runtime.logical import and_, compare_chain, is_, is_not, not_, or_
 from autograph.runtime.lookups import list_item
@@ -65,6 +66,8 @@ from autograph.runtime.undefined import (
 from autograph.runtime.unstaged import comprehension_test, formattable
 
 __all__ = [
+    "number_op",
+    "one_type",
     "managed",
     "set_stdout",
     "comprehension_test",

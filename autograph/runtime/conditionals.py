@@ -34,6 +34,7 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 from autograph.errors import ConversionError
 from autograph.runtime import (
     batched_select,
+    joined_numbers,
     lists,
     paths,
     python_ints,
@@ -175,6 +176,7 @@ def _staged_cond(cond, if_true, if_false, state, names, where, construct, obstac
         region.settle(False, lambda: jax.eval_shape(
             lambda ops: (true.run(ops), false.run(ops)), operands))
         python_ints.note_join(out, true.kinds, false.kinds, pred)
+        joined_numbers.check_exact(out, true.python_leaves, false.python_leaves, where)
         out = _keep_python_constants(out, true.python_leaves, false.python_leaves)
         out = side_effects.as_copies(out, picked, where)   # the objects the user gets
         return holes.unbound_again(out, true.unbound, names)

@@ -99,6 +99,15 @@ def _typed(values) -> tuple:
             value = _Typed((value, kind.flag), (kind.if_true, kind.if_false))
         elif isinstance(kind, type):
             value = _Typed((value,), (kind,))
+        elif isinstance(kind, python_ints.Mixed) and not kind.array and len(kind.types) > 1:
+            where = caller_location()
+            raise ConversionError(
+                "this prints a Python number whose type (one of "
+                f"{', '.join(sorted(t.__name__ for t in kind.types))}) a staged `if` "
+                "decided and a staged loop or `if` carried on, so which it is cannot be "
+                "told when the program runs. Give the variable "
+                "one type on every path (`m = 3.0`, not `m = 3` on one path and "
+                "`m = 1.5` on the other).", where.filename, where.lineno)
         elif kind is None and is_tracer(value) and jnp.ndim(value) == 0 \
                 and jax.typeof(value).weak_type:
             value = _Typed((value,), (python_ints.KIND_TYPES[np.dtype(value.dtype).kind],))

@@ -22,9 +22,10 @@ from __future__ import annotations
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from autograph.runtime.trace_context import weak_cast
+from autograph.runtime.trace_context import ended, weak_cast
 from autograph.runtime.tracing import is_tracer
 
 _NOTED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -69,14 +70,20 @@ def note(given, out) -> None:
     """Note the traced scalars of ``out`` (a region's outputs, by position) whose
     ``given`` value (its input at that position) was a Python int or noted; and,
     where not noted yet (``note_join``), as the Python number type ``given`` was
-    where ``out`` is weakly typed of that type's kind (a loop that keeps it one)."""
+    where ``out`` is weakly typed of that type's kind (a loop that keeps it one); one
+    given as an ``Either`` and carried by a loop, as a ``Mixed`` of its two types."""
     for before, after in zip(given, out, strict=False):
         if stands_for_int(before):
             mark(after)
         kind = type(before) if type(before) in NUMBER_TYPES else python_type(before)
-        if isinstance(kind, type) and _TYPES.get(id(after)) is None and is_tracer(after) \
-                and getattr(after, "ndim", None) == 0 and weak_of_kind(after, kind):
+        if _TYPES.get(id(after)) is not None or not is_tracer(after) \
+                or getattr(after, "ndim", None) != 0:
+            continue
+        if isinstance(kind, type) and weak_of_kind(after, kind):
             set_type(after, kind)
+        elif isinstance(kind, Either):
+            # (a loop carried it: which type its body left it is not known)
+            set_type(after, Mixed({kind.if_true, kind.if_false}, False))
 
 
 def weak_of_kind(value, kind) -> bool:
@@ -183,9 +190,47 @@ def note_join(out, true_kinds, false_kinds, flag) -> None:
             note_as(value, a)
         elif isinstance(a, type) and isinstance(b, type):
             set_type(value, Either(flag, a, b))
+        elif isinstance(a, Either) and isinstance(b, Either) and a.flag is b.flag \
+                and (a.if_true, a.if_false) == (b.if_true, b.if_false):
+            set_type(value, a)   # (both branches keep the type an earlier `if` decided)
+        elif (cases := _cases(a, flag, True)) and (other := _cases(b, flag, False)):
+            by_type = {}
+            for conditions, kind in cases + other:
+                by_type.setdefault(kind, []).append(conditions)
+            kinds = list(by_type)
+            if len(kinds) == 1:
+                note_as(value, kinds[0])
+            else:
+                set_type(value, Either(flag_of(by_type[kinds[0]]), kinds[0], kinds[1]))
         else:
             (types_a, array_a), (types_b, array_b) = _possible(a), _possible(b)
             set_type(value, Mixed(types_a | types_b, array_a or array_b))
+
+
+def _cases(kind, flag, holds):
+    """A branch's ``kind`` (taken where ``flag`` is ``holds``) as its cases,
+    ``[(conditions, type)]`` (``conditions``: ``(flag, holds)`` pairs), or None where
+    it is not a Python number type, or an ``Either`` an earlier ``if`` of this trace
+    decided (one decided inside the branch: its flag is the branch's own)."""
+    if isinstance(kind, type):
+        return [(((flag, holds),), kind)]
+    if isinstance(kind, Either) and not ended(kind.flag):
+        return [(((flag, holds), (kind.flag, True)), kind.if_true),
+                (((flag, holds), (kind.flag, False)), kind.if_false)]
+    return None
+
+
+def flag_of(paths):
+    """The traced flag that holds on any of ``paths`` (each a tuple of
+    ``(flag, holds)`` pairs that all hold on it)."""
+    flag = None
+    for path in paths:
+        on_path = None
+        for value, holds in path:
+            one = value if holds else jnp.logical_not(value)
+            on_path = one if on_path is None else jnp.logical_and(on_path, one)
+        flag = on_path if flag is None else jnp.logical_or(flag, on_path)
+    return flag
 
 
 def note_inner(outer, inner) -> None:
@@ -195,3 +240,5 @@ def note_inner(outer, inner) -> None:
         kind = python_type(before)
         if isinstance(kind, type):
             note_as(after, kind)
+        elif isinstance(kind, Either):
+            set_type(after, kind)   # (its flag the outer trace's: the branch reads it)

@@ -22,7 +22,7 @@ import numpy as np
 from jax import lax
 
 from autograph.errors import ConversionError
-from autograph.runtime import intervals, side_effects
+from autograph.runtime import intervals, joined_numbers, side_effects
 from autograph.runtime.lists import TensorList
 from autograph.runtime.tracing import caller_location, is_tracer
 
@@ -48,10 +48,11 @@ def augmented_assign(target, value, op):
     Python's statement binds. A list or dict it would extend in place is checked
     first: a change refused since a staged region made its identity depend on a
     traced condition (``side_effects.refuse_if_replaced``) is a ``ConversionError``
-    at the user's line."""
+    at the user's line. A number whose type a traced condition decided gets the
+    result's type noted (``joined_numbers``)."""
     if side_effects.REPLACED and type(target) in _PYTHON_CONTAINERS:
         side_effects.refuse_if_replaced(target)
-    return _INPLACE[op](target, value)
+    return joined_numbers.number_op(target, op + "=", value)
 
 
 def setitem(target, key, value, op=None, widths=None, shared=None, alias=None, held=None):

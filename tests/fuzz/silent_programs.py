@@ -113,6 +113,16 @@ ints (``x``, ``y``, ``z``, kept small with ``% 97``); traced when compiled.
   staged ``if`` steps, or of a value computed from it (silent14: JAX's ``True`` where
   Python says ``False``; now Python's answer for the noted number, refused for the
   value computed from it). No probe: checked on its own.
+- ``silent_joined_numbers``: a name an ``if`` on the program's values (or a conditional
+  expression) leaves an int on one path and a float on the other, then a value derived
+  from it by arithmetic (``m * 2``, ``-m``, ``abs(m)``, ``m // 2``, an augmented
+  assignment) whose type is read (``type(d) is int``, ``isinstance``, its product's dtype
+  with an int32 or float32 array) or whose value is used (either15: the derived value
+  was a fresh float32 with no note, so ``type``/``isinstance`` gave JAX's answer and
+  ``d * int32_array`` was float32; now Python's answer where the paths agree, else
+  refused: ``runtime/joined_numbers.py``); or carried by a loop over the program's
+  values, or handed to a lambda, and its type read (refused). No probe: checked on
+  its own.
 """
 
 from __future__ import annotations
@@ -127,7 +137,7 @@ KINDS = ("closure_escape", "cell_branch", "try", "item_helper", "identity",
          "side_effects", "item_writes", "dead_after_if", "first_binding", "alias_writes",
          "numpy_writes", "python_scalar", "decided_raise", "strong_join", "finally_raise",
          "with_suppress", "held_objects", "global_object", "undone_attr", "number_types",
-         "sorted_floats", "sequence_compare", "weak_isinstance")
+         "sorted_floats", "sequence_compare", "weak_isinstance", "joined_numbers")
 FEATURES = tuple(f"silent_{k}" for k in KINDS)
 
 
@@ -701,3 +711,32 @@ class SilentFeatures:
         asked = r.choice((m, f"{m} * int('2')", f"{m} + float('1.0')"))
         return [f"{m} = {start}", f"if {self._cond()}:", [f"{m} = {step}"],
                 f"{w} = ({w} + int(isinstance({asked}, jax.Array)) * 3) % 97"]
+
+    def _joined_numbers(self, depth, scope, loop):
+        r, k, w = self.gen.rng, self._next(), self._var()
+        m, d = f"sv_jn{k}", f"sv_jd{k}"
+        # (literals as calls: see _number_types)
+        one, other = r.choice(("int('3')", "int('-2')", "int('0')")), \
+            r.choice(("float('1.5')", "float('0.5')", "float('-2.0')"))
+        if r.random() < 0.5:
+            one, other = other, one
+        region = r.choice((
+            [f"{m} = {one}", f"if {self._cond()}:", [f"{m} = {other}"]],
+            [f"if {self._cond()}:", [f"{m} = {one}"], "else:", [f"{m} = {other}"]],
+            [f"{m} = {one} if {self._cond()} else {other}"]))
+        derived = r.choice((f"{m} * int('2')", f"{m} + int('1')", f"-{m}", f"abs({m})",
+                            f"{m} // int('2')", f"{m} * float('0.5')", f"{m} / int('2')",
+                            f"({m} + int('1')) * int('3')", f"int('2') - {m}"))
+        derive = r.choice(([f"{d} = {derived}"],
+                           [f"{d} = {m}", f"{d} += {r.choice(('int(1)', 'float(1)'))}"],
+                           # carried by a loop over the program's values (refused)
+                           [f"{d} = {m}", f"for sv_ji{k} in range({self._var()} % 3):",
+                            [f"{d} = {d} * int('2')"]]))
+        read = r.choice((f"type({d}) is int", f"type({d}) is float",
+                         f"isinstance({d}, int)", f"isinstance({d}, float)",
+                         f"({d} * jnp.ones(2, jnp.int32)).dtype == jnp.int32",
+                         f"({d} * jnp.ones(2, jnp.float32)).dtype == jnp.float32",
+                         f"{d} * int('2') > int('1')",
+                         # handed to a function (refused: its type is not carried)
+                         f"type((lambda v: v * int('2'))({d})) is int"))
+        return [*region, *derive, f"{w} = ({w} + int({read}) * 3) % 97"]
