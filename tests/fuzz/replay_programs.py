@@ -16,13 +16,15 @@ bound, always above the trip count (the directive stops a loop at its bound, whi
 Python does not); ``w`` carries a float that depends on ``g``. Bodies hold the
 effects of ``EFFECTS``: a raise decided in Python, a raise on a traced value,
 ``assert`` (decided and traced), ``print`` (its text and how often), list appends,
-a Python-int counter, an early ``return``, a ``break`` and a nested bounded loop.
+a Python-int counter, an early ``return``, a ``break`` or ``continue`` and a nested
+bounded loop.
 
 Run as Python with scalars (the reference), and compiled: ``to_graph``,
-``jax.jit(to_graph(f))``, ``jax.vmap`` over ``b``, and ``jax.grad`` in ``g`` where
-Python returns (against central differences of the Python function; a point where
-those disagree with themselves is a kink and skipped). Values agree within float32
-rounding, exceptions have Python's type and message, printed text is Python's.
+``jax.jit(to_graph(f))``, ``jax.vmap`` over ``b``, and ``jax.grad`` in ``g`` and
+``vmap`` of it where Python returns (against central differences of the Python
+function; a point where those disagree with themselves is a kink and skipped).
+Values agree within float32 rounding, exceptions have Python's type and message,
+printed text is Python's.
 A ``ConversionError`` is a refusal (counted apart).
 """
 
@@ -103,7 +105,8 @@ class ReplayGenerator:
         start = [] if depth == 0 else [f"{var} = j"]
         test = f"{var} < {self._limit(-8.0, 2.0)} and {counter} < {self.rng.randint(1, 9)}"
         body = [f"{counter} += 1", f"{var} += 1.0", *self._update(), *self._body(depth + 1)]
-        if any(["break"] in body[k:k + 2] for k in range(len(body))):
+        if any(["break"] in body[k:k + 2] or ["continue"] in body[k:k + 2]
+               for k in range(len(body))):
             # no bound is derived from the test of a loop with a `break` (a refusal
             # under grad): given one
             body.insert(0, "set_loop_options(maximum_iterations=20)")
@@ -167,7 +170,8 @@ class ReplayGenerator:
             return [f"if w > {self._const(0.5, 5.0)}:", ["return w + t"]]
         if effect == "break":
             return r.choice([[f"if w > {self._const(0.5, 5.0)}:", ["break"]],
-                             [f"if k > {k}:", ["break"]]])
+                             [f"if k > {k}:", ["break"]],
+                             [f"if w < {self._const(0.0, 2.0)}:", ["continue"]]])
         return self._loop(depth)
 
     def _limit(self, low, high):
@@ -289,6 +293,7 @@ def check(program: ReplayProgram, autograph) -> list[tuple[str, str]]:
                                  + "grad", f"{args}: {problem}"))
     _, g, n = triples[0]
     expected = [_run(lambda b=b: float(fn(b, g, n))) for b in batch]
+    problems += _check_vmap_grad(program, autograph, batch, g, n, expected)
     batched = jax.vmap(autograph.to_graph(fn), in_axes=(0, None, None))
     staged = _run(lambda: jax.block_until_ready(
         batched(jnp.asarray(batch, jnp.float32), jnp.float32(g), jnp.int32(n))))
@@ -302,6 +307,27 @@ def check(program: ReplayProgram, autograph) -> list[tuple[str, str]]:
             _close(e[1], v) for e, v in zip(expected, np.asarray(staged[1]), strict=True)):
         problems.append(("vmap", f"b={batch}: {staged[:3]!r} vs Python {expected!r}"))
     return problems
+
+
+def _check_vmap_grad(program, autograph, batch, g, n, expected):
+    """``vmap`` of ``grad`` in ``g`` over ``b`` against each example's central
+    differences, where Python returns for every example and none is at a kink."""
+    if any(e[0] != "value" for e in expected):
+        return []
+    slopes = [_finite_difference(program.fn, b, g, n) for b in batch]
+    if any(s is None for s in slopes):
+        return []
+    run = jax.vmap(jax.grad(autograph.to_graph(program.fn), argnums=1), (0, None, None))
+    staged = _run(lambda: jax.block_until_ready(
+        run(jnp.asarray(batch, jnp.float32), jnp.float32(g), jnp.int32(n))))
+    if staged[0] == "raises":
+        refused = staged[1].__name__ == "ConversionError"
+        return [(("refused " if refused else "") + "vmap grad",
+                 f"b={batch}: {staged[:3]!r}")]
+    if not all(_close(s, v, 1e-2) for s, v in zip(slopes, np.asarray(staged[1]),
+                                                   strict=True)):
+        return [("vmap grad", f"b={batch}: {staged[1]!r} vs differences {slopes}")]
+    return []
 
 
 def load(programs, directory):
