@@ -159,10 +159,12 @@ def convert(func=_DECORATING, *, recursive=True, prints=None, asserts=None):
                 with _effects.using(*modes):
                     out = run(*args, **kwargs)
         except Exception as error:  # (free when nothing is raised, unlike a `with`)
-            at_boundary(error, _TRANSPILER.is_converted_code)
+            replacement = at_boundary(error, _TRANSPILER.is_converted_code)
             tb = error.__traceback__
             if tb is not None and tb.tb_frame is sys._getframe():
                 error.__traceback__ = tb.tb_next   # the traceback the original would have
+            if replacement is not None:   # (still of the type the original raises)
+                raise replacement.with_traceback(error.__traceback__) from None
             raise  # autograph: the error of the converted code below, unchanged in type
         finally:
             if _LENDING[0]:            # frames lent to the recursion limit: repay them

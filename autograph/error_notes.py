@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import inspect
 import io
 import linecache
 import os
@@ -41,20 +42,64 @@ _STAGED_AS = {"if": "lax.cond", "conditional expression": "lax.cond",
               "while loop": "lax.while_loop", "for loop": "a staged loop (fori_loop/scan)"}
 
 
-def at_boundary(error: BaseException, is_converted) -> None:
+def at_boundary(error: BaseException, is_converted) -> BaseException | None:
     """What a converted function's wrapper does to an exception passing through it:
     add the explanation (once) and drop the runtime's frames from its traceback.
-    ``is_converted(code)`` tells whether a code object is generated code."""
+    ``is_converted(code)`` tells whether a code object is generated code. Returns
+    the error to raise instead, if any: a ``GeneratorStagingError`` for a traced
+    value used as a bool inside a generator function (which runs as Python)."""
+    replacement = None
     if not getattr(error, _NOTED, False):
         try:
             setattr(error, _NOTED, True)
         except AttributeError:  # pragma: no cover - exceptions without a __dict__
-            return
-        note = explain(error, is_converted)
+            return None
+        replacement = _generator_refusal(error, is_converted)
+        note = explain(error, is_converted) if replacement is None else None
         if note:
             error.add_note(note)
     if error.__traceback__ is not None and not _filtering_off():
         error.with_traceback(filter_runtime_frames(error.__traceback__))
+    if replacement is not None:
+        setattr(replacement, _NOTED, True)
+    return replacement
+
+
+class GeneratorStagingError(ConversionError, jax.errors.TracerBoolConversionError):
+    """A traced value used as a Python bool inside a generator function, which
+    autograph runs as Python: a ``ConversionError`` at the generator's line, and
+    still the ``TracerBoolConversionError`` that ``jax.jit`` of the original raises."""
+
+    def __init__(self, message, filename, lineno, col_offset=None):
+        self.raw_message = message
+        self.filename, self.lineno, self.col_offset = filename, lineno, col_offset
+        Exception.__init__(self, format_located(message, filename, lineno, col_offset))
+
+
+def _generator_refusal(error, is_converted) -> GeneratorStagingError | None:
+    if not isinstance(error, jax.errors.TracerBoolConversionError) or isinstance(
+            error, ConversionError):
+        return None
+    entries = _entries(error.__traceback__)
+    user = _innermost_user(entries)
+    if user is None:
+        return None
+    code = entries[user].tb_frame.f_code
+    if not code.co_flags & inspect.CO_GENERATOR or is_converted(code):
+        return None
+    lineno, col, _ = _position(entries[user])
+    consumer = next((e for e in reversed(entries[:user])
+                     if not _is_library(e) and e.tb_frame.f_code is not code), None)
+    where = "" if consumer is None else (
+        f" (it is consumed at {consumer.tb_frame.f_code.co_filename}:{consumer.tb_lineno})")
+    return GeneratorStagingError(
+        f"`{code.co_name}` is a generator function{where}: autograph runs generators "
+        "as Python, unconverted (a staged computation cannot stop part-way to yield), "
+        "so this condition on a traced value cannot be staged. Do the work in the "
+        "function that consumes it: a loop there (`for x in xs: if x > 0: ...`, staged), "
+        "a generator expression reduced by sum/any/all/max/min (`sum(x for x in xs if "
+        "x > 0)`), or a mask (`jnp.where(xs > 0, xs, 0)`).",
+        code.co_filename, lineno, col)
 
 
 def filter_runtime_frames(tb):

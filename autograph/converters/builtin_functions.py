@@ -41,6 +41,9 @@ generator too: ``len([x for x in xs if x > 0])`` counts by a masked ``sum`` of o
 ``(a, b).count(v)`` of a tuple or list display ``ag__.count_((a, b), v)``, any
 other ``xs.count(v)`` ``ag__.count_method(ag__.converted_call(xs.count), v)`` (a
 list's or tuple's count, with traced items, is the traced number of equal items);
+``xs.index(v)`` ``ag__.index_method(ag__.converted_call(xs.index), v)`` (a list's or
+tuple's, with traced items or value, the traced first position, a run-time check
+raising Python's ``ValueError`` where none is: ``runtime/sequence_index.py``);
 a comparison (``<``, ``==``...)
 with a tuple or list display on one side, ``(a, 1) < (b, 2)``, becomes
 ``ag__.compare_sequences((a, 1), '<', (b, 2))`` (``runtime/sequence_compare.py``:
@@ -140,7 +143,7 @@ def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
 def needed(nodes, ctx) -> bool:
     """Whether ``nodes`` (a walk of the function) hold something this converter may
     rewrite: a call of a name in its tables, of a ``math`` function or of a
-    ``.count``/``.sort`` method, an ``in``/``not in``, or an item read ``name[i]``.
+    ``.count``/``.index``/``.sort`` method, an ``in``/``not in``, or an item read ``name[i]``.
     (One walk, cheaper than the transformer's visit of each node.)"""
     tables, math_functions, value_of = _CALLED_NAMES, _MATH_FUNCTIONS, ctx.value_of
     for sub in nodes:
@@ -151,7 +154,8 @@ def needed(nodes, ctx) -> bool:
                 if func.id in tables or id(value_of(func)) in math_functions:
                     return True
             elif func.__class__ is gast.Attribute and (
-                    func.attr in ("count", "sort") or id(value_of(func)) in math_functions):
+                    func.attr in ("count", "index", "sort")
+                    or id(value_of(func)) in math_functions):
                 return True
         elif cls is gast.Compare:
             if any(isinstance(op, (gast.In, gast.NotIn)) for op in sub.ops):
@@ -217,7 +221,7 @@ class _BuiltinFunctions(Transformer):
         self._replace_generator(node)
         self._replace(node, REPLACED)
         self._replace_math(node)
-        return self._replace_count(node)
+        return self._replace_index(self._replace_count(node))
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
@@ -265,6 +269,21 @@ class _BuiltinFunctions(Transformer):
             new = templates.replace_expr("ag__.count_method(ag__.converted_call(method), value)",
                                          ag__=self.ctx.runtime_name, method=func,
                                          value=call.args[0])
+        templates.set_location(new, call)
+        return new
+
+    def _replace_index(self, call):
+        """``xs.index(v)`` (``start``/``stop`` too) -> ``ag__.index_method(
+        ag__.converted_call(xs.index), v)``: a list's or tuple's, when ``xs`` is one."""
+        func = call.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "index"
+                and 1 <= len(call.args) <= 3 and not call.keywords
+                and not any(isinstance(a, gast.Starred) for a in call.args)):
+            return call
+        new = templates.replace_expr("ag__.index_method(ag__.converted_call(method), value)",
+                                     ag__=self.ctx.runtime_name, method=func,
+                                     value=call.args[0])
+        new.args.extend(call.args[1:])
         templates.set_location(new, call)
         return new
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import gast
 
 from autograph import templates
-from autograph.analysis import local_names, modified_names, read_names
+from autograph.analysis import local_names, modified_names, read_names, walk_same_scope
 from autograph.converters import formatting
 from autograph.converters.base import Transformer
 from autograph.walk import child_nodes, walk
@@ -122,10 +122,17 @@ class _Raises(Transformer):
         visible = frozenset().union(*(s for s in self.scopes if s is not None))
         bound, wanted = set(), set()
         for stmt in stmts:
-            wanted |= (read_names(stmt) - bound) & visible
+            wanted |= ((read_names(stmt) | _augmented(stmt)) - bound) & visible
             bound |= modified_names(stmt)
         order = [n.id for stmt in stmts for n in walk(stmt) if isinstance(n, gast.Name)]
         return sorted(wanted, key=order.index)
+
+
+def _augmented(stmt) -> set[str]:
+    """The names ``x += ...`` in ``stmt`` reads (its target: ``read_names`` counts a
+    target as a store), which the raising function must be given."""
+    return {n.target.id for n in walk_same_scope(stmt)
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
 def _raises(stmts) -> bool:

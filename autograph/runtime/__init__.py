@@ -54,6 +54,7 @@ from autograph.runtime.reductions import (
     sorted_,
 )
 from autograph.runtime.sequence_compare import compare_sequences
+from autograph.runtime.sequence_index import index_method
 from autograph.runtime.slices import augmented_assign, getitem, index, setitem
 from autograph.runtime.types_of import format_builtin, isinstance_, repr_, str_, type_
 from autograph.runtime.undefined import (
@@ -130,6 +131,7 @@ __all__ = [
     "any_",
     "count_",
     "count_method",
+    "index_method",
     "compare_sequences",
     "generator_",
     "in_",

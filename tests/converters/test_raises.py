@@ -339,3 +339,31 @@ def test_a_raise_under_a_finally_alone_is_a_staged_check():
         checked_under_a_finally(-9)
     with pytest.raises(ValueError, match="below the range"):
         run(jnp.int32(-9))
+
+
+def counted_then_raised(n, k):
+    t = 0
+    for i in range(n):
+        t = t + i
+        if k == 2:
+            t += 1     # reads t: the raising function is given it
+            raise KeyError(f"k is {k}, t was {t}")
+    return t
+
+
+@pytest.mark.parametrize("n, k", [(3, 2), (3, 0), (0, 2)])
+def test_a_raising_branch_that_steps_a_variable_is_given_its_value(n, k):
+    # replay fuzz seed 11: `t += 1` before the raise was read as a store only, so the
+    # check's raising function did not get `t`, and the failed check raised
+    # UnboundLocalError instead of the user's KeyError
+    expected_type, expected_text = python_outcome(counted_then_raised, n, k)
+    if expected_type == "value":
+        check(counted_then_raised, n, k)
+        return
+    for run in (autograph.to_graph(counted_then_raised),
+                autograph.convert(counted_then_raised)):
+        with pytest.raises(expected_type) as raised:
+            run(jnp.int32(n), k)
+        assert str(raised.value) == expected_text
+    with pytest.raises(Exception, match=expected_text):   # JAX's error, carrying ours
+        jax.jit(autograph.convert(counted_then_raised))(jnp.int32(n), k)

@@ -30,16 +30,20 @@ def main(argv=None) -> int:
                              "default: detected")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print each program")
-    parser.add_argument("--kind", choices=("programs", "bounded_grad", "idioms"),
+    parser.add_argument("--kind", choices=("programs", "bounded_grad", "idioms", "replay"),
                         default="programs",
                         help="bounded_grad: bounded loops under grad against masked scans "
                              "(tests/fuzz/bounded_grad.py); idioms: input checks, math, "
-                             "reductions, membership (tests/fuzz/idiom_programs.py)")
+                             "reductions, membership (tests/fuzz/idiom_programs.py); replay: "
+                             "effects in bounded loops carrying floats, traced again for "
+                             "grad (tests/fuzz/replay_programs.py)")
     args = parser.parse_args(argv)
     if args.kind == "bounded_grad":
         return _bounded_grad(args)
     if args.kind == "idioms":
         return _idioms(args)
+    if args.kind == "replay":
+        return _replay(args)
 
     from tests.fuzz import harness
 
@@ -94,17 +98,29 @@ def _idioms(args) -> int:
     return 1 if mismatches else 0
 
 
+def _replay(args) -> int:
+    from tests.fuzz import replay_programs
+
+    start = time.time()
+    programs, mismatches, refusals = replay_programs.fuzz(
+        args.seed, args.count, _progress(start, 20, args.count))
+    for program, mode, problem in mismatches + refusals:
+        print(f"--- seed {program.seed} ({mode}): {problem}\n{program.source}")
+    counts = replay_programs.by_effect(programs, mismatches)
+    print("mismatching programs by effect: " + ", ".join(
+        f"{e} {bad}/{n}" for e, (n, bad) in counts.items()))
+    print(f"replay programs fuzzed: {len(programs)}; mismatches: {len(mismatches)} "
+          f"(in {len({p.seed for p, _, _ in mismatches})} programs); refusals: "
+          f"{len(refusals)}; {time.time() - start:.0f}s")
+    return 1 if mismatches else 0
+
+
 def _bounded_grad(args) -> int:
     from tests.fuzz import bounded_grad
 
     start = time.time()
-
-    def progress(done, mismatches):
-        if done % 20 == 0 or done == args.count:
-            print(f"{done} programs, {len(mismatches)} mismatches, "
-                  f"{time.time() - start:.0f}s", flush=True)
-
-    programs, mismatches = bounded_grad.fuzz(args.seed, args.count, progress=progress)
+    programs, mismatches = bounded_grad.fuzz(args.seed, args.count,
+                                             progress=_progress(start, 20, args.count))
     for m in mismatches:
         print(m)
     silent = [m for m in mismatches if m.silent]
@@ -112,6 +128,15 @@ def _bounded_grad(args) -> int:
           f"(and {len(mismatches) - len(silent)} refused by both forms with a "
           f"ConversionError); {time.time() - start:.0f}s")
     return 1 if silent else 0
+
+
+def _progress(start, every, count):
+    """A progress report: a line every ``every`` programs and at the last."""
+    def progress(done, mismatches):
+        if done % every == 0 or done == count:
+            print(f"{done} programs, {len(mismatches)} mismatches, "
+                  f"{time.time() - start:.0f}s", flush=True)
+    return progress
 
 
 def _worker(job):
