@@ -231,18 +231,23 @@ def main(argv=None) -> int:
                         help="size-class cases (check_class_case) instead")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="ci",
                         help="the trees' sizes and widths (PROFILES)")
+    parser.add_argument("--progress", action="store_true",
+                        help="a line per case as it ends (long runs)")
     args = parser.parse_args(argv)
     profile = PROFILES[args.profile]
     mismatches, checked = [], 0
     for seed in range(args.seed, args.seed + args.count):
         if args.classes:
-            checked += 1
-            mismatches += check_class_case(seed, profile=profile)
+            found = check_class_case(seed, profile=profile)
+        elif args.model is None or MODELS[random.Random(seed).choice(
+                sorted(MODELS))] is MODELS[args.model]:
+            found = check_case(seed, profile=profile)
+        else:
             continue
-        rng = random.Random(seed)
-        if args.model is None or MODELS[rng.choice(sorted(MODELS))] is MODELS[args.model]:
-            checked += 1
-            mismatches += check_case(seed, profile=profile)
+        checked += 1
+        mismatches += found
+        if args.progress:
+            print(f"seed {seed}: {len(found)} mismatches", *found, sep="\n  ", flush=True)
     print(f"{checked} sequences, {len(mismatches)} mismatches")
     for m in mismatches:
         print(m)
