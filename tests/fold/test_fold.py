@@ -381,8 +381,9 @@ def test_one_row_steps_compile():
 
 def test_one_row_steps_compile_with_a_gathering_callee():
     """The same collision's other way in: the user's callee gathers (an embedding
-    lookup by the node's word, a child's state indexed by a number) inside steps of
-    one row, so XLA may make that gather a ``dynamic-slice.N`` beside the scan's."""
+    lookup by the node's word, a child's state indexed by a number) and adds into
+    one element inside steps of one row, which XLA makes a ``dynamic-slice.N`` and
+    a ``dynamic-update-slice.N`` beside the executor's own."""
     from benchmarks import fold as bench
     from tests.fold.fuzz import _per_node_words, _stacked
 

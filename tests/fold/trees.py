@@ -81,11 +81,12 @@ def encode(p, node):
 
 def word_cell(p, word, left, right):
     """The cell of a tree whose inner nodes carry a word too: the callee gathers
-    from the parameters (``p["embed"][word]``) and indexes a child's state by a
-    number, inside every step (of one row, at a batch's narrow top)."""
+    from the parameters (``p["embed"][word]``), indexes a child's state by a
+    number and adds into one element, inside every step (of one row, at a batch's
+    narrow top)."""
     (hl, cl), (hr, cr) = left, right
     h, c = cell(p, (hl + p["embed"][word], cl), (hr, cr))
-    return h * hl[word % hl.shape[0]], c + cr[0]
+    return (h * hl[word % hl.shape[0]]).at[0].add(hr[1]), c + cr[0]
 
 
 def encode_words(p, node):
