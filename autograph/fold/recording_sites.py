@@ -15,8 +15,9 @@ first call it sees, a site of a function is learned once per registry:
   placeholder's kind, each tuple's length) and then writes the node inline, the
   same row the general writer writes:
 
-      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and a0 is PARAMS and ...:
-                                           x0, x1 = a1; x2, x3 = a2
+      cell(p, (h1, c1), (h2, c2))  ->  if f is cell and a0 is PARAMS and type(a1) is tuple ...:
+                                           try: x0, x1 = a1; x2, x3 = a2   (another length:
+                                           except ValueError: the general hook)
                                            if type(x0) is K0 and ...:  (K0: its kind's class)
                                                h = 1 + the inputs' largest height
                                                o0 = c0[0]; c0[0] = o0 + 2; o1 = o0 + 1
@@ -213,7 +214,7 @@ def _node_binder(f, sig, pattern):
             if tag == "v":
                 values.append(a)
         else:
-            outer.append(f"type({a}) is {tag.__name__} and len({a}) == {len(what)}")
+            outer.append(f"type({a}) is {tag.__name__}")     # its length: by unpacking
             xs = []
             for kind in what:
                 x, k = f"x{len(values)}", f"K{next(names)}"
@@ -235,7 +236,11 @@ def _node_binder(f, sig, pattern):
              "    append, extend_data = datas.append, datas.extend",
              f"    def site(f, {', '.join(args)}):",
              f"        if {' and '.join(outer)}:"]
-    body = [*unpack, f"if {' and '.join(inner)}:"] if inner else []
+    body = [] if not inner else [
+        "try:", *["    " + line for line in unpack],     # try costs nothing until it raises
+        "except ValueError:",                             # another length
+        f"    return fallback(f, {', '.join(args)})",
+        f"if {' and '.join(inner)}:"]
     pad = " " * (12 + (4 if inner else 0))
     lines += [" " * 12 + line for line in body]
     lines += [pad + line for line in [

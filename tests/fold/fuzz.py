@@ -4,6 +4,7 @@ steps, empty and spare steps), each checked against the plain recursion.
 
     python -m tests.fold.fuzz --count 200      # sequences; prints mismatches
     python -m tests.fold.fuzz --classes --count 50     # size-class cases
+    python -m tests.fold.fuzz --profile issue --count 100   # trees of up to 128 leaves
 
 A case (:func:`check_case`): step capacities on the grid or from a random list, no spare steps or
 headroom half of the time (so batches must spill into the steps they have), then a
@@ -15,13 +16,19 @@ a loss too.
 A size-class case (:func:`check_class_case`): batches of one size (1 to 8 trees) at
 one state width, planned until the size chooser issues its size-classed layouts
 (their steps sized to the levels' shares, down to one row at a batch's narrow top),
-then run on them. One-row steps once crashed XLA CPU's compile (the executor's
-``_take``).
+then run on them, through the TreeLSTM or a model whose callee gathers from the
+parameters and indexes by a number (``CLASS_MODELS``). One-row steps once crashed
+XLA CPU's compile (the executor's ``_take``).
+
+A profile (``PROFILES``) sets the trees' sizes and the widths: ``ci`` (the tests' cases:
+small trees, a few seconds a case) or ``issue`` (issue 29's trees, 16 to 128 leaves,
+chains of up to 128, and widths up to 128; a case takes tens of seconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import sys
 
@@ -37,14 +44,35 @@ CAPACITIES = [None, None, (8, 2), (16, 4, 1), (4,), (32, 8, 2), (256, 64, 16, 4)
 HIDDEN = 4
 
 
-def _batch(rng):
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """The trees a case draws: ``low`` to one of ``highs`` leaves, chains of 2 to
+    ``chain`` leaves, ``trees`` per batch (at most), and the class cases' widths."""
+
+    low: int
+    highs: tuple
+    chain: int
+    trees: int
+    widths: tuple
+
+
+PROFILES = {
+    "ci": Profile(low=1, highs=(6, 20, 40), chain=30, trees=8, widths=(4, 8, 32)),
+    # issue 29's trees (its batches of 64 take the benchmark's budget: 8 here, as the
+    # reference runs one jitted call per node, its gradient too)
+    "issue": Profile(low=16, highs=(48, 128), chain=128, trees=8, widths=(4, 32, 128)),
+}
+CI = PROFILES["ci"]
+
+
+def _batch(rng, profile=CI):
     kinds = rng.choice(["random", "random", "mixed", "leaves"])
-    n = rng.randrange(1, 9)
+    n = rng.randrange(1, profile.trees + 1)
     if kinds == "leaves":
         return [T.Node(word=rng.randrange(50)) for _ in range(n)]
-    trees = T.random_batch(rng, n, 1, rng.choice([6, 20, 40]), vocab=50)
+    trees = T.random_batch(rng, n, profile.low, rng.choice(profile.highs), vocab=50)
     if kinds == "mixed":
-        trees.append(T.chain_tree(rng.randrange(2, 30), vocab=50))
+        trees.append(T.chain_tree(rng.randrange(2, profile.chain), vocab=50))
         rng.shuffle(trees)
     return trees
 
@@ -57,6 +85,17 @@ def _per_node(p, node):
     if node.is_leaf:
         return _leaf(p, node.word)
     return _cell(p, _per_node(p, node.left), _per_node(p, node.right))
+
+
+_word_cell = jax.jit(T.word_cell)
+
+
+def _per_node_words(p, node):
+    """:func:`trees.encode_words`, one jitted call per node."""
+    if node.is_leaf:
+        return _leaf(p, node.word)
+    return _word_cell(p, node.word, _per_node_words(p, node.left),
+                      _per_node_words(p, node.right))
 
 
 def _stacked(p, trees, recursion=_per_node):
@@ -103,7 +142,7 @@ def _close(actual, expected, rtol):
     return True
 
 
-def check_case(seed, batches=4):
+def check_case(seed, batches=4, profile=CI):
     """One sequence of batches; a list of mismatch descriptions (empty: all agree)."""
     rng = random.Random(seed)
     fn, make_params, recursion, part = MODELS[rng.choice(sorted(MODELS))]
@@ -118,7 +157,7 @@ def check_case(seed, batches=4):
         grad = jax.jit(jax.grad(lambda p, plan: jnp.sum(jnp.sin(part(batched(p, plan))))))
         mismatches = []
         for b in range(batches):
-            trees = _batch(rng)
+            trees = _batch(rng, profile)
             plan = batched.plan(trees, params=p)
             if not _close(run(p, plan), _stacked(p, trees, recursion), 1e-5):
                 mismatches.append(f"seed {seed} batch {b}: roots differ ({plan})")
@@ -132,34 +171,48 @@ def check_case(seed, batches=4):
         schedule.SPARE_ROWS, schedule.HEADROOM = saved
 
 
-CLASS_WIDTHS = (4, 8, 32)
+# The class cases' models: name -> (the folded recursion, its reference, what gives the
+# trees' inner nodes their words). ``words``: a callee that gathers from the
+# parameters and indexes a child's state by a number, inside one-row steps.
+CLASS_MODELS = {
+    "treelstm": (T.encode, _per_node, None),
+    "words": (T.encode_words, _per_node_words, T.with_inner_words),
+}
 
 
-def check_class_case(seed, batches=3):
+def check_class_case(seed, batches=3, profile=CI):
     """Batches of one size and width on the size-classed layouts; mismatch
     descriptions (a compile that fails is one)."""
     rng = random.Random(seed)
-    n, hidden = rng.randrange(1, 9), rng.choice(CLASS_WIDTHS)
+    n, hidden = rng.randrange(1, profile.trees + 1), rng.choice(profile.widths)
     p = T.treelstm_params(jax.random.PRNGKey(seed), hidden, vocab=50)
-    high = rng.choice([6, 20, 40])
+    low, high = profile.low, rng.choice(profile.highs)
+    # drawn apart: the trees a seed draws stay those it drew before there were models
+    name = random.Random(f"model {seed}").choice(sorted(CLASS_MODELS))
+    fn, recursion, words = CLASS_MODELS[name]
+
+    def draw():
+        trees = T.random_batch(rng, n, low, high, vocab=50)
+        return trees if words is None else words(trees, rng, vocab=50)
+
     saved = schedule.CLASS_AFTER
     schedule.CLASS_AFTER = 6
     try:
-        batched = autograph.fold(T.encode)
+        batched = autograph.fold(fn)
         run = jax.jit(batched)
         grad = jax.jit(jax.grad(lambda p, plan: jnp.sum(jnp.sin(batched(p, plan)[1]))))
         for _ in range(schedule.CLASS_AFTER + 2):
-            batched.plan(T.random_batch(rng, n, 1, high, vocab=50), params=p)
+            batched.plan(draw(), params=p)
         mismatches = []
         for b in range(batches):
-            trees = T.random_batch(rng, n, 1, high, vocab=50)
+            trees = draw()
             plan = batched.plan(trees, params=p)
-            where = f"seed {seed} ({n} trees, H = {hidden}) batch {b}"
+            where = f"seed {seed} ({name}, {n} trees, H = {hidden}) batch {b}"
             try:
-                if not _close(run(p, plan), _stacked(p, trees), 1e-5):
+                if not _close(run(p, plan), _stacked(p, trees, recursion), 1e-5):
                     mismatches.append(f"{where}: roots differ ({plan})")
                 expected = jax.grad(lambda p, trees=trees: jnp.sum(
-                    jnp.sin(_stacked(p, trees)[1])))(p)
+                    jnp.sin(_stacked(p, trees, recursion)[1])))(p)
                 if not _close(grad(p, plan), expected, 1e-4):
                     mismatches.append(f"{where}: gradients differ ({plan})")
             except jax.errors.JaxRuntimeError as e:
@@ -176,17 +229,25 @@ def main(argv=None) -> int:
     parser.add_argument("--model", choices=sorted(MODELS), help="only the seeds of one model")
     parser.add_argument("--classes", action="store_true",
                         help="size-class cases (check_class_case) instead")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="ci",
+                        help="the trees' sizes and widths (PROFILES)")
+    parser.add_argument("--progress", action="store_true",
+                        help="a line per case as it ends (long runs)")
     args = parser.parse_args(argv)
+    profile = PROFILES[args.profile]
     mismatches, checked = [], 0
     for seed in range(args.seed, args.seed + args.count):
         if args.classes:
-            checked += 1
-            mismatches += check_class_case(seed)
+            found = check_class_case(seed, profile=profile)
+        elif args.model is None or MODELS[random.Random(seed).choice(
+                sorted(MODELS))] is MODELS[args.model]:
+            found = check_case(seed, profile=profile)
+        else:
             continue
-        rng = random.Random(seed)
-        if args.model is None or MODELS[rng.choice(sorted(MODELS))] is MODELS[args.model]:
-            checked += 1
-            mismatches += check_case(seed)
+        checked += 1
+        mismatches += found
+        if args.progress:
+            print(f"seed {seed}: {len(found)} mismatches", *found, sep="\n  ", flush=True)
     print(f"{checked} sequences, {len(mismatches)} mismatches")
     for m in mismatches:
         print(m)

@@ -377,3 +377,29 @@ def test_one_row_steps_compile():
     fwd = jax.jit(lambda p, plan: batched(p, plan)[0]).lower(p, plan).compile()
     assert _colliding_names(fwd.as_text()) == []
     assert_close(fwd(p, plan), bench.per_node_roots(p, batches[7]), RTOL_ROOTS)
+
+
+def test_one_row_steps_compile_with_a_gathering_callee():
+    """The same collision's other way in: the user's callee gathers (an embedding
+    lookup by the node's word, a child's state indexed by a number) and adds into
+    one element inside steps of one row, which XLA makes a ``dynamic-slice.N`` and
+    a ``dynamic-update-slice.N`` beside the executor's own."""
+    from benchmarks import fold as bench
+    from tests.fold.fuzz import _per_node_words, _stacked
+
+    rng = random.Random(0)
+    p = bench.init(jax.random.PRNGKey(0), 32)
+    batches = [T.with_inner_words(bench.random_batch(rng, 4), rng) for _ in range(8)]
+    batched = autograph.fold(T.encode_words)
+    bench._settle(batched, batches, lambda trees: batched.plan(trees, params=p))
+    plan, trees = next((plan, trees) for trees in batches
+                       if 1 in (plan := batched.plan(trees)).layout.steps)
+    fwd = jax.jit(lambda p, plan: batched(p, plan)[0]).lower(p, plan).compile()
+    assert _colliding_names(fwd.as_text()) == []
+    expected = _stacked(p, trees, _per_node_words)
+    assert_close(fwd(p, plan), expected[0], RTOL_ROOTS)
+    loss = lambda p, plan: jnp.sum(jnp.sin(batched(p, plan)[1]))  # noqa: E731
+    grad = jax.jit(jax.grad(loss)).lower(p, plan).compile()
+    assert _colliding_names(grad.as_text()) == []
+    plain = lambda p: jnp.sum(jnp.sin(_stacked(p, trees, _per_node_words)[1]))  # noqa: E731
+    assert_close(grad(p, plan), jax.grad(plain)(p), RTOL_GRADS)

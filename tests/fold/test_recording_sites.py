@@ -238,3 +238,39 @@ def test_bound_methods_as_callees_are_learned_by_function_and_object(rnn):
     assert "node" in kinds(registry, run)
     np.testing.assert_allclose(autograph.fold(run)(rnn, trees),
                                jnp.stack([run(rnn, t) for t in trees]), rtol=1e-6, atol=1e-6)
+
+
+def _total(p, parts):
+    return T.mix(p, parts[0], parts[-1]) + len(parts)
+
+
+def lengths(p, node):
+    """One site sees tuples of two placeholders and of three, lists of one and of two:
+    a site learned on one length hands the others to the general hook."""
+    if node.is_leaf:
+        return T.embed(p, node.word)
+    parts = (lengths(p, node.left), lengths(p, node.right))
+    if node.word == 1:
+        parts = (*parts, parts[0])
+    elif node.word == 2:
+        parts = [parts[1]]
+    elif node.word == 3:
+        parts = list(parts)
+    return _total(p, parts)
+
+
+def test_a_tuple_of_another_length_at_a_learned_site_records_the_same(rnn):
+    rng = random.Random(10)
+    trees = T.random_batch(rng, 8, 2, 12, vocab=50)
+    for i, tree in enumerate(trees):      # inner nodes carry a word too: which length
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if not node.is_leaf:
+                node.word = (i + len(stack)) % 4
+                stack += [node.left, node.right]
+    registry = through_one_registry(lengths, rnn, trees)
+    assert kinds(registry, lengths)[-1] == "node"
+    np.testing.assert_allclose(autograph.fold(lengths)(rnn, trees),
+                               jnp.stack([lengths(rnn, t) for t in trees]),
+                               rtol=1e-6, atol=1e-6)

@@ -79,6 +79,33 @@ def encode(p, node):
     return cell(p, encode(p, node.left), encode(p, node.right))
 
 
+def word_cell(p, word, left, right):
+    """The cell of a tree whose inner nodes carry a word too: the callee gathers
+    from the parameters (``p["embed"][word]``), indexes a child's state by a
+    number and adds into one element, inside every step (of one row, at a batch's
+    narrow top)."""
+    (hl, cl), (hr, cr) = left, right
+    h, c = cell(p, (hl + p["embed"][word], cl), (hr, cr))
+    return (h * hl[word % hl.shape[0]]).at[0].add(hr[1]), c + cr[0]
+
+
+def encode_words(p, node):
+    if node.is_leaf:
+        return leaf(p, node.word)
+    return word_cell(p, node.word, encode_words(p, node.left), encode_words(p, node.right))
+
+
+def with_inner_words(trees, rng, vocab=1000):
+    """``trees`` with a random word on each inner node (for :func:`encode_words`)."""
+    stack = list(trees)
+    while stack:
+        node = stack.pop()
+        if not node.is_leaf:
+            node.word = rng.randrange(vocab)
+            stack += [node.left, node.right]
+    return trees
+
+
 # -- a tree-RNN with branches on computed values ------------------------------------
 
 def rnn_params(key, hidden, vocab=50):
