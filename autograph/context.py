@@ -53,6 +53,9 @@ class ConversionContext:
     # walk (the list itself) identifies that tree state, so an analysis handed the
     # same list may reuse the names (``converters/control_flow.py``).
     parsed_locals: tuple = (None, None)
+    # ``(walk, {id(function): the names its ifs join})``: what the joined-numbers
+    # converter's ``needed`` worked out on that walk, for its ``rewrite`` to reuse.
+    joined_numbers: tuple = (None, None)
     _fresh: dict = field(default_factory=dict)
 
     def fresh_name(self, base: str) -> str:

@@ -68,18 +68,31 @@ def transform(node: gast.FunctionDef, ctx) -> gast.FunctionDef:
 def rewrite(node, ctx, nodes=None) -> gast.FunctionDef:
     """``transform``, where some function of ``node`` has such a name."""
     nodes = walk_list(node) if nodes is None else nodes
-    ag = ctx.runtime_name
-    known = {id(sub): joined_names(sub, ag) for sub in nodes
-             if sub.__class__ in _FUNCTIONS and sub.body}
+    walked, known = ctx.joined_numbers
+    if walked is not nodes:
+        known = _joined_by_function(nodes, ctx.runtime_name)
     if not any(known.values()):
         return node
-    return _JoinedNumbers(ctx, known).visit(node)
+    return _JoinedNumbers(ctx, dict(known)).visit(node)
 
 
 def needed(nodes, ctx=None) -> bool:
-    """Whether the function walked as ``nodes`` holds an ``if`` or a conditional
-    expression (one of its names may then hold numbers of two types)."""
-    return any(sub.__class__ in _JOINS for sub in nodes)
+    """Whether a function walked as ``nodes`` has a name its ``if``s or conditional
+    expressions may join as numbers of two types (worked out here, for ``rewrite``
+    to reuse: a function without one is left as it is, and the transpiler keeps its
+    walk of the tree for the converters after this one)."""
+    if not any(sub.__class__ in _JOINS for sub in nodes):
+        return False
+    if ctx is None:
+        return True
+    known = _joined_by_function(nodes, ctx.runtime_name)
+    ctx.joined_numbers = (nodes, known)
+    return any(known.values())
+
+
+def _joined_by_function(nodes, ag) -> dict:
+    return {id(sub): joined_names(sub, ag) for sub in nodes
+            if sub.__class__ in _FUNCTIONS and sub.body}
 
 
 # The calls that read such a number as Python would (``print`` shows it as its path's
