@@ -129,7 +129,10 @@ def watch(fns, carried=()) -> Watch:
         own_cells.update(id(cell) for cell in getattr(fn, "carried_cells", tuple)())
         own_cells.update(id(cell) for cell in getattr(
             getattr(fn, "__wrapped__", fn), "__closure__", None) or ())
-    direct = {id(getattr(fn, "__wrapped__", fn)) for fn in pending}
+    # The region's own code: its blocks, and every helper generated in the same
+    # user's definition (anchored at its first line, ``guarded_lines``), whose cells
+    # are that function's variables: the region carries what it assigns.
+    anchors = {_anchor(getattr(fn, "__wrapped__", fn)) for fn in pending}
     visited = set()
     by_class = False      # whether a body names `type` or `__class__`
     while pending and len(visited) < _MAX_FUNCTIONS:
@@ -141,7 +144,7 @@ def watch(fns, carried=()) -> Watch:
             continue
         visited.add(id(fn))
         by_class = by_class or not _CLASS_NAMES.isdisjoint(_global_names(fn.__code__))
-        if id(fn) not in direct:
+        if _anchor(fn) not in anchors:
             entries.extend(_foreign_cells(fn, own_cells, seen))
         for name, value in _reachable(fn):
             reached.append(value)
@@ -176,6 +179,11 @@ def watch(fns, carried=()) -> Watch:
     if by_class:
         entries.extend(_classes(reached, entries, seen))
     return Watch(entries)
+
+
+def _anchor(fn):
+    code = getattr(fn, "__code__", None)
+    return None if code is None else (code.co_filename, code.co_firstlineno)
 
 
 def _foreign_cells(fn, own_cells, seen) -> list:

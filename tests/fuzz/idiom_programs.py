@@ -1,6 +1,7 @@
 """Fuzzing issue 27's idioms: input checks that raise, ``math`` calls, reductions
 (``any``/``all``/``sum``/``max``/``min`` of generators and traced ranges) and
-membership (``in``, ``.count``, a list of numbers indexed by a traced int).
+membership (``in``, ``.count``, a list of numbers indexed by a traced int),
+positions (``xs.index(v)``).
 
     python -m tests.fuzz.run --kind idioms --count 200
 
@@ -33,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 KINDS = ("raises", "math", "reductions", "membership", "histories", "int_counters",
-         "held_objects", "nonfinite")
+         "held_objects", "nonfinite", "positions")
 PRELUDE = '''import collections
 import math
 import types
@@ -202,6 +203,20 @@ def _membership(rng) -> list:
     return [f"table = {table}"] + [rng.choice(templates)() for _ in range(rng.randint(1, 4))]
 
 
+def _positions(rng) -> list:
+    """``xs.index(v)`` of lists and tuples holding traced ints, the value traced or
+    not, present or not (Python's ValueError, raised from the compiled call), with a
+    start."""
+    templates = [
+        lambda: f"x = x + [a, b, {_k(rng)}, n].index({rng.choice(['a', 'b', 'n', _k(rng)])})",
+        lambda: f"x = x + (b, {_k(rng)}, a).index({rng.choice(['a', 'b', _k(rng)])})",
+        lambda: f"x = x + [n, a, b, a].index(a, {rng.randint(0, 2)})",
+        lambda: f"x = x + [{_k(rng)}, {_k(rng)}, {_k(rng)}].index(n)",
+        lambda: f"x = x + [a * 2, b - 1].index({rng.choice(['a + a', 'b - 1', 'n'])})",
+    ]
+    return [rng.choice(templates)() for _ in range(rng.randint(1, 3))]
+
+
 def _histories(rng) -> list:
     """A loop over a Python range that keeps some values in a list under a condition
     of the index alone (every few steps, past a warm-up, by a counter), then reads
@@ -328,7 +343,7 @@ def _held_objects(rng) -> list:
 _KIND_BODIES = {"raises": _raises, "math": _math, "reductions": _reductions,
                 "membership": _membership, "histories": _histories,
                 "int_counters": _int_counters, "held_objects": _held_objects,
-                "nonfinite": _nonfinite}
+                "nonfinite": _nonfinite, "positions": _positions}
 
 # A loop over a traced range whose Python ints would leave int32 staged stops with
 # this OverflowError (loud: Python's int does not wrap, the staged loop's would).

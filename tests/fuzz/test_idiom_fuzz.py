@@ -27,3 +27,4 @@ def test_each_kind_uses_its_idioms():
     assert "for p in ps" in held and "p.stats.n += 1" in held and "setattr(p" in held
     assert "collections.deque" in held and "c = c + 1" in held
     assert "math.inf" in sources["nonfinite"] and "min(" in sources["nonfinite"]
+    assert ".index(a, " in sources["positions"] and "(b, " in sources["positions"]

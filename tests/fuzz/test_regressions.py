@@ -284,3 +284,28 @@ def list_grown_in_traced_range_with_break(x, n):
                    reason="_staged_range_until does not stage lists (autograph/runtime/loops.py)")
 def test_list_grown_in_traced_range_with_break():
     check(list_grown_in_traced_range_with_break, 0.5, 6)
+
+
+# Idiom seed 27023 (int_counters): watching the closure cells of the user's helpers
+# (side_effects, a helper's `nonlocal`) took another copy of the loop's own body for
+# a foreign function and watched the function's own cell `a`: the loop's Python-int
+# counter left int32 where the staged loop stops with Python's OverflowError, and
+# the compiled program gave another number silently (the product is 30122601607).
+def hashes_past_int32(a, b, n):
+    x = 0
+    h, s = 7, 1
+    i = 0
+    while i < n:
+        h = (h * 65599 + i) % 2147483647
+        s = s * 2 + 1
+        h = (h * 65599 + i) % 97
+        x = x + (s % 7)
+        x = x + a * (h % 5)
+        i = i + 1
+    return x + h % 11
+
+
+def test_a_counter_leaving_int32_in_a_traced_loop_stops_loudly():
+    assert autograph.convert(hashes_past_int32)(0, 1, 2) == hashes_past_int32(0, 1, 2)
+    with pytest.raises(OverflowError, match="outside 32-bit integers"):
+        autograph.to_graph(hashes_past_int32)(jnp.int32(0), jnp.int32(1), jnp.int32(2))
