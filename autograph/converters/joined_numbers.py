@@ -163,9 +163,13 @@ class _JoinedNumbers(Transformer):
 
     def visit_BinOp(self, node):
         if isinstance(node.op, gast.Mod) and isinstance(node.left, gast.Constant) \
-                and isinstance(node.left.value, str) and isinstance(node.right, gast.Tuple):
-            # ``'%s' % (m * 2,)``: formatted as the numbers (or refused) by printing.py
-            node.right.elts = [self.visit(e) for e in node.right.elts]
+                and isinstance(node.left.value, str):
+            # ``'%s' % (m * 2,)``, ``'%.2f' % m``: text formatted from the numbers (or
+            # refused) by printing.py, not arithmetic
+            if isinstance(node.right, gast.Tuple):
+                node.right.elts = [self.visit(e) for e in node.right.elts]
+            else:
+                node.right = self.visit(node.right)
             return node
         node = self.generic_visit(node)
         symbol = _SYMBOLS.get(type(node.op))

@@ -53,3 +53,23 @@ def test_reads_that_would_not_carry_its_type_are_guarded():
     assert "g(ag__.one_type(m), k=ag__.one_type(m))" in out
     assert "[ag__.one_type(m), 1]" in out and "if m:" in out
     assert "return (ag__.one_type(m, returned=True), " in out
+
+
+def formats_a_joined_number(x):
+    m = 0
+    if x > 2:
+        m = 4.0
+    print('%.2f' % m, '%d|%s' % (m * 2, m))  # noqa: UP031 - what is tested
+    return x
+
+
+def test_percent_formatting_of_a_joined_name_is_text_not_arithmetic(capsys):
+    """``'%.2f' % m`` is formatting: it stays for printing.py (it was made
+    ``number_op('%.2f', '%', m)``, a TypeError; print fuzz seeds 50037, 50091)."""
+    code = autograph.to_code(formats_a_joined_number)
+    assert "number_op('%.2f'" not in code
+    for x in (1.0, 3.0):
+        formats_a_joined_number(x)
+        expected = capsys.readouterr().out
+        autograph.to_graph(formats_a_joined_number)(x)
+        assert capsys.readouterr().out == expected
